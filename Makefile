@@ -1,0 +1,36 @@
+# Every target sets itself up on a fresh machine: `make test` and `make demo` create .venv,
+# install CPU torch (the plain `torch` wheel pulls a multi-GB CUDA build) and the package.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: venv test lint demo soak bench tournament clean
+
+$(STAMP): pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[train,dev]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -n 2 -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+demo: $(STAMP)
+	$(PY) -m train.demo
+
+soak: $(STAMP)
+	$(PY) -m eval.soak
+
+bench: $(STAMP)
+	$(PY) -m eval.bench
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache
