@@ -1,0 +1,359 @@
+"""The state machine of a Hollywood Gin match: deal, first upcard, turns, showdown, next deal.
+
+``Game`` holds one match (or one hand with ``single_hand=True``). Every random choice
+(first dealer, each shuffle) comes from one ``numpy.random.Generator`` seeded by the
+caller, so ``Game(rules, seed)`` plus the same actions replays the same match. No RL
+framework is imported here: the environment layer wraps this class.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+
+from . import actions as A
+from .cards import NUM_CARDS, NUM_RANKS, RANK_VALUES, format_cards, mask_to_cards
+from .melds import cached_deadwood, deadwood_after_discard_mask
+from .rules import Rules, get_rules
+from .scoring import DEAD_HAND, HandResult, Scoreboard, settle
+
+
+class Phase(IntEnum):
+    FIRST_UPCARD = 0  # take or pass the first upcard
+    DRAW = 1  # draw from the stock or take the discard
+    DISCARD = 2  # discard, knock (or big gin)
+    HAND_OVER = 3  # a single-hand game has ended
+    MATCH_OVER = 4
+
+
+@dataclass(frozen=True)
+class HandRecord:
+    """One finished hand, as the table saw it (players are 0/1)."""
+
+    number: int
+    dealer: int
+    upcard: int
+    knock_limit: int
+    multiplier: int
+    #: Player who knocked / went gin (None for a dead hand).
+    knocker: int | None
+    #: Player who won the hand (None for a dead hand).
+    winner: int | None
+    points: int
+    result: HandResult
+    #: Card discarded face down with the knock (None for gin via big gin or dead hand).
+    knock_discard: int | None
+    #: Both players' cards at the end of the hand (10 each; 11 for a big-gin knocker).
+    final_hands: tuple[tuple[int, ...], tuple[int, ...]]
+    columns_decided: tuple[int, ...]
+    turns: int
+
+    @property
+    def kind(self) -> str:
+        return self.result.kind
+
+    def to_dict(self) -> dict:
+        return {
+            "number": self.number, "dealer": self.dealer, "upcard": self.upcard,
+            "knock_limit": self.knock_limit, "multiplier": self.multiplier,
+            "knocker": self.knocker, "winner": self.winner, "points": self.points,
+            "kind": self.kind, "result": self.result.to_dict(),
+            "knock_discard": self.knock_discard,
+            "final_hands": [list(h) for h in self.final_hands],
+            "columns_decided": list(self.columns_decided), "turns": self.turns,
+        }
+
+
+@dataclass
+class Game:
+    """A Hollywood Gin match between players 0 and 1.
+
+    Use ``legal_actions()`` / ``legal_action_mask()`` and ``apply(action)``; the action ids
+    are in :mod:`hgin_env.actions`. After a hand ends the next one is dealt at once (unless
+    ``single_hand``), so ``current_player`` always names who acts next.
+    """
+
+    rules: Rules | str | dict | None = None
+    seed: int | None = None
+    single_hand: bool = False
+    first_dealer: int | None = None  # fix the first dealer instead of drawing it
+
+    # State (filled by __post_init__ / deals)
+    scoreboard: Scoreboard = field(init=False)
+    hands: list[int] = field(init=False)
+    stock: list[int] = field(init=False)
+    discard_pile: list[int] = field(init=False)
+    dealer: int = field(init=False)
+    current_player: int = field(init=False)
+    phase: Phase = field(init=False)
+    hand_number: int = field(init=False, default=0)
+    upcard: int = field(init=False)
+    knock_limit: int = field(init=False)
+    multiplier: int = field(init=False)
+    #: Card taken from the discard pile this turn (may not be discarded), else -1.
+    taken_card: int = field(init=False, default=-1)
+    #: After both pass the first upcard the non-dealer must draw from the stock.
+    forced_stock_draw: bool = field(init=False, default=False)
+    #: Cards each player took from the discard pile and still holds (public knowledge).
+    known_cards: list[int] = field(init=False)
+    #: Cards each player discarded this hand (public knowledge).
+    discarded: list[int] = field(init=False)
+    #: Which players passed the first upcard this hand.
+    passed_upcard: list[bool] = field(init=False)
+    turns: int = field(init=False, default=0)
+    hand_history: list[HandRecord] = field(init=False)
+    action_history: list[int] = field(init=False)
+    truncated: bool = field(init=False, default=False)
+    rng: np.random.Generator = field(init=False, repr=False)
+    _after_discard: dict[int, int] | None = field(init=False, default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.rules = get_rules(self.rules)
+        self.rng = np.random.default_rng(self.seed)
+        self.scoreboard = Scoreboard(self.rules)
+        self.hand_history = []
+        self.action_history = []
+        if self.first_dealer is None:
+            self.dealer = self._choose_first_dealer()
+        elif self.first_dealer in (0, 1):
+            self.dealer = self.first_dealer
+        else:
+            raise ValueError(f"first_dealer must be 0, 1 or None, got {self.first_dealer!r}")
+        self._deal()
+
+    # ------------------------------------------------------------------ dealing
+    def _choose_first_dealer(self) -> int:
+        if self.rules.first_dealer == "random":
+            return int(self.rng.integers(2))
+        while True:  # cut: each player cuts a card, the lower rank deals, ties cut again
+            a, b = self.rng.choice(NUM_CARDS, size=2, replace=False)
+            ra, rb = a % NUM_RANKS, b % NUM_RANKS
+            if ra != rb:
+                return 0 if ra < rb else 1
+
+    def _deal(self) -> None:
+        deck = self.rng.permutation(NUM_CARDS).tolist()
+        non_dealer = 1 - self.dealer
+        self.hands = [0, 0]
+        for i in range(20):  # one at a time, alternating, non-dealer first
+            player = non_dealer if i % 2 == 0 else self.dealer
+            self.hands[player] |= 1 << deck[i]
+        self.upcard = deck[20]
+        self.discard_pile = [self.upcard]
+        self.stock = deck[:20:-1]  # stock.pop() draws deck[21], then deck[22], ...
+        self.hand_number += 1
+        rank = self.upcard % NUM_RANKS
+        if self.rules.oklahoma:
+            limit = RANK_VALUES[rank]
+            if rank == 0 and self.rules.oklahoma_ace_gin_only:
+                limit = 0
+            self.knock_limit = limit
+            self.multiplier = self.rules.spade_multiplier if self.upcard // NUM_RANKS == 3 else 1
+        else:
+            self.knock_limit = self.rules.knock_limit
+            self.multiplier = 1
+        self.current_player = non_dealer
+        self.phase = Phase.FIRST_UPCARD
+        self.taken_card = -1
+        self.forced_stock_draw = False
+        self.known_cards = [0, 0]
+        self.discarded = [0, 0]
+        self.passed_upcard = [False, False]
+        self.turns = 0
+        self._after_discard = None
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def is_over(self) -> bool:
+        return self.phase in (Phase.HAND_OVER, Phase.MATCH_OVER)
+
+    @property
+    def discard_top(self) -> int | None:
+        return self.discard_pile[-1] if self.discard_pile else None
+
+    def hand_cards(self, player: int) -> tuple[int, ...]:
+        return mask_to_cards(self.hands[player])
+
+    def deadwood_after_discard(self) -> dict[int, int]:
+        """For the acting player's 11 cards: card -> min deadwood without it (cached per turn)."""
+        if self.phase != Phase.DISCARD:
+            raise ValueError("deadwood after discard is only defined in the discard phase")
+        if self._after_discard is None:
+            self._after_discard = deadwood_after_discard_mask(self.hands[self.current_player])
+        return self._after_discard
+
+    def legal_actions(self) -> list[int]:
+        phase = self.phase
+        if phase == Phase.FIRST_UPCARD:
+            return [A.TAKE_DISCARD, A.PASS]
+        if phase == Phase.DRAW:
+            if self.forced_stock_draw or not self.discard_pile:
+                return [A.DRAW_STOCK]
+            return [A.DRAW_STOCK, A.TAKE_DISCARD]
+        if phase == Phase.DISCARD:
+            after = self.deadwood_after_discard()
+            limit = self.knock_limit
+            discards, knocks = [], []
+            for card, dw in after.items():
+                if card == self.taken_card:
+                    continue
+                discards.append(A.DISCARD + card)
+                if dw <= limit:
+                    knocks.append(A.KNOCK + card)
+            out = discards + knocks
+            if self.rules.big_gin_bonus is not None and \
+                    cached_deadwood(self.hands[self.current_player]) == 0:
+                out.append(A.BIG_GIN)
+            return out
+        return []
+
+    def legal_action_mask(self) -> np.ndarray:
+        mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        mask[self.legal_actions()] = 1
+        return mask
+
+    # ------------------------------------------------------------------ transitions
+    def apply(self, action: int) -> HandRecord | None:
+        """Apply the acting player's action; returns the hand's record when it ends it."""
+        legal = self.legal_actions()
+        if action not in legal:
+            if self.is_over:
+                raise ValueError(f"the game is over ({self.phase.name}); no action is legal")
+            names = ", ".join(f"{a} ({A.describe_action(a)})" for a in sorted(legal))
+            raise ValueError(f"illegal action {action!r} ({A.describe_action(int(action))}) "
+                             f"for player {self.current_player} in phase {self.phase.name}; "
+                             f"legal: {names}")
+        action = int(action)
+        self.action_history.append(action)
+        p = self.current_player
+        if action == A.PASS:
+            self.passed_upcard[p] = True
+            if p != self.dealer:
+                self.current_player = self.dealer
+            else:
+                self.current_player = 1 - self.dealer
+                self.phase = Phase.DRAW
+                self.forced_stock_draw = True
+            return None
+        if action == A.DRAW_STOCK:
+            card = self.stock.pop()
+            self.hands[p] |= 1 << card
+            self.taken_card = -1
+            self.forced_stock_draw = False
+            self._start_discard()
+            return None
+        if action == A.TAKE_DISCARD:
+            card = self.discard_pile.pop()
+            self.hands[p] |= 1 << card
+            self.known_cards[p] |= 1 << card
+            self.taken_card = card
+            self._start_discard()
+            return None
+        if action == A.BIG_GIN:
+            return self._showdown(p, None)
+        card = A.action_card(action)
+        assert card is not None
+        self.hands[p] &= ~(1 << card)
+        self.known_cards[p] &= ~(1 << card)
+        if action >= A.KNOCK:
+            return self._showdown(p, card)
+        self.discarded[p] |= 1 << card
+        self.discard_pile.append(card)
+        self._after_discard = None
+        if len(self.stock) <= self.rules.dead_hand_stock:
+            return self._end_hand(DEAD_HAND, knocker=None, knock_discard=None)
+        self.current_player = 1 - p
+        self.phase = Phase.DRAW
+        self.taken_card = -1
+        return None
+
+    def _start_discard(self) -> None:
+        self.phase = Phase.DISCARD
+        self.turns += 1
+        self._after_discard = None
+
+    def _showdown(self, knocker: int, knock_discard: int | None) -> HandRecord:
+        result = settle(mask_to_cards(self.hands[knocker]), mask_to_cards(self.hands[1 - knocker]),
+                        self.rules, knock_limit=self.knock_limit, multiplier=self.multiplier)
+        return self._end_hand(result, knocker=knocker, knock_discard=knock_discard)
+
+    def _end_hand(self, result: HandResult, knocker: int | None,
+                  knock_discard: int | None) -> HandRecord:
+        if knocker is None:
+            winner = None
+            self.scoreboard.record_dead()
+            decided: list[int] = []
+        else:
+            winner = knocker if result.winner == "knocker" else 1 - knocker
+            decided = self.scoreboard.record(winner, result.points)
+        record = HandRecord(
+            number=self.hand_number, dealer=self.dealer, upcard=self.upcard,
+            knock_limit=self.knock_limit, multiplier=self.multiplier, knocker=knocker,
+            winner=winner, points=result.points, result=result, knock_discard=knock_discard,
+            final_hands=(self.hand_cards(0), self.hand_cards(1)),
+            columns_decided=tuple(decided), turns=self.turns,
+        )
+        self.hand_history.append(record)
+        self._after_discard = None
+        if self.scoreboard.match_over:
+            self.phase = Phase.MATCH_OVER
+        elif self.single_hand:
+            self.phase = Phase.HAND_OVER
+        elif self.rules.max_hands and self.hand_number >= self.rules.max_hands:
+            self.phase = Phase.MATCH_OVER
+            self.truncated = True
+        else:
+            self.dealer = self._next_dealer(winner)
+            self._deal()
+        return record
+
+    def _next_dealer(self, winner: int | None) -> int:
+        rotation = self.rules.dealer_rotation
+        if winner is None:
+            if self.rules.dead_hand_same_dealer:
+                return self.dealer
+            return 1 - self.dealer
+        if rotation == "loser":
+            return 1 - winner
+        if rotation == "winner":
+            return winner
+        return 1 - self.dealer
+
+    # ------------------------------------------------------------------ misc
+    def clone(self) -> Game:
+        return copy.deepcopy(self)
+
+    @property
+    def match_winner(self) -> int | None:
+        return self.scoreboard.match_winner
+
+    def card_count_ok(self) -> bool:
+        """All 52 cards are somewhere exactly once (for invariant checks)."""
+        seen = self.hands[0] | self.hands[1]
+        count = self.hands[0].bit_count() + self.hands[1].bit_count()
+        for c in self.stock + self.discard_pile:
+            seen |= 1 << c
+        count += len(self.stock) + len(self.discard_pile)
+        if self.is_over and self.hand_history and self.hand_history[-1].knock_discard is not None:
+            seen |= 1 << self.hand_history[-1].knock_discard
+            count += 1
+        return count == NUM_CARDS and seen == (1 << NUM_CARDS) - 1
+
+    def describe(self) -> str:
+        """One-line summary (for logs)."""
+        return (f"hand {self.hand_number} dealer {self.dealer} phase {self.phase.name} "
+                f"player {self.current_player} hand [{format_cards(self.hand_cards(self.current_player))}] "
+                f"top {format_cards([self.discard_top]) if self.discard_pile else '-'} "
+                f"stock {len(self.stock)}")
+
+
+def replay(rules: Rules | str | dict | None, seed: int | None, actions: list[int],
+           single_hand: bool = False, first_dealer: int | None = None) -> Game:
+    """Rebuild a game from its seed and action list."""
+    game = Game(rules=rules, seed=seed, single_hand=single_hand, first_dealer=first_dealer)
+    for a in actions:
+        game.apply(a)
+    return game

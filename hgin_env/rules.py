@@ -1,0 +1,151 @@
+"""Rules: every option of the game in one frozen, validated dataclass, and the named profiles.
+
+The default (``Rules()`` == ``PROFILES["hollywood"]``) is the friendly full profile of
+RULES.md (source 000). A one-game variant (gin to 100) is the same machinery with one
+column: a player's first win already scores in column I, which is then the only contest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+#: Bump when a change alters what a given seed and action sequence produce; stored in
+#: checkpoints and saved matches, which are refused when it differs.
+RULES_VERSION = 1
+
+DEALER_ROTATIONS = ("alternate", "loser", "winner")
+FIRST_DEALER = ("random", "cut")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """All options of a match. Invalid values raise ``ValueError`` naming the option."""
+
+    #: Highest deadwood a player may knock with (0 = only gin ends a hand: straight gin).
+    knock_limit: int = 10
+    #: Oklahoma: the knock limit of each hand is the value of the first upcard (A=1, faces=10).
+    oklahoma: bool = False
+    #: Oklahoma house rule: an ace upcard means gin only (knock limit 0).
+    oklahoma_ace_gin_only: bool = False
+    #: Oklahoma: a spade as first upcard multiplies that hand's score (2 = doubled).
+    spade_multiplier: int = 2
+    gin_bonus: int = 25
+    undercut_bonus: int = 25
+    #: Bonus for big gin (all 11 cards melded after the draw, no discard); None = not allowed.
+    big_gin_bonus: int | None = None
+    #: Number of Hollywood columns (3); 1 gives a single game to ``target``.
+    columns: int = 3
+    #: Points that decide a column (or the single game).
+    target: int = 100
+    #: Settlement when a column closes: per hand won within the column ("box" / "line").
+    box_bonus: int = 0
+    #: Settlement when a column closes: to the column's winner.
+    game_bonus: int = 0
+    #: Game bonus instead of ``game_bonus`` when the loser scored nothing in the column.
+    shutout_game_bonus: int | None = None
+    #: Short session: the match stops as soon as one column is decided; the player with the
+    #: larger sum of running column totals wins (ties go to that column's winner).
+    short_session: bool = False
+    #: Who deals the next hand: "alternate", "loser" (of the last hand) or "winner".
+    dealer_rotation: str = "alternate"
+    #: After a dead hand the same dealer deals again (else the usual rotation applies).
+    dead_hand_same_dealer: bool = False
+    #: How the first dealer is chosen: "random", or "cut" (each cuts a card, lowest deals).
+    first_dealer: str = "random"
+    #: A hand is dead when this many stock cards remain after a discard.
+    dead_hand_stock: int = 2
+    #: Safety cap on hands per match (a match of legal play ends long before; 0 = no cap).
+    max_hands: int = 1000
+    name: str = field(default="custom", compare=False)
+
+    def __post_init__(self) -> None:
+        def need(ok: bool, option: str, message: str) -> None:
+            if not ok:
+                value = getattr(self, option)
+                raise ValueError(f"invalid rule option {option}={value!r}: {message}")
+
+        for opt in ("knock_limit", "gin_bonus", "undercut_bonus", "box_bonus", "game_bonus",
+                    "spade_multiplier", "columns", "target", "dead_hand_stock", "max_hands"):
+            value = getattr(self, opt)
+            need(isinstance(value, int) and not isinstance(value, bool), opt, "must be an int")
+        for opt in ("oklahoma", "oklahoma_ace_gin_only", "short_session", "dead_hand_same_dealer"):
+            need(isinstance(getattr(self, opt), bool), opt, "must be True or False")
+        need(0 <= self.knock_limit <= 100, "knock_limit", "must be in 0..100")
+        need(self.gin_bonus >= 0, "gin_bonus", "must be >= 0")
+        need(self.undercut_bonus >= 0, "undercut_bonus", "must be >= 0")
+        need(self.big_gin_bonus is None or (isinstance(self.big_gin_bonus, int)
+                                            and self.big_gin_bonus >= 0),
+             "big_gin_bonus", "must be None (no big gin) or an int >= 0")
+        need(1 <= self.columns <= 9, "columns", "must be in 1..9")
+        need(self.target >= 1, "target", "must be >= 1")
+        need(self.box_bonus >= 0, "box_bonus", "must be >= 0")
+        need(self.game_bonus >= 0, "game_bonus", "must be >= 0")
+        need(self.shutout_game_bonus is None or (isinstance(self.shutout_game_bonus, int)
+                                                 and self.shutout_game_bonus >= 0),
+             "shutout_game_bonus", "must be None or an int >= 0")
+        need(self.spade_multiplier >= 1, "spade_multiplier", "must be >= 1")
+        need(self.dealer_rotation in DEALER_ROTATIONS, "dealer_rotation",
+             f"must be one of {DEALER_ROTATIONS}")
+        need(self.first_dealer in FIRST_DEALER, "first_dealer", f"must be one of {FIRST_DEALER}")
+        # The stock starts with 31 cards; the dead-hand threshold must leave play possible.
+        need(0 <= self.dead_hand_stock <= 30, "dead_hand_stock", "must be in 0..30")
+        need(self.max_hands >= 0, "max_hands", "must be >= 0")
+        need(not (self.oklahoma_ace_gin_only and not self.oklahoma), "oklahoma_ace_gin_only",
+             "needs oklahoma=True")
+
+    def replace(self, **changes: object) -> Rules:
+        """A copy with some options changed (validated again)."""
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise ValueError(f"unknown rule option(s): {sorted(unknown)}")
+        if "name" not in changes:
+            changes["name"] = "custom"
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Rules:
+        unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown rule option(s): {sorted(unknown)}")
+        return cls(**data)
+
+    @property
+    def settles_columns(self) -> bool:
+        return bool(self.box_bonus or self.game_bonus or self.shutout_game_bonus)
+
+
+PROFILES: dict[str, Rules] = {
+    "hollywood": Rules(name="hollywood"),
+    "hollywood_classic": Rules(
+        name="hollywood_classic", dealer_rotation="loser", dead_hand_same_dealer=True,
+        first_dealer="cut", box_bonus=25, game_bonus=100),
+    "hollywood_winner_deals": Rules(
+        name="hollywood_winner_deals", dealer_rotation="winner", dead_hand_same_dealer=True,
+        undercut_bonus=10),
+    "gin_us_uk": Rules(name="gin_us_uk", columns=1, gin_bonus=20, undercut_bonus=10),
+    "gin_classic": Rules(
+        name="gin_classic", columns=1, dealer_rotation="loser", dead_hand_same_dealer=True,
+        game_bonus=100, shutout_game_bonus=200, box_bonus=20),
+    "oklahoma": Rules(name="oklahoma", oklahoma=True),
+    "straight_gin": Rules(name="straight_gin", knock_limit=0),
+    "hollywood_short": Rules(name="hollywood_short", short_session=True),
+}
+
+
+def get_rules(rules: Rules | str | dict | None = None) -> Rules:
+    """Rules from a Rules object, a profile name, a dict of options, or None (default)."""
+    if rules is None:
+        return PROFILES["hollywood"]
+    if isinstance(rules, Rules):
+        return rules
+    if isinstance(rules, str):
+        if rules not in PROFILES:
+            raise ValueError(f"unknown rules profile {rules!r}; known: {sorted(PROFILES)}")
+        return PROFILES[rules]
+    if isinstance(rules, dict):
+        return Rules.from_dict(rules)
+    raise ValueError(f"rules must be a Rules, a profile name or a dict, not {type(rules)}")
