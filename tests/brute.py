@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 RANK_CHARS = "A23456789TJQK"
 SUIT_CHARS = "CDHS"
@@ -138,7 +138,7 @@ def deadwood_of(hand, melds) -> int:
     return hand_value(unmelded(hand, melds))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _min_deadwood_sorted(hand: tuple[int, ...]) -> int:
     return min(deadwood_of(hand, coll) for coll in meld_collections(hand))
 
@@ -187,7 +187,7 @@ def defender_best(defender, knocker_melds) -> int:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _defender_best(defender: tuple[int, ...], knocker_melds: tuple[tuple[int, ...], ...]) -> int:
     best = [10**9]
     seen = set()

@@ -1,0 +1,346 @@
+# noqa: D212, D415
+"""
+# Hollywood Gin
+
+| Import               | `from hgin_env import hollywood_gin_v0`          |
+|----------------------|--------------------------------------------------|
+| Actions              | Discrete                                         |
+| Parallel API         | No                                               |
+| Manual Control       | No (use the `hgin play` command)                 |
+| Agents               | `agents= ['player_0', 'player_1']`               |
+| Agents               | 2                                                |
+| Action Shape         | Discrete(108)                                    |
+| Action Values        | Discrete(108)                                    |
+| Observation Shape    | (394,) with 3 columns                            |
+| Observation Values   | [0, 1] (column totals up to 4, win counts up to 100) |
+
+Gin Rummy with three-column **Hollywood** match scoring, for two players. One episode is a
+whole Hollywood match by default: hands are dealt until all three columns are decided
+(a player reaches 100 in a column), and the player who won at least two columns wins.
+The rules are those of `RULES.md` (default profile `hollywood`); every other profile
+(`hollywood_classic`, `hollywood_winner_deals`, `gin_us_uk`, `gin_classic`, `oklahoma`,
+`straight_gin`, `hollywood_short`) or any custom `Rules` can be selected.
+
+The showdown (melds, lay-offs) is played optimally by the engine: the knocker's
+arrangement is chosen for its best result against the defender's best lay-offs.
+
+```python
+from hgin_env import hollywood_gin_v0
+
+env = hollywood_gin_v0.env(render_mode="ansi")
+env.reset(seed=42)
+for agent in env.agent_iter():
+    observation, reward, termination, truncation, info = env.last()
+    if termination or truncation:
+        action = None
+    else:
+        mask = observation["action_mask"]
+        action = env.action_space(agent).sample(mask)
+    env.step(action)
+env.close()
+```
+
+### Arguments
+
+| argument      | default      | meaning                                                          |
+|---------------|--------------|------------------------------------------------------------------|
+| `rules`       | `"hollywood"`| a profile name, a `hgin_env.rules.Rules`, or a dict of options    |
+| `episode`     | `"match"`    | `"match"`: a whole match; `"hand"`: one hand per episode          |
+| `reward`      | `"match"`    | `"match"`, `"columns"` or `"points"` (see Rewards)               |
+| `render_mode` | `None`       | `None`, `"ansi"` (render returns text) or `"human"` (prints it)  |
+
+### Action space
+
+| id        | action                                                            |
+|-----------|-------------------------------------------------------------------|
+| 0..51     | discard card `id` (card id = suit*13 + rank; suits C D H S; A=0..K=12) |
+| 52..103   | knock (gin when deadwood is 0), discarding card `id - 52` face down |
+| 104       | draw the top card of the stock                                    |
+| 105       | take the top card of the discard pile (or the first upcard)       |
+| 106       | pass on the first upcard                                          |
+| 107       | big gin with all 11 cards (only when `Rules.big_gin_bonus` is set) |
+
+A turn is two decisions: draw (104 or 105), then discard or knock. The card just taken
+from the discard pile cannot be discarded or knocked with. After both players pass the
+first upcard, the non-dealer's only legal action is 104.
+
+### Observation space
+
+A dict: `observation` is a float32 vector with named slices, `action_mask` an int8
+vector of 108 (1 = legal; all zeros for the agent not to act). The slices are defined
+in `hgin_env.observation` (the only place that knows offsets); decode a vector with
+`hgin_env.observation.decode(vec)`. With 3 columns:
+
+| slice             | indices  | meaning                                                      |
+|-------------------|----------|--------------------------------------------------------------|
+| hand              | 0..51    | own cards                                                    |
+| discard_top       | 52..103  | top of the discard pile                                      |
+| discard_rest      | 104..155 | rest of the discard pile                                     |
+| opponent_known    | 156..207 | cards the opponent took from the pile and still holds        |
+| opponent_discards | 208..259 | cards the opponent discarded this hand                       |
+| own_discards      | 260..311 | cards this player discarded this hand                        |
+| discard_deadwood  | 312..363 | discard phase: deadwood after discarding each held card /100 (else 1) |
+| deadwood          | 364      | own minimum deadwood /100                                    |
+| take_deadwood     | 365      | best deadwood if taking the discard top /100 (1 if not possible) |
+| stock_size        | 366      | stock cards /31                                              |
+| phase             | 367..369 | one-hot: first upcard, draw, discard                         |
+| knock_limit       | 370      | this hand's knock limit /10                                  |
+| doubled           | 371      | hand score multiplied (Oklahoma spade upcard)                |
+| is_dealer         | 372      | this player dealt                                            |
+| opponent_passed   | 373      | the opponent passed the first upcard                         |
+| own_columns       | 374..376 | own column totals / target                                   |
+| opponent_columns  | 377..379 | opponent column totals / target                              |
+| own_open          | 380..382 | own columns opened by own wins                               |
+| opponent_open     | 383..385 | opponent's opened columns                                    |
+| won_by_me         | 386..388 | columns decided for this player                              |
+| won_by_opponent   | 389..391 | columns decided for the opponent                             |
+| wins              | 392..393 | hands won by this player and by the opponent /10             |
+
+The observation never contains the opponent's unseen cards or the stock order.
+
+### Rewards
+
+Zero-sum; given to both players at the step where they arise (also on the opponent's
+move), accumulated by PettingZoo until each agent acts.
+
+| `reward`    | winner                         | loser       |
+|-------------|--------------------------------|-------------|
+| `"match"`   | +1 at match end                | -1          |
+| `"columns"` | +1/C each time it wins a column | -1/C       |
+| `"points"`  | +hand points/100 at each hand end | -points/100 |
+
+The default is `"match"`: it is exactly the objective of Hollywood Gin (win two of three
+columns); denser rewards are available for shaping, but a policy trained on points alone
+plays a different game (it ignores which columns are open or nearly decided). With
+`episode="hand"`, `"match"` gives ±1 to the hand's winner. Dead hands give 0. A match cut
+by `Rules.max_hands` is truncated with reward 0.
+
+### Infos
+
+After every hand each agent's info holds `hand` (the finished hand: kind, points, winner,
+knocker, deadwoods, melds and lay-offs shown, as a dict with agent names) and
+`scoreboard` (2x3 `columns` with rows ordered player_0/player_1, `column_winners`,
+`wins`, `settlement`); at match end also `match_winner` (agent name or None).
+`hands_played` counts hands so far. These stay until the next hand ends.
+
+### Version history
+
+* v0: initial release (hgin_env 0.1.0), observation layout version 1, rules version 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+
+from . import actions as A
+from .game import Game, HandRecord
+from .observation import ObservationLayout, encode, observation_bounds
+from .render import render_hand_result, render_table
+from .rules import Rules, get_rules
+
+REWARD_MODES = ("match", "columns", "points")
+EPISODES = ("match", "hand")
+
+
+class raw_env(AECEnv, EzPickle):
+    """The Hollywood Gin AEC environment (see the module docstring for the full spec)."""
+
+    metadata = {
+        "render_modes": ["human", "ansi"],
+        "name": "hollywood_gin_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(self, rules: Rules | str | dict | None = None, episode: str = "match",
+                 reward: str = "match", render_mode: str | None = None):
+        EzPickle.__init__(self, rules, episode, reward, render_mode)
+        super().__init__()
+        if episode not in EPISODES:
+            raise ValueError(f"invalid episode {episode!r}; expected one of {EPISODES}")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"invalid reward {reward!r}; expected one of {REWARD_MODES}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"invalid render_mode {render_mode!r}; expected one of "
+                             f"{self.metadata['render_modes']} or None")
+        self.rules = get_rules(rules)
+        self.episode = episode
+        self.reward_mode = reward
+        self.render_mode = render_mode
+        self.layout = ObservationLayout(self.rules.columns)
+        self.possible_agents = ["player_0", "player_1"]
+        self.agents = self.possible_agents[:]
+        low, high = observation_bounds(self.rules.columns)
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(low=low, high=high, dtype=np.float32),
+            "action_mask": spaces.Box(low=0, high=1, shape=(A.NUM_ACTIONS,), dtype=np.int8),
+        })
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
+        self.game: Game | None = None
+        self.game_seed: int | None = None
+        self._seed_rng = np.random.default_rng()
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a new match (or hand).
+
+        ``options`` may hold ``first_dealer`` (0 or 1; a bad value raises ValueError); other
+        keys are ignored, as PettingZoo's API test expects.
+        """
+        if seed is not None:
+            self._seed_rng = np.random.default_rng(seed)
+            self.game_seed = int(seed)
+        else:
+            # Unseeded resets continue the stream of the last seed: reproducible sequences.
+            self.game_seed = int(self._seed_rng.integers(2**63 - 1))
+        options = options or {}
+        self.game = Game(rules=self.rules, seed=self.game_seed,
+                         single_hand=self.episode == "hand",
+                         first_dealer=options.get("first_dealer"))
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {"hands_played": 0} for a in self.agents}
+        self.agent_selection = self.possible_agents[self.game.current_player]
+
+    def observe(self, agent: str) -> dict:
+        assert self.game is not None, "call reset() first"
+        player = self.possible_agents.index(agent)
+        mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        if (agent == self.agent_selection and not self.game.is_over
+                and player == self.game.current_player):
+            mask[self.game.legal_actions()] = 1
+        return {"observation": encode(self.game, player), "action_mask": mask}
+
+    def action_mask(self, agent: str | None = None) -> np.ndarray:
+        """The legal-action mask of ``agent`` (default: the acting agent)."""
+        return self.observe(agent or self.agent_selection)["action_mask"]
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        assert self.game is not None
+        if action is None:
+            raise ValueError(f"{agent} must act (action=None is only for finished agents)")
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        columns_before = list(self.game.scoreboard.column_winners)
+        record = self.game.apply(int(action))  # raises ValueError naming the legal actions
+        if record is not None:
+            self._on_hand_end(record, columns_before)
+        if self.game.is_over:
+            self.terminations = dict.fromkeys(self.agents, not self.game.truncated)
+            self.truncations = dict.fromkeys(self.agents, self.game.truncated)
+        else:
+            self.agent_selection = self.possible_agents[self.game.current_player]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _on_hand_end(self, record: HandRecord, columns_before: list[int | None]) -> None:
+        game = self.game
+        assert game is not None
+        board = game.scoreboard
+        names = self.possible_agents
+        if self.reward_mode == "points" and record.winner is not None:
+            self._zero_sum(record.winner, record.points / 100.0)
+        elif self.reward_mode == "columns":
+            for j, before in enumerate(columns_before):
+                winner = board.column_winners[j]
+                if before is None and winner is not None:
+                    self._zero_sum(winner, 1.0 / board.num_columns)
+        elif self.reward_mode == "match":
+            if self.episode == "hand" and record.winner is not None:
+                self._zero_sum(record.winner, 1.0)
+            elif game.phase.name == "MATCH_OVER" and not game.truncated:
+                winner = board.match_winner
+                if winner is not None:
+                    self._zero_sum(winner, 1.0)
+        hand = record.to_dict()
+        for key in ("dealer", "knocker", "winner"):
+            if hand[key] is not None:
+                hand[key] = names[hand[key]]
+        scoreboard = board.to_dict()
+        scoreboard["column_winners"] = [None if w is None else names[w]
+                                        for w in scoreboard["column_winners"]]
+        if scoreboard["match_winner"] is not None:
+            scoreboard["match_winner"] = names[scoreboard["match_winner"]]
+        for a in self.agents:
+            info = {"hands_played": len(game.hand_history), "hand": hand,
+                    "scoreboard": scoreboard}
+            if game.is_over and game.phase.name == "MATCH_OVER":
+                info["match_winner"] = scoreboard["match_winner"]
+            self.infos[a] = info
+        if self.render_mode is not None:
+            self._last_hand_text = render_hand_result(record)
+
+    def _zero_sum(self, winner: int, amount: float) -> None:
+        self.rewards[self.possible_agents[winner]] += amount
+        self.rewards[self.possible_agents[1 - winner]] -= amount
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("You are calling render without specifying a render mode.")
+            return None
+        if self.game is None:
+            return None
+        text = render_table(self.game)
+        last = getattr(self, "_last_hand_text", None)
+        if last:
+            text = last + "\n" + text
+            self._last_hand_text = None
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def env(**kwargs) -> AECEnv:
+    """The wrapped environment: illegal moves end the game (reward -1), order is enforced.
+
+    ``raw_env`` instead raises ``ValueError`` naming the illegal action and the legal ones.
+    """
+    from pettingzoo.utils import wrappers
+
+    e = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
+
+
+ENV_ID = "hgin/HollywoodGin-v0"
+
+
+def register() -> None:
+    """Register ``hgin/HollywoodGin-v0`` with PettingZoo's registry (pettingzoo >= 1.27)."""
+    try:
+        from pettingzoo import aec_registry
+        from pettingzoo import register as pz_register
+    except ImportError:  # older PettingZoo: no registry
+        return
+    if ENV_ID not in aec_registry:
+        pz_register("aec", ENV_ID, entry_point="hgin_env.hollywood_gin_v0:env")
+
+
+register()

@@ -1,0 +1,232 @@
+"""THE observation layout: one flat float32 vector with named slices.
+
+This module is the only place that knows the offsets. Agents, checkpoints and notebooks
+read observations through :class:`ObservationLayout` (``layout.slice("hand")``) or
+:func:`decode`, never by hard-coded numbers. The layout depends only on the number of
+columns of the rules (3 for every Hollywood profile, 1 for single games).
+
+Everything here is what the observing player could know at the table: its own cards, the
+visible discard pile, which cards the opponent picked up from the pile (and still holds)
+or threw, counters, and the public scoreboard. The opponent's unseen cards and the stock
+order never enter: :func:`encode` reads only public fields of the game and the player's
+own hand.
+
+| slice               | size | meaning                                                        |
+|---------------------|------|----------------------------------------------------------------|
+| hand                | 52   | 1 for each card the player holds                               |
+| discard_top         | 52   | one-hot top of the discard pile (all 0 if empty)               |
+| discard_rest        | 52   | the other cards of the discard pile                            |
+| opponent_known      | 52   | cards the opponent took from the discard pile and still holds  |
+| opponent_discards   | 52   | cards the opponent discarded this hand                         |
+| own_discards        | 52   | cards the player discarded this hand                           |
+| discard_deadwood    | 52   | in the discard phase: deadwood after discarding that card / 100 |
+|                     |      | for held cards; 1.0 elsewhere and in other phases              |
+| deadwood            | 1    | the player's minimum deadwood now / 100                        |
+| take_deadwood       | 1    | best deadwood after taking the discard top and discarding / 100 |
+|                     |      | (1.0 when no discard can be taken)                             |
+| stock_size          | 1    | cards left in the stock / 31                                   |
+| phase               | 3    | one-hot: first upcard offer, draw, discard                     |
+| knock_limit         | 1    | knock limit of this hand / 10                                  |
+| doubled             | 1    | 1 if this hand's score is multiplied (Oklahoma spade)          |
+| is_dealer           | 1    | 1 if the player dealt this hand                                |
+| opponent_passed     | 1    | 1 if the opponent passed the first upcard this hand            |
+| own_columns         | C    | the player's column totals / target                            |
+| opponent_columns    | C    | the opponent's column totals / target                          |
+| own_open            | C    | 1 where the player's wins have opened the column               |
+| opponent_open       | C    | 1 where the opponent's wins have opened the column             |
+| won_by_me           | C    | 1 where the column is decided for the player                   |
+| won_by_opponent     | C    | 1 where the column is decided for the opponent                 |
+| wins                | 2    | the player's and the opponent's hands won / 10                 |
+
+C is the number of columns (3). Size with 3 columns: 394.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .cards import NUM_CARDS, format_cards, mask_to_cards
+from .game import Game, Phase
+from .melds import cached_deadwood, deadwood_after_discard_mask
+
+#: Bump when the layout changes; stored with checkpoints, which refuse other versions.
+OBSERVATION_VERSION = 1
+#: Column totals are fractions of the target; past-target values are clipped here.
+COLUMN_CLIP = 4.0
+#: Win counters are wins / 10, clipped here.
+WINS_CLIP = 100.0
+
+_CARD_SLICES = ("hand", "discard_top", "discard_rest", "opponent_known", "opponent_discards",
+                "own_discards", "discard_deadwood")
+_SCALARS = (("deadwood", 1), ("take_deadwood", 1), ("stock_size", 1), ("phase", 3),
+            ("knock_limit", 1), ("doubled", 1), ("is_dealer", 1), ("opponent_passed", 1))
+_COLUMN_SLICES = ("own_columns", "opponent_columns", "own_open", "opponent_open", "won_by_me",
+                  "won_by_opponent")
+
+
+@dataclass(frozen=True)
+class ObservationLayout:
+    """Named slices of the observation vector for a given number of columns."""
+
+    columns: int = 3
+
+    @property
+    def slices(self) -> dict[str, slice]:
+        return _slices(self.columns)
+
+    @property
+    def size(self) -> int:
+        return _size(self.columns)
+
+    def slice(self, name: str) -> slice:
+        try:
+            return self.slices[name]
+        except KeyError:
+            raise KeyError(f"unknown observation slice {name!r}; known: {list(self.slices)}") \
+                from None
+
+    def get(self, vector: np.ndarray, name: str) -> np.ndarray:
+        return np.asarray(vector)[..., self.slice(name)]
+
+
+@lru_cache(maxsize=16)
+def _slices(columns: int) -> dict[str, slice]:
+    out, offset = {}, 0
+    sizes = [(n, NUM_CARDS) for n in _CARD_SLICES] + list(_SCALARS)
+    sizes += [(n, columns) for n in _COLUMN_SLICES] + [("wins", 2)]
+    for name, size in sizes:
+        out[name] = slice(offset, offset + size)
+        offset += size
+    return out
+
+
+@lru_cache(maxsize=16)
+def _size(columns: int) -> int:
+    return max(s.stop for s in _slices(columns).values())
+
+
+@lru_cache(maxsize=16)
+def _bounds(columns: int) -> tuple[np.ndarray, np.ndarray]:
+    size = _size(columns)
+    low, high = np.zeros(size, dtype=np.float32), np.ones(size, dtype=np.float32)
+    slices = _slices(columns)
+    high[slices["knock_limit"]] = 10.0
+    for name in ("own_columns", "opponent_columns"):
+        high[slices[name]] = COLUMN_CLIP
+    high[slices["wins"]] = WINS_CLIP
+    return low, high
+
+
+def observation_bounds(columns: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) arrays of the observation vector, for the Box space."""
+    low, high = _bounds(columns)
+    return low.copy(), high.copy()
+
+
+def _set_cards(vec: np.ndarray, start: int, mask: int) -> None:
+    for c in mask_to_cards(mask):
+        vec[start + c] = 1.0
+
+
+def take_deadwood(hand: int, card: int) -> int:
+    """Best deadwood reachable by adding ``card`` and discarding any other card."""
+    after = deadwood_after_discard_mask(hand | 1 << card)
+    return min(dw for c, dw in after.items() if c != card)
+
+
+def encode(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray:
+    """The observation vector of ``player`` (reads public state and that player's hand)."""
+    layout = _slices(game.rules.columns)
+    vec = np.zeros(_size(game.rules.columns), dtype=np.float32) if out is None else out
+    if out is not None:
+        vec.fill(0.0)
+    opp = 1 - player
+    hand = game.hands[player]
+    _set_cards(vec, layout["hand"].start, hand)
+    pile = game.discard_pile
+    if pile:
+        vec[layout["discard_top"].start + pile[-1]] = 1.0
+        rest = layout["discard_rest"].start
+        for c in pile[:-1]:
+            vec[rest + c] = 1.0
+    _set_cards(vec, layout["opponent_known"].start, game.known_cards[opp])
+    _set_cards(vec, layout["opponent_discards"].start, game.discarded[opp])
+    _set_cards(vec, layout["own_discards"].start, game.discarded[player])
+
+    dd = layout["discard_deadwood"]
+    vec[dd] = 1.0
+    acting = game.current_player == player and not game.is_over
+    if acting and game.phase == Phase.DISCARD:
+        for c, dw in game.deadwood_after_discard().items():
+            vec[dd.start + c] = min(dw, 100) / 100.0
+    vec[layout["deadwood"].start] = min(cached_deadwood(hand), 100) / 100.0
+    take = 1.0
+    if acting and game.phase in (Phase.FIRST_UPCARD, Phase.DRAW) and pile \
+            and not game.forced_stock_draw:
+        take = min(take_deadwood(hand, pile[-1]), 100) / 100.0
+    vec[layout["take_deadwood"].start] = take
+    vec[layout["stock_size"].start] = len(game.stock) / 31.0
+    if game.phase <= Phase.DISCARD:
+        vec[layout["phase"].start + int(game.phase)] = 1.0
+    vec[layout["knock_limit"].start] = game.knock_limit / 10.0
+    vec[layout["doubled"].start] = float(game.multiplier > 1)
+    vec[layout["is_dealer"].start] = float(game.dealer == player)
+    vec[layout["opponent_passed"].start] = float(game.passed_upcard[opp])
+
+    board = game.scoreboard
+    target = float(game.rules.target)
+    vec[layout["own_columns"]] = np.minimum(board.columns[player] / target, COLUMN_CLIP)
+    vec[layout["opponent_columns"]] = np.minimum(board.columns[opp] / target, COLUMN_CLIP)
+    for j, winner in enumerate(board.column_winners):
+        vec[layout["own_open"].start + j] = float(j < board.wins[player])
+        vec[layout["opponent_open"].start + j] = float(j < board.wins[opp])
+        vec[layout["won_by_me"].start + j] = float(winner == player)
+        vec[layout["won_by_opponent"].start + j] = float(winner == opp)
+    vec[layout["wins"]] = (min(board.wins[player] / 10.0, WINS_CLIP),
+                           min(board.wins[opp] / 10.0, WINS_CLIP))
+    return vec
+
+
+def _cards_of(v: np.ndarray) -> list[int]:
+    return [int(c) for c in np.flatnonzero(v > 0.5)]
+
+
+def decode(vector: np.ndarray, columns: int = 3, target: int = 100) -> dict:
+    """A readable dict of an observation vector (card slices as text, totals in points)."""
+    vector = np.asarray(vector, dtype=np.float32)
+    layout = ObservationLayout(columns)
+    if vector.shape[-1] != layout.size:
+        raise ValueError(f"observation has size {vector.shape[-1]}, expected {layout.size} "
+                         f"for {columns} column(s)")
+    g = layout.get
+    out: dict = {}
+    for name in _CARD_SLICES[:-1]:
+        out[name] = format_cards(_cards_of(g(vector, name)))
+    dd = g(vector, "discard_deadwood")
+    hand = _cards_of(g(vector, "hand"))
+    out["discard_deadwood"] = {format_cards([c]): int(round(dd[c] * 100))
+                               for c in hand if dd[c] < 1.0}
+    out["deadwood"] = int(round(float(g(vector, "deadwood")[0]) * 100))
+    out["take_deadwood"] = int(round(float(g(vector, "take_deadwood")[0]) * 100))
+    out["stock_size"] = int(round(float(g(vector, "stock_size")[0]) * 31))
+    phase = g(vector, "phase")
+    out["phase"] = ("first_upcard", "draw", "discard")[int(phase.argmax())] if phase.any() \
+        else "over"
+    out["knock_limit"] = int(round(float(g(vector, "knock_limit")[0]) * 10))
+    for name in ("doubled", "is_dealer", "opponent_passed"):
+        out[name] = bool(g(vector, name)[0] > 0.5)
+    for name in ("own_columns", "opponent_columns"):
+        out[name] = [int(round(float(x) * target)) for x in g(vector, name)]
+    for name in ("own_open", "opponent_open", "won_by_me", "won_by_opponent"):
+        out[name] = [bool(x > 0.5) for x in g(vector, name)]
+    wins = g(vector, "wins")
+    out["wins"] = [int(round(float(wins[0]) * 10)), int(round(float(wins[1]) * 10))]
+    return out
+
+
+def hand_from_observation(vector: np.ndarray, columns: int = 3) -> list[int]:
+    """The player's card ids from an observation vector."""
+    return _cards_of(ObservationLayout(columns).get(vector, "hand"))
