@@ -23,7 +23,6 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-from gymnasium import spaces
 
 from .env import raw_env
 from .rules import Rules
