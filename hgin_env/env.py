@@ -195,8 +195,9 @@ class raw_env(AECEnv, EzPickle):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new match (or hand).
 
-        ``options`` may hold ``first_dealer`` (0 or 1; a bad value raises ValueError); other
-        keys are ignored, as PettingZoo's API test expects.
+        ``options`` may hold ``first_dealer`` (0 or 1) and ``deck`` (a stacked first deal,
+        see ``hgin_env.game.build_deck``); bad values raise ValueError; other keys are
+        ignored, as PettingZoo's API test expects.
         """
         if seed is not None:
             self._seed_rng = np.random.default_rng(seed)
@@ -207,7 +208,7 @@ class raw_env(AECEnv, EzPickle):
         options = options or {}
         self.game = Game(rules=self.rules, seed=self.game_seed,
                          single_hand=self.episode == "hand",
-                         first_dealer=options.get("first_dealer"))
+                         first_dealer=options.get("first_dealer"), deck=options.get("deck"))
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)

@@ -9,13 +9,14 @@ framework is imported here: the environment layer wraps this class.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
 
 import numpy as np
 
 from . import actions as A
-from .cards import NUM_CARDS, NUM_RANKS, RANK_VALUES, format_cards, mask_to_cards
+from .cards import NUM_CARDS, NUM_RANKS, RANK_VALUES, as_card_ids, format_cards, mask_to_cards
 from .melds import cached_deadwood, deadwood_after_discard_mask
 from .rules import Rules, get_rules
 from .scoring import DEAD_HAND, HandResult, Scoreboard, settle
@@ -80,6 +81,9 @@ class Game:
     seed: int | None = None
     single_hand: bool = False
     first_dealer: int | None = None  # fix the first dealer instead of drawing it
+    #: Stack the first deal (52 ids or text): cards 0..19 go alternately to the non-dealer
+    #: and the dealer, card 20 is the upcard, the rest is the stock in drawing order.
+    deck: list[int] | str | None = None
 
     # State (filled by __post_init__ / deals)
     scoreboard: Scoreboard = field(init=False)
@@ -109,6 +113,7 @@ class Game:
     truncated: bool = field(init=False, default=False)
     rng: np.random.Generator = field(init=False, repr=False)
     _after_discard: dict[int, int] | None = field(init=False, default=None, repr=False)
+    _legal: list[int] | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.rules = get_rules(self.rules)
@@ -122,7 +127,15 @@ class Game:
             self.dealer = self.first_dealer
         else:
             raise ValueError(f"first_dealer must be 0, 1 or None, got {self.first_dealer!r}")
-        self._deal()
+        self._deal(self._stacked_deck())
+
+    def _stacked_deck(self) -> list[int] | None:
+        if self.deck is None:
+            return None
+        ids = list(as_card_ids(self.deck))
+        if sorted(ids) != list(range(NUM_CARDS)):
+            raise ValueError(f"a stacked deck must hold all 52 cards once, got {len(ids)} cards")
+        return ids
 
     # ------------------------------------------------------------------ dealing
     def _choose_first_dealer(self) -> int:
@@ -134,8 +147,9 @@ class Game:
             if ra != rb:
                 return 0 if ra < rb else 1
 
-    def _deal(self) -> None:
-        deck = self.rng.permutation(NUM_CARDS).tolist()
+    def _deal(self, deck: list[int] | None = None) -> None:
+        if deck is None:
+            deck = self.rng.permutation(NUM_CARDS).tolist()
         non_dealer = 1 - self.dealer
         self.hands = [0, 0]
         for i in range(20):  # one at a time, alternating, non-dealer first
@@ -186,6 +200,12 @@ class Game:
         return self._after_discard
 
     def legal_actions(self) -> list[int]:
+        """Legal action ids of the acting player (computed once per state)."""
+        if self._legal is None:
+            self._legal = self._compute_legal()
+        return list(self._legal)
+
+    def _compute_legal(self) -> list[int]:
         phase = self.phase
         if phase == Phase.FIRST_UPCARD:
             return [A.TAKE_DISCARD, A.PASS]
@@ -218,7 +238,9 @@ class Game:
     # ------------------------------------------------------------------ transitions
     def apply(self, action: int) -> HandRecord | None:
         """Apply the acting player's action; returns the hand's record when it ends it."""
-        legal = self.legal_actions()
+        if self._legal is None:
+            self._legal = self._compute_legal()
+        legal = self._legal
         if action not in legal:
             if self.is_over:
                 raise ValueError(f"the game is over ({self.phase.name}); no action is legal")
@@ -227,6 +249,7 @@ class Game:
                              f"for player {self.current_player} in phase {self.phase.name}; "
                              f"legal: {names}")
         action = int(action)
+        self._legal = None
         self.action_history.append(action)
         p = self.current_player
         if action == A.PASS:
@@ -357,3 +380,20 @@ def replay(rules: Rules | str | dict | None, seed: int | None, actions: list[int
     for a in actions:
         game.apply(a)
     return game
+
+
+def build_deck(non_dealer: Iterable[int] | str, dealer: Iterable[int] | str,
+               upcard: int | str, stock: Iterable[int] | str = ()) -> list[int]:
+    """A stacked deck for ``Game(deck=...)``: the two hands, the upcard, then the stock's
+    top cards in drawing order; the remaining cards follow in id order."""
+    nd, d = as_card_ids(non_dealer), as_card_ids(dealer)
+    up = as_card_ids(upcard)[0] if isinstance(upcard, str) else int(upcard)
+    top = list(as_card_ids(stock))
+    if len(nd) != 10 or len(d) != 10:
+        raise ValueError("each hand needs 10 cards")
+    used = list(nd) + list(d) + [up] + top
+    if len(set(used)) != len(used):
+        raise ValueError("a card appears twice in the stacked deck")
+    deal = [c for pair in zip(nd, d, strict=True) for c in pair]
+    rest = [c for c in range(NUM_CARDS) if c not in set(used)]
+    return deal + [up] + top + rest

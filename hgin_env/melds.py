@@ -179,14 +179,30 @@ def deadwood_after_discard_mask(mask: int) -> dict[int, int]:
     suits = _suits(mask)
     table = _RUN_DEADWOOD_LIST
     out: dict[int, int] = {}
-    if not _set_ranks(*suits):
+    set_ranks = _set_ranks(*suits)
+    if not set_ranks:
         total = table[suits[0]] + table[suits[1]] + table[suits[2]] + table[suits[3]]
         for card in mask_to_cards(mask):
             s, r = divmod(card, NUM_RANKS)
             out[card] = total - table[suits[s]] + table[suits[s] & ~(1 << r)]
         return out
-    for card in mask_to_cards(mask):
-        out[card] = cached_deadwood(mask & ~(1 << card))
+    # With sets possible: the 10-card hand without c has exactly the set choices of the
+    # 11-card hand that do not use c, so one pass over the choices serves every discard.
+    cards = mask_to_cards(mask)
+    for card in cards:
+        out[card] = 1 << 30
+    for choice in _set_choices(suits, set_ranks):
+        left = _remove_sets(suits, choice)
+        free = left[0] | left[1] << 13 | left[2] << 26 | left[3] << 39
+        t = [table[x] for x in left]
+        total = t[0] + t[1] + t[2] + t[3]
+        for card in cards:
+            if not free >> card & 1:
+                continue
+            s, r = divmod(card, NUM_RANKS)
+            dw = total - t[s] + table[left[s] & ~(1 << r)]
+            if dw < out[card]:
+                out[card] = dw
     return out
 
 

@@ -48,7 +48,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .cards import NUM_CARDS, format_cards, mask_to_cards
+from .cards import NUM_CARDS, format_cards
 from .game import Game, Phase
 from .melds import cached_deadwood, deadwood_after_discard_mask
 
@@ -126,11 +126,18 @@ def observation_bounds(columns: int = 3) -> tuple[np.ndarray, np.ndarray]:
     return low.copy(), high.copy()
 
 
+def mask_bits(mask: int) -> np.ndarray:
+    """The 52 bits of a hand mask as a uint8 vector (card id order)."""
+    return np.unpackbits(np.frombuffer(mask.to_bytes(7, "little"), dtype=np.uint8),
+                         bitorder="little")[:NUM_CARDS]
+
+
 def _set_cards(vec: np.ndarray, start: int, mask: int) -> None:
-    for c in mask_to_cards(mask):
-        vec[start + c] = 1.0
+    if mask:
+        vec[start:start + NUM_CARDS] = mask_bits(mask)
 
 
+@lru_cache(maxsize=1 << 14)
 def take_deadwood(hand: int, card: int) -> int:
     """Best deadwood reachable by adding ``card`` and discarding any other card."""
     after = deadwood_after_discard_mask(hand | 1 << card)
@@ -149,9 +156,10 @@ def encode(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray
     pile = game.discard_pile
     if pile:
         vec[layout["discard_top"].start + pile[-1]] = 1.0
-        rest = layout["discard_rest"].start
+        rest = 0
         for c in pile[:-1]:
-            vec[rest + c] = 1.0
+            rest |= 1 << c
+        _set_cards(vec, layout["discard_rest"].start, rest)
     _set_cards(vec, layout["opponent_known"].start, game.known_cards[opp])
     _set_cards(vec, layout["opponent_discards"].start, game.discarded[opp])
     _set_cards(vec, layout["own_discards"].start, game.discarded[player])
@@ -176,18 +184,45 @@ def encode(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray
     vec[layout["is_dealer"].start] = float(game.dealer == player)
     vec[layout["opponent_passed"].start] = float(game.passed_upcard[opp])
 
+    context = _match_context(game, player)
+    vec[context_start(game.rules.columns):] = context
+    return vec
+
+
+def context_start(columns: int) -> int:
+    return _slices(columns)["own_columns"].start
+
+
+def _match_context(game: Game, player: int) -> np.ndarray:
+    """The scoreboard part of the vector; it changes only when a hand ends, so it is cached
+    on the game per player and number of hands played."""
+    cache = game.__dict__.setdefault("_observation_context", {})
+    key = (player, len(game.hand_history))
+    hit = cache.get(player)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    columns = game.rules.columns
+    layout = _slices(columns)
+    start = context_start(columns)
+    ctx = np.zeros(_size(columns) - start, dtype=np.float32)
+    opp = 1 - player
     board = game.scoreboard
     target = float(game.rules.target)
-    vec[layout["own_columns"]] = np.minimum(board.columns[player] / target, COLUMN_CLIP)
-    vec[layout["opponent_columns"]] = np.minimum(board.columns[opp] / target, COLUMN_CLIP)
-    for j, winner in enumerate(board.column_winners):
-        vec[layout["own_open"].start + j] = float(j < board.wins[player])
-        vec[layout["opponent_open"].start + j] = float(j < board.wins[opp])
-        vec[layout["won_by_me"].start + j] = float(winner == player)
-        vec[layout["won_by_opponent"].start + j] = float(winner == opp)
-    vec[layout["wins"]] = (min(board.wins[player] / 10.0, WINS_CLIP),
-                           min(board.wins[opp] / 10.0, WINS_CLIP))
-    return vec
+
+    def put(name: str, values) -> None:
+        sl = layout[name]
+        ctx[sl.start - start:sl.stop - start] = values
+
+    put("own_columns", np.minimum(board.columns[player] / target, COLUMN_CLIP))
+    put("opponent_columns", np.minimum(board.columns[opp] / target, COLUMN_CLIP))
+    winners = board.column_winners
+    put("own_open", [float(j < board.wins[player]) for j in range(columns)])
+    put("opponent_open", [float(j < board.wins[opp]) for j in range(columns)])
+    put("won_by_me", [float(w == player) for w in winners])
+    put("won_by_opponent", [float(w == opp) for w in winners])
+    put("wins", [min(board.wins[player] / 10.0, WINS_CLIP), min(board.wins[opp] / 10.0, WINS_CLIP)])
+    cache[player] = (key, ctx)
+    return ctx
 
 
 def _cards_of(v: np.ndarray) -> list[int]:

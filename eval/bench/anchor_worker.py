@@ -89,7 +89,9 @@ def brute_min_deadwood(hand: Sequence[int]) -> int:
                 cards = [suit * 13 + r for r in range(lo, hi)]
                 if not held.issuperset(cards):
                     break
-                melds.append((sum(1 << c for c in cards), sum(RANK_VALUES[r] for r in range(lo, hi))))
+                melds.append(
+                    (sum(1 << c for c in cards), sum(RANK_VALUES[r] for r in range(lo, hi)))
+                )
     for rank in range(13):
         same = [s * 13 + rank for s in range(4) if s * 13 + rank in held]
         for size in range(3, len(same) + 1):
@@ -210,8 +212,12 @@ def _discards(req: dict[str, Any], fn: Callable[[Any], int], convert: Callable) 
         return [fn(s) for s in subs]
 
     seconds, dw = _time_calls(per_hand, subsets, repeat)  # type: ignore[arg-type]
-    return {"seconds": seconds, "calls": 11 * len(hands) * repeat, "hands": len(hands) * repeat,
-            "deadwood": dw}
+    return {
+        "seconds": seconds,
+        "calls": 11 * len(hands) * repeat,
+        "hands": len(hands) * repeat,
+        "deadwood": dw,
+    }
 
 
 def cmd_discards_openspiel(req: dict[str, Any]) -> dict[str, Any]:
@@ -221,8 +227,12 @@ def cmd_discards_openspiel(req: dict[str, Any]) -> dict[str, Any]:
         hands = [[to_openspiel(c) for c in h] for h in _hands(req, 11)]
         repeat = int(req.get("repeat", 1))
         seconds, dw = _time_calls(utils.min_deadwood, hands, repeat)
-        return {"seconds": seconds, "calls": len(hands) * repeat, "hands": len(hands) * repeat,
-                "deadwood": dw}
+        return {
+            "seconds": seconds,
+            "calls": len(hands) * repeat,
+            "hands": len(hands) * repeat,
+            "deadwood": dw,
+        }
     return _discards(req, utils.min_deadwood, lambda h: [to_openspiel(c) for c in h])
 
 
@@ -324,8 +334,7 @@ def cmd_selfcheck(req: dict[str, Any]) -> dict[str, Any]:
     rl_fn = _rlcard_min_deadwood()
 
     # Card mappings: the same card must print as the same rank and suit in every numbering.
-    os_bad = [c for c in range(52)
-              if utils.card_string(to_openspiel(c)).upper() != card_text(c)]
+    os_bad = [c for c in range(52) if utils.card_string(to_openspiel(c)).upper() != card_text(c)]
     rl_bad = [c for c in range(52) if str(_rlcard_cards([c])[0]) != card_text(c)]
 
     dense_pool = [s * 13 + r for s in range(4) for r in range(7)]
@@ -341,8 +350,9 @@ def cmd_selfcheck(req: dict[str, Any]) -> dict[str, Any]:
             return
         entry["mismatch"] += 1
         if len(entry["examples"]) < 5:
-            entry["examples"].append({"hand": " ".join(card_text(c) for c in hand),
-                                      "anchor": got, "brute": want})
+            entry["examples"].append(
+                {"hand": " ".join(card_text(c) for c in hand), "anchor": got, "brute": want}
+            )
 
     for i in range(n):
         pool = dense_pool if i % 2 else list(range(52))
@@ -352,11 +362,17 @@ def cmd_selfcheck(req: dict[str, Any]) -> dict[str, Any]:
         record("openspiel10", hand, utils.min_deadwood([to_openspiel(c) for c in hand]), want)
         record("rlcard10", hand, rl_fn(_rlcard_cards(hand)), want)
         per_discard = [brute_min_deadwood(hand11[:j] + hand11[j + 1 :]) for j in range(11)]
-        os_loop = [utils.min_deadwood([to_openspiel(c) for c in hand11[:j] + hand11[j + 1 :]])
-                   for j in range(11)]
+        os_loop = [
+            utils.min_deadwood([to_openspiel(c) for c in hand11[:j] + hand11[j + 1 :]])
+            for j in range(11)
+        ]
         record("openspiel_loop11", hand11, os_loop, per_discard)
-        record("openspiel_min11", hand11, utils.min_deadwood([to_openspiel(c) for c in hand11]),
-               min(per_discard))
+        record(
+            "openspiel_min11",
+            hand11,
+            utils.min_deadwood([to_openspiel(c) for c in hand11]),
+            min(per_discard),
+        )
     uniform = _openspiel_chance_uniform(seed, max(1, n // 30))
     # "ok" covers what the benchmark commands compute. OpenSpiel's one-call 11-card
     # min_deadwood ("min11") is reported only: it takes one best 11-card meld group and then
@@ -364,8 +380,14 @@ def cmd_selfcheck(req: dict[str, Any]) -> dict[str, Any]:
     # tie (rare; OpenSpiel's own knock test uses it).
     timed = ("openspiel10", "rlcard10", "openspiel_loop11")
     ok = not os_bad and not rl_bad and uniform and all(checks[k]["mismatch"] == 0 for k in timed)
-    return {"ok": ok, "hands": n, "openspiel_mapping_bad": os_bad, "rlcard_mapping_bad": rl_bad,
-            "openspiel_chance_uniform": uniform, "checks": checks}
+    return {
+        "ok": ok,
+        "hands": n,
+        "openspiel_mapping_bad": os_bad,
+        "rlcard_mapping_bad": rl_bad,
+        "openspiel_chance_uniform": uniform,
+        "checks": checks,
+    }
 
 
 COMMANDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {

@@ -1,0 +1,89 @@
+"""The agent protocol and the registry that builds agents from names.
+
+Why a registry: tournaments run agents in worker processes, so an agent must be
+describable by a picklable name (plus keyword arguments) and built inside the worker.
+Every agent acts only on the observation dict the environment gives a player
+(``{"observation": float32 vector, "action_mask": int8[108]}``), never on the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """A policy on observation dicts: ``agent(obs) -> action id``; ``reset`` once per match."""
+
+    def __call__(self, observation: dict) -> int: ...
+
+    def reset(self, seed: int | None = None) -> None: ...
+
+
+AgentFactory = Callable[..., Agent]
+
+#: name -> factory(seed=..., **kwargs). Trained policies plug in with ``register_agent``.
+_REGISTRY: dict[str, AgentFactory] = {}
+#: prefix -> factory(argument, seed=..., **kwargs), for specs such as ``"ppo:runs/x/model.zip"``.
+_PREFIX_REGISTRY: dict[str, Callable[..., Agent]] = {}
+
+
+def register_agent(name: str, factory: AgentFactory) -> None:
+    """Make ``make_agent(name)`` build agents with ``factory(seed=..., **kwargs)``."""
+    _REGISTRY[name] = factory
+
+
+def register_agent_prefix(prefix: str, factory: Callable[..., Agent]) -> None:
+    """Make ``make_agent("prefix:ARG")`` call ``factory("ARG", seed=..., **kwargs)``.
+
+    This is the hook for trained-policy loaders, e.g. ``register_agent_prefix("ppo", load_ppo)``
+    so that ``"ppo:runs/x/model.zip"`` names an agent.
+    """
+    _PREFIX_REGISTRY[prefix] = factory
+
+
+def known_agents() -> list[str]:
+    """Registered names, and prefixes as ``"prefix:ARG"``."""
+    _ensure_builtin()
+    return sorted(_REGISTRY) + sorted(f"{p}:ARG" for p in _PREFIX_REGISTRY)
+
+
+def make_agent(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
+    """Build an agent from its name: ``"random"``, ``"simple"``, ``"expert"`` or ``"prefix:ARG"``.
+
+    Unknown names raise ``ValueError`` listing the known ones.
+    """
+    _ensure_builtin()
+    if name in _REGISTRY:
+        return _REGISTRY[name](seed=seed, **kwargs)
+    prefix, sep, arg = name.partition(":")
+    if sep and prefix in _PREFIX_REGISTRY:
+        return _PREFIX_REGISTRY[prefix](arg, seed=seed, **kwargs)
+    if sep and prefix == "ppo":
+        _try_load_ppo_hook()
+        if prefix in _PREFIX_REGISTRY:
+            return _PREFIX_REGISTRY[prefix](arg, seed=seed, **kwargs)
+    raise ValueError(f"unknown agent {name!r}; known: {known_agents()}")
+
+
+def _try_load_ppo_hook() -> None:
+    """Import ``agents.ppo`` (if someone added it) so that it can register the ``ppo`` prefix."""
+    try:
+        import importlib
+
+        importlib.import_module("agents.ppo")
+    except ImportError:
+        pass
+
+
+def _ensure_builtin() -> None:
+    if "random" in _REGISTRY:
+        return
+    from .expert import ExpertAgent
+    from .random_agent import RandomAgent
+    from .simple import SimpleAgent
+
+    _REGISTRY.setdefault("random", RandomAgent)
+    _REGISTRY.setdefault("simple", SimpleAgent)
+    _REGISTRY.setdefault("expert", ExpertAgent)

@@ -1,0 +1,176 @@
+"""Soak test (a script, not a test): random legal play through the engine, invariants checked
+after every action.
+
+    python -m eval.soak --hands 1000000 --workers 2
+
+Half the matches use uniform random legal actions; the other half take a legal knock
+whenever there is one, so showdowns, lay-offs, undercuts and column closes happen often.
+Checked after every action: all 52 cards are somewhere exactly once, hand sizes fit the
+phase, a legal action exists while the game runs, no decided column ever changes, a column
+is decided exactly when a total reaches the target, and every settled hand's points follow
+from its deadwoods (RULES.md §9). Every match must end (no hand cap).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from tqdm import tqdm
+
+from hgin_env.game import Game, Phase
+from hgin_env.rules import PROFILES, Rules
+
+HARD_CAP_HANDS = 50_000  # a match still running after this many hands counts as a violation
+
+
+@dataclass
+class SoakReport:
+    hands: int = 0
+    matches: int = 0
+    actions: int = 0
+    showdowns: int = 0
+    violations: list[str] = field(default_factory=list)
+
+    def merge(self, other: SoakReport) -> None:
+        self.hands += other.hands
+        self.matches += other.matches
+        self.actions += other.actions
+        self.showdowns += other.showdowns
+        self.violations += other.violations
+
+
+def _check_state(game: Game, frozen: dict[int, tuple[int, int]]) -> str | None:
+    if not game.card_count_ok():
+        return "cards not conserved"
+    board = game.scoreboard
+    for j, (a, b) in frozen.items():
+        if (int(board.columns[0, j]), int(board.columns[1, j])) != (a, b):
+            return f"decided column {j} changed"
+    for j, w in enumerate(board.column_winners):
+        top = board.columns[:, j]
+        if w is None and (top >= game.rules.target).any():
+            return f"column {j} reached the target but is undecided"
+        if w is not None and top[w] < game.rules.target:
+            return f"column {j} decided below the target"
+    if game.is_over:
+        return None
+    sizes = [game.hands[0].bit_count(), game.hands[1].bit_count()]
+    p = game.current_player
+    want = [10, 10]
+    if game.phase == Phase.DISCARD:
+        want[p] = 11
+    if sizes != want:
+        return f"hand sizes {sizes} in phase {game.phase.name}"
+    if not game.legal_actions():
+        return "no legal action while the game runs"
+    return None
+
+
+def _check_result(game: Game) -> str | None:
+    rec = game.hand_history[-1]
+    r = rec.result
+    rules = game.rules
+    if r.kind == "dead":
+        return None if len(game.hand_history) and rec.points == 0 else "dead hand scored"
+    k, d = r.knocker_deadwood, r.defender_deadwood
+    if r.kind == "gin":
+        expected = rules.gin_bonus + d
+    elif r.kind == "big_gin":
+        expected = (rules.big_gin_bonus or 0) + d
+    elif r.kind == "knock":
+        expected = d - k if k < d else -1
+    else:
+        expected = k - d + rules.undercut_bonus if d <= k else -1
+    if k > rec.knock_limit:
+        return f"knocked with {k} over the limit {rec.knock_limit}"
+    if expected * rec.multiplier != rec.points:
+        return f"hand {rec.number} {r.kind} K={k} D={d} scored {rec.points}, expected {expected}"
+    return None
+
+
+def soak_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> SoakReport:
+    report = SoakReport()
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        game = Game(rules=rules, seed=seed)
+        frozen: dict[int, tuple[int, int]] = {}
+        while not game.is_over:
+            legal = game.legal_actions()
+            if prefer_knock:
+                knocks = [a for a in legal if 52 <= a < 104]
+                legal = knocks or legal
+            hands_before = len(game.hand_history)
+            game.apply(legal[rng.integers(len(legal))])
+            report.actions += 1
+            if len(game.hand_history) > hands_before:
+                report.hands += 1
+                if game.hand_history[-1].kind != "dead":
+                    report.showdowns += 1
+                problem = _check_result(game)
+                if problem:
+                    report.violations.append(f"seed {seed}: {problem}")
+                for j, w in enumerate(game.scoreboard.column_winners):
+                    if w is not None and j not in frozen:
+                        frozen[j] = (int(game.scoreboard.columns[0, j]),
+                                     int(game.scoreboard.columns[1, j]))
+                if len(game.hand_history) >= HARD_CAP_HANDS:
+                    report.violations.append(f"seed {seed}: match did not end in {HARD_CAP_HANDS} hands")
+                    break
+            problem = _check_state(game, frozen)
+            if problem:
+                report.violations.append(f"seed {seed} action {report.actions}: {problem}")
+                break
+        report.matches += 1
+    return report
+
+
+def _worker(args: tuple[list[int], str, bool]) -> SoakReport:
+    seeds, profile, prefer_knock = args
+    rules = PROFILES[profile].replace(max_hands=0)
+    return soak_matches(seeds, rules, prefer_knock)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hands", type=int, default=1_000_000, help="stop after at least this many hands")
+    parser.add_argument("--workers", type=int, default=mp.cpu_count(), help="processes")
+    parser.add_argument("--profiles", nargs="+", default=sorted(PROFILES),
+                        help="rule profiles to cycle through (default: all)")
+    parser.add_argument("--chunk", type=int, default=4, help="matches per task")
+    parser.add_argument("--seed", type=int, default=0, help="first match seed")
+    args = parser.parse_args(argv)
+
+    total = SoakReport()
+    start = time.perf_counter()
+
+    # A finite task list (Pool consumes it eagerly): far more matches than needed, since
+    # every match has at least one hand; the pool is stopped once enough hands are done.
+    n_tasks = max(1, args.hands // args.chunk + 1)
+    tasks = [(list(range(args.seed + i * args.chunk, args.seed + (i + 1) * args.chunk)),
+              args.profiles[(i // 2) % len(args.profiles)], i % 2 == 1) for i in range(n_tasks)]
+
+    with mp.Pool(args.workers) as pool, tqdm(total=args.hands, unit="hand", smoothing=0.05) as bar:
+        for report in pool.imap_unordered(_worker, tasks):
+            total.merge(report)
+            bar.update(report.hands)
+            bar.set_postfix(matches=total.matches, violations=len(total.violations))
+            if total.hands >= args.hands:
+                pool.terminate()
+                break
+    elapsed = time.perf_counter() - start
+    print(f"hands {total.hands}  matches {total.matches}  actions {total.actions}  "
+          f"showdowns {total.showdowns}")
+    print(f"elapsed {elapsed:.0f} s  hands/s {total.hands / elapsed:.0f}  actions/s {total.actions / elapsed:.0f}")
+    print(f"violations {len(total.violations)}")
+    for v in total.violations[:20]:
+        print("  " + v)
+    return 1 if total.violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,522 @@
+"""Duplicate-deal tournaments between agents over whole Hollywood Gin matches.
+
+Why duplicate deals: the luck of the cards dwarfs skill differences over a few hundred
+matches. Every match seed is played twice with the seats swapped: ``Game(rules, seed)``
+deals the same cards (and draws the same first dealer) for the same seed, so each agent
+gets the other's cards in the second game. A duplicate pair is the statistical unit of
+the confidence interval (its two games are correlated). An agent against itself is then
+exactly 50% in expectation.
+
+Matches are played through the engine directly (``Game`` + ``observation.encode`` +
+``legal_action_mask``): agents only ever receive the observation dict of the player to
+act, as the environment would give it, but without the PettingZoo bookkeeping.
+
+Command line::
+
+    python -m eval.tournament --agents expert simple random --matches 2000 --workers 2 \\
+        --out runs/tournament_x --rules hollywood
+
+Python::
+
+    from eval.tournament import run_tournament
+    result = run_tournament(["expert", "simple"], matches=200, seed=0, workers=2)
+    print(result.markdown())
+    result.table()          # pandas DataFrame, one row per pair
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import math
+import multiprocessing as mp
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import make_agent
+from hgin_env.game import Game
+from hgin_env.observation import encode
+from hgin_env.rules import Rules, get_rules
+
+from .ratings import bradley_terry
+
+OUTCOME_KINDS = ("knock", "gin", "undercut")
+
+
+# --------------------------------------------------------------------------- agent specs
+@dataclass(frozen=True)
+class AgentSpec:
+    """A picklable recipe for an agent: a ``make_agent`` name, keyword arguments, a label.
+
+    Worker processes rebuild the agent from it, so any registered name works
+    (``"random"``, ``"simple"``, ``"expert"``, ``"ppo:PATH"`` once registered).
+    """
+
+    name: str
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    label: str = ""
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
+
+    def build(self, columns: int) -> Any:
+        """The agent, with ``columns`` passed when its factory accepts it."""
+        kwargs = dict(self.kwargs)
+        agent = _make_with_columns(self.name, columns, kwargs)
+        return agent
+
+
+def _make_with_columns(name: str, columns: int, kwargs: dict[str, Any]) -> Any:
+    try:
+        return make_agent(name, seed=None, columns=columns, **kwargs)
+    except TypeError as exc:  # a registered factory without a ``columns`` argument
+        if "columns" not in str(exc) or columns != 3:
+            raise
+        return make_agent(name, seed=None, **kwargs)
+
+
+def as_spec(agent: str | AgentSpec | tuple[str, dict]) -> AgentSpec:
+    """Accept ``"expert"``, ``"label=expert"``, ``("expert", {kwargs})`` or an AgentSpec."""
+    if isinstance(agent, AgentSpec):
+        return agent
+    if isinstance(agent, tuple):
+        name, kwargs = agent
+        label, sep, real = name.partition("=")
+        if sep:
+            return AgentSpec(real, tuple(sorted(kwargs.items())), label)
+        return AgentSpec(name, tuple(sorted(kwargs.items())), name)
+    if isinstance(agent, str):
+        label, sep, real = agent.partition("=")
+        if sep and ":" not in label:
+            return AgentSpec(real, (), label)
+        return AgentSpec(agent, (), agent)
+    raise TypeError(f"an agent spec must be a name, (name, kwargs) or AgentSpec, not {type(agent)}")
+
+
+def _derive_seed(*parts: int) -> int:
+    return int(np.random.SeedSequence([int(p) % (2**63) for p in parts]).generate_state(1)[0])
+
+
+def _reset(agent: Any, seed: int) -> None:
+    reset = getattr(agent, "reset", None)
+    if reset is None:
+        return
+    try:
+        has_seed = "seed" in inspect.signature(reset).parameters
+    except (TypeError, ValueError):
+        has_seed = False
+    if has_seed:
+        reset(seed=seed)
+    else:
+        reset()
+
+
+# --------------------------------------------------------------------------- one match
+def play_match(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules | str | dict | None,
+               label_a: str = "a", label_b: str = "b") -> dict[str, Any]:
+    """Play one whole match, agent A in seat ``a_seat``; returns one CSV row (from A's and B's view).
+
+    Agents get ``{"observation", "action_mask"}`` of the acting player and nothing else.
+    """
+    rules = get_rules(rules)
+    game = Game(rules=rules, seed=seed)
+    seat_of = {"a": a_seat, "b": 1 - a_seat}
+    players = [agent_a, agent_b] if a_seat == 0 else [agent_b, agent_a]
+    _reset(agent_a, _derive_seed(seed, 1))
+    _reset(agent_b, _derive_seed(seed, 2))
+    stats = {side: dict.fromkeys(("hands_won", "knock_wins", "gin_wins", "undercut_wins", "knocks",
+                                  "points", "illegal"), 0) for side in "ab"}
+    side_of = {seat_of["a"]: "a", seat_of["b"]: "b"}
+    dead = 0
+    start = time.perf_counter()
+    obs_buf = None
+    while not game.is_over:
+        player = game.current_player
+        obs_buf = encode(game, player)
+        obs = {"observation": obs_buf, "action_mask": game.legal_action_mask()}
+        action = int(players[player](obs))
+        record = game.apply(action)  # raises ValueError on an illegal action
+        if record is None:
+            continue
+        if record.knocker is None:
+            dead += 1
+            continue
+        knocker = side_of[record.knocker]
+        winner = side_of[record.winner]
+        stats[knocker]["knocks"] += 1
+        stats[winner]["hands_won"] += 1
+        stats[winner]["points"] += record.points
+        kind = record.kind
+        if kind in ("gin", "big_gin"):
+            stats[winner]["gin_wins"] += 1
+        elif kind == "undercut":
+            stats[winner]["undercut_wins"] += 1
+        else:
+            stats[winner]["knock_wins"] += 1
+    board = game.scoreboard
+    row: dict[str, Any] = {
+        "seed": seed, "agent_a": label_a, "agent_b": label_b, "a_seat": a_seat,
+        "player_0": label_a if a_seat == 0 else label_b,
+        "player_1": label_b if a_seat == 0 else label_a,
+    }
+    for j in range(board.num_columns):
+        row[f"a_col{j + 1}"] = int(board.columns[seat_of["a"], j])
+        row[f"b_col{j + 1}"] = int(board.columns[seat_of["b"], j])
+        w = board.column_winners[j]
+        row[f"col{j + 1}_winner"] = "" if w is None else (label_a if w == seat_of["a"] else label_b)
+    won = board.columns_won
+    row["a_columns_won"] = won[seat_of["a"]]
+    row["b_columns_won"] = won[seat_of["b"]]
+    mw = board.match_winner
+    row["winner"] = "draw" if mw is None else (label_a if mw == seat_of["a"] else label_b)
+    row["winner_side"] = "" if mw is None else side_of[mw]
+    row["hands"] = len(game.hand_history)
+    row["dead_hands"] = dead
+    row["truncated"] = bool(game.truncated)
+    for side in "ab":
+        for key, value in stats[side].items():
+            if key != "illegal":
+                row[f"{side}_{key}"] = value
+    row["seconds"] = round(time.perf_counter() - start, 4)
+    return row
+
+
+# --------------------------------------------------------------------------- workers
+def _run_chunk(task: tuple[AgentSpec, AgentSpec, list[int], dict]) -> list[dict[str, Any]]:
+    spec_a, spec_b, seeds, rules_dict = task
+    rules = Rules.from_dict(rules_dict)
+    agent_a = spec_a.build(rules.columns)
+    agent_b = spec_b.build(rules.columns)
+    rows = []
+    for seed in seeds:
+        for a_seat in (0, 1):
+            rows.append(play_match(agent_a, agent_b, seed, a_seat, rules, spec_a.display, spec_b.display))
+    return rows
+
+
+# --------------------------------------------------------------------------- statistics
+def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a proportion (draws counted as half a success)."""
+    if n == 0:
+        return (0.0, 1.0)
+    phat = successes / n
+    denom = 1 + z * z / n
+    centre = (phat + z * z / (2 * n)) / denom
+    half = z * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def duplicate_interval(scores_by_seed: Sequence[float], z: float = 1.96) -> tuple[float, float]:
+    """Normal interval of the mean score, each duplicate pair (one seed, both seatings) one unit."""
+    x = np.asarray(scores_by_seed, dtype=np.float64)
+    if x.size == 0:
+        return (0.0, 1.0)
+    if x.size == 1:
+        return (0.0, 1.0)
+    half = z * float(x.std(ddof=1)) / math.sqrt(x.size)
+    m = float(x.mean())
+    return (max(0.0, m - half), min(1.0, m + half))
+
+
+def summarize_pair(rows: Sequence[dict[str, Any]], label_a: str, label_b: str) -> dict[str, Any]:
+    """Win rate (duplicate-pair and Wilson 95% CIs), columns, hand outcomes for one pairing."""
+    n = len(rows)
+    score = [1.0 if r["winner_side"] == "a" else 0.5 if r["winner_side"] == "" else 0.0 for r in rows]
+    by_seed: dict[int, list[float]] = {}
+    for r, s in zip(rows, score, strict=True):
+        by_seed.setdefault(r["seed"], []).append(s)
+    seed_scores = [float(np.mean(v)) for v in by_seed.values()]
+    wins_a = sum(1 for r in rows if r["winner_side"] == "a")
+    wins_b = sum(1 for r in rows if r["winner_side"] == "b")
+    draws = n - wins_a - wins_b
+    rate = float(np.mean(score)) if n else float("nan")
+    lo, hi = duplicate_interval(seed_scores)
+    wlo, whi = wilson_interval(wins_a + 0.5 * draws, n)
+    hands = sum(r["hands"] for r in rows)
+    cols = sorted({k[2:] for r in rows[:1] for k in r if k.startswith("a_col") and k[5:].isdigit()})
+
+    def mean(key: str) -> float:
+        return float(np.mean([r[key] for r in rows])) if rows else float("nan")
+
+    out: dict[str, Any] = {
+        "agent_a": label_a, "agent_b": label_b, "matches": n, "seeds": len(by_seed),
+        "a_wins": wins_a, "b_wins": wins_b, "draws": draws,
+        "a_win_rate": rate, "ci_low": lo, "ci_high": hi, "wilson_low": wlo, "wilson_high": whi,
+        "a_columns_won": mean("a_columns_won"), "b_columns_won": mean("b_columns_won"),
+        "a_column_total": float(np.mean([[r["a_" + c] for c in cols] for r in rows])) if rows else 0.0,
+        "b_column_total": float(np.mean([[r["b_" + c] for c in cols] for r in rows])) if rows else 0.0,
+        "hands_per_match": mean("hands"),
+        "dead_rate": sum(r["dead_hands"] for r in rows) / hands if hands else 0.0,
+        "truncated": sum(1 for r in rows if r["truncated"]),
+        "seconds_per_match": mean("seconds"),
+    }
+    for side in "ab":
+        for kind in OUTCOME_KINDS:
+            key = f"{side}_{kind}_wins"
+            out[f"{side}_{kind}_rate"] = sum(r[key] for r in rows) / hands if hands else 0.0
+        out[f"{side}_points_per_hand"] = sum(r[f"{side}_points"] for r in rows) / hands if hands else 0.0
+    return out
+
+
+@dataclass
+class TournamentResult:
+    """All match rows of a tournament, with per-pair summaries and ratings."""
+
+    agents: list[str]
+    rows: list[dict[str, Any]]
+    rules_name: str
+    matches_per_pair: int
+    seed: int
+    pairs: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def pair_rows(self, a: str, b: str) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r["agent_a"] == a and r["agent_b"] == b]
+
+    def summaries(self) -> list[dict[str, Any]]:
+        """One summary dict per pair (see :func:`summarize_pair`)."""
+        return [summarize_pair(self.pair_rows(a, b), a, b) for a, b in self.pairs]
+
+    def table(self) -> Any:
+        """Per-pair summary as a pandas DataFrame (a list of dicts when pandas is missing)."""
+        data = self.summaries()
+        try:
+            import pandas as pd
+        except ImportError:
+            return data
+        return pd.DataFrame(data)
+
+    def matches(self) -> Any:
+        """Every match row as a pandas DataFrame (a list of dicts when pandas is missing)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            return list(self.rows)
+        return pd.DataFrame(self.rows)
+
+    def ratings(self, anchor: str | None = None) -> dict[str, float]:
+        """Bradley-Terry ratings on the Elo scale (anchor: ``random`` if present)."""
+        results = {}
+        for s in self.summaries():
+            results[(s["agent_a"], s["agent_b"])] = (s["a_wins"] + 0.5 * s["draws"],
+                                                     s["b_wins"] + 0.5 * s["draws"])
+        if anchor is None and "random" in self.agents:
+            anchor = "random"
+        return bradley_terry(self.agents, results, anchor=anchor)
+
+    def markdown(self) -> str:
+        """A markdown report: the pair table (win rate, CIs, columns, outcomes) and ratings."""
+        lines = [f"Rules `{self.rules_name}`, {self.matches_per_pair} matches per pair "
+                 f"({self.matches_per_pair // 2} duplicate seeds from {self.seed}, seats swapped).", ""]
+        lines.append("| A | B | matches | A match win % | 95% CI (dup. pairs) | 95% CI (Wilson) | "
+                     "columns won A–B | mean column total A–B | hands/match | "
+                     "A knock/gin/undercut % of hands | B knock/gin/undercut % of hands | dead % |")
+        lines.append("|" + "---|" * 12)
+        for s in self.summaries():
+            lines.append(
+                f"| {s['agent_a']} | {s['agent_b']} | {s['matches']} | {100 * s['a_win_rate']:.1f} | "
+                f"{100 * s['ci_low']:.1f}–{100 * s['ci_high']:.1f} | "
+                f"{100 * s['wilson_low']:.1f}–{100 * s['wilson_high']:.1f} | "
+                f"{s['a_columns_won']:.2f}–{s['b_columns_won']:.2f} | "
+                f"{s['a_column_total']:.1f}–{s['b_column_total']:.1f} | {s['hands_per_match']:.1f} | "
+                f"{_mix(s, 'a')} | {_mix(s, 'b')} | {100 * s['dead_rate']:.1f} |")
+        if len(self.agents) > 2:
+            lines += ["", "| agent | rating (Bradley–Terry, Elo scale) |", "|---|---|"]
+            for name, r in sorted(self.ratings().items(), key=lambda kv: -kv[1]):
+                lines.append(f"| {name} | {r:.0f} |")
+        return "\n".join(lines) + "\n"
+
+    def save(self, out: str | Path, plot: bool = True) -> dict[str, Path]:
+        """Write ``matches.csv``, ``summary.md``, ``summary.json`` and ``summary.png`` under ``out``."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"csv": out / "matches.csv", "markdown": out / "summary.md", "json": out / "summary.json"}
+        _write_csv(paths["csv"], self.rows)
+        paths["markdown"].write_text(self.markdown())
+        paths["json"].write_text(json.dumps({
+            "agents": self.agents, "rules": self.rules_name, "matches_per_pair": self.matches_per_pair,
+            "seed": self.seed, "seconds": self.seconds, "pairs": self.summaries(),
+            "ratings": self.ratings(),
+        }, indent=2))
+        if plot:
+            paths["plot"] = out / "summary.png"
+            plot_summary(self, paths["plot"])
+        return paths
+
+
+def _mix(s: dict[str, Any], side: str) -> str:
+    return "/".join(f"{100 * s[f'{side}_{k}_rate']:.1f}" for k in OUTCOME_KINDS)
+
+
+def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    import csv
+
+    keys: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def plot_summary(result: TournamentResult, path: str | Path) -> None:
+    """Win rates with 95% CI bars, and the hand outcome mix of each pair (Agg backend)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    summaries = result.summaries()
+    names = [f"{s['agent_a']} vs {s['agent_b']}" for s in summaries]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 1.2 + 0.6 * max(1, len(names))))
+    y = np.arange(len(names))
+    rate = np.array([s["a_win_rate"] for s in summaries])
+    err = np.array([[s["a_win_rate"] - s["ci_low"] for s in summaries],
+                    [s["ci_high"] - s["a_win_rate"] for s in summaries]])
+    ax1.barh(y, rate, xerr=err, color="tab:blue", capsize=4)
+    ax1.axvline(0.5, color="grey", linestyle="--", linewidth=1)
+    ax1.set_yticks(y, names)
+    ax1.set_xlim(0, 1)
+    ax1.set_xlabel("match win rate of A (95% CI, duplicate pairs)")
+    ax1.invert_yaxis()
+    parts = [(f"{side}_{k}_rate", f"{'A' if side == 'a' else 'B'} {k}") for side in "ab" for k in OUTCOME_KINDS]
+    parts.append(("dead_rate", "dead"))
+    left = np.zeros(len(names))
+    colors = ["#1f77b4", "#6baed6", "#c6dbef", "#d62728", "#fc9272", "#fee0d2", "#999999"]
+    for (key, label), color in zip(parts, colors, strict=True):
+        vals = np.array([s[key] for s in summaries])
+        ax2.barh(y, vals, left=left, label=label, color=color)
+        left += vals
+    ax2.set_yticks(y, names)
+    ax2.set_xlim(0, 1)
+    ax2.set_xlabel("share of hands")
+    ax2.invert_yaxis()
+    ax2.legend(fontsize=7, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- driver
+def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches: int = 200, seed: int = 0,
+                   workers: int | None = None, rules: Rules | str | dict | None = "hollywood",
+                   pairs: Iterable[tuple[int, int]] | None = None, chunk: int = 4,
+                   progress: bool = True) -> TournamentResult:
+    """Round-robin (or the given index ``pairs``) over ``matches`` duplicate matches per pair.
+
+    ``matches`` counts games: ``matches // 2`` seeds (``seed``, ``seed + 1``, ...), each
+    played with both seatings; an odd count is rounded up. Every pair plays the same
+    seeds. ``workers`` processes (default: all cores; 1 = in this process).
+    """
+    specs = [as_spec(a) for a in agents]
+    labels = [s.display for s in specs]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"agent labels must be distinct, got {labels}; name variants as 'label=name'")
+    if len(specs) < 2:
+        raise ValueError("a tournament needs at least two agents")
+    rules_obj = get_rules(rules)
+    n_seeds = max(1, math.ceil(matches / 2))
+    seeds = [seed + i for i in range(n_seeds)]
+    pair_idx = list(pairs) if pairs is not None else list(combinations(range(len(specs)), 2))
+    rules_dict = rules_obj.to_dict()
+    tasks = []
+    for i, j in pair_idx:
+        for k in range(0, n_seeds, chunk):
+            tasks.append((specs[i], specs[j], seeds[k:k + chunk], rules_dict))
+    workers = workers or os.cpu_count() or 1
+    total = 2 * n_seeds * len(pair_idx)
+    rows: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    bar = _progress(total, progress)
+    if workers <= 1:
+        for task in tasks:
+            got = _run_chunk(task)
+            rows.extend(got)
+            bar.update(len(got))
+    else:
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        with ctx.Pool(workers) as pool:
+            for got in pool.imap_unordered(_run_chunk, tasks):
+                rows.extend(got)
+                bar.update(len(got))
+    bar.close()
+    rows.sort(key=lambda r: (labels.index(r["agent_a"]), labels.index(r["agent_b"]), r["seed"], r["a_seat"]))
+    return TournamentResult(agents=labels, rows=rows, rules_name=rules_obj.name, matches_per_pair=2 * n_seeds,
+                            seed=seed, pairs=[(labels[i], labels[j]) for i, j in pair_idx],
+                            seconds=time.perf_counter() - start)
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="match", smoothing=0.05)
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m eval.tournament",
+        description="Duplicate-deal Hollywood Gin tournament: every pair of agents plays the same seeds "
+                    "twice with seats swapped; writes matches.csv, summary.md/json and summary.png.")
+    p.add_argument("--agents", nargs="+", required=True,
+                   help="agent specs: random, simple, expert, ppo:PATH (once registered); "
+                        "'label=name' names a variant (give its kwargs with --agent-kwargs)")
+    p.add_argument("--matches", type=int, default=200,
+                   help="matches per pair (two per seed, seats swapped; odd counts round up)")
+    p.add_argument("--seed", type=int, default=0, help="first match seed (seeds are seed, seed+1, ...)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (1 = run in this process)")
+    p.add_argument("--out", default="runs/tournament", help="output folder for CSV, markdown, JSON, plot")
+    p.add_argument("--rules", default="hollywood", help="rules profile name (see hgin_env.rules.PROFILES)")
+    p.add_argument("--agent-kwargs", default="{}",
+                   help='JSON object {label: {kwarg: value}} passed to make_agent, e.g. '
+                        '\'{"expert2": {"lookahead": 2.0}}\'')
+    p.add_argument("--vs-first", action="store_true",
+                   help="play only the first agent against each other one (not a full round-robin)")
+    p.add_argument("--chunk", type=int, default=4, help="seeds per worker task")
+    p.add_argument("--no-plot", action="store_true", help="skip the matplotlib plot")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> TournamentResult:
+    """Command-line entry point (see ``--help``)."""
+    args = _parse_args(argv)
+    extra = json.loads(args.agent_kwargs)
+    specs = []
+    for text in args.agents:
+        spec = as_spec(text)
+        kwargs = extra.get(spec.display, {})
+        specs.append(AgentSpec(spec.name, tuple(sorted(kwargs.items())), spec.display))
+    pairs = [(0, j) for j in range(1, len(specs))] if args.vs_first else None
+    result = run_tournament(specs, matches=args.matches, seed=args.seed, workers=args.workers,
+                            rules=args.rules, pairs=pairs, chunk=args.chunk, progress=not args.quiet)
+    paths = result.save(args.out, plot=not args.no_plot)
+    print(result.markdown())
+    print(f"{len(result.rows)} matches in {result.seconds:.1f} s; wrote " + ", ".join(str(p) for p in paths.values()))
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""Helpers shared by the tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hgin_env.game import Game
+
+
+def play_random(game: Game, rng: np.random.Generator, prefer_knock: bool = False) -> Game:
+    """Play uniformly random legal actions until the game is over.
+
+    With ``prefer_knock`` a legal knock is always taken (random play otherwise almost never
+    knocks, so matches run to hundreds of dead hands).
+    """
+    while not game.is_over:
+        legal = game.legal_actions()
+        if prefer_knock:
+            knocks = [a for a in legal if 52 <= a < 104]
+            if knocks:
+                legal = knocks
+        game.apply(legal[rng.integers(len(legal))])
+    return game
+
+
+def greedy_action(game: Game, rng: np.random.Generator) -> int:
+    """A quick engine-side player for tests: knock when legal, else keep deadwood lowest."""
+    from hgin_env import actions as A
+    from hgin_env.melds import cached_deadwood
+    from hgin_env.observation import take_deadwood
+
+    legal = game.legal_actions()
+    knocks = [a for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
+    if knocks:
+        return knocks[rng.integers(len(knocks))]
+    hand = game.hands[game.current_player]
+    if A.TAKE_DISCARD in legal:
+        if take_deadwood(hand, game.discard_pile[-1]) < cached_deadwood(hand):
+            return A.TAKE_DISCARD
+        return A.DRAW_STOCK if A.DRAW_STOCK in legal else A.PASS
+    if legal == [A.DRAW_STOCK]:
+        return A.DRAW_STOCK
+    after = game.deadwood_after_discard()
+    best = min(after[a] for a in legal if a < A.KNOCK)
+    options = [a for a in legal if a < A.KNOCK and after[a] == best]
+    return options[rng.integers(len(options))]
+
+
+def play_greedy(game: Game, rng: np.random.Generator) -> Game:
+    while not game.is_over:
+        game.apply(greedy_action(game, rng))
+    return game

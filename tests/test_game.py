@@ -1,0 +1,247 @@
+"""The state machine, stepped move by move on stacked decks (pgx style)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hgin_env import actions as A
+from hgin_env.cards import parse_card, parse_cards
+from hgin_env.game import Game, Phase, build_deck, replay
+from hgin_env.rules import PROFILES, Rules
+
+from helpers import play_greedy, play_random
+
+# RULES.md §10 worked example (000 §06): A holds 4♥5♥6♥ 9♣9♦9♠ A♣2♣3♣ K♦ and draws 7♥.
+GIN_HAND = "4H 5H 6H 9C 9D 9S AC 2C 3C KD"
+DEFENDER_18 = "JS JH JC 5D 6D 7D 8S 4S 3H 3D"  # deadwood 8 + 4 + 3 + 3 = 18
+
+
+def c(text: str) -> int:
+    return parse_card(text)
+
+
+def gin_game(**kw) -> Game:
+    deck = build_deck(GIN_HAND, DEFENDER_18, "QC", "7H")
+    return Game(deck=deck, first_dealer=0, single_hand=True, **kw)
+
+
+def test_first_upcard_offer_then_forced_stock_draw_then_gin():
+    g = gin_game()
+    assert (g.phase, g.current_player, g.dealer) == (Phase.FIRST_UPCARD, 1, 0)
+    assert g.legal_actions() == [A.TAKE_DISCARD, A.PASS]
+    assert len(g.stock) == 31 and g.discard_top == c("QC")
+    g.apply(A.PASS)  # non-dealer passes
+    assert (g.phase, g.current_player) == (Phase.FIRST_UPCARD, 0)
+    g.apply(A.PASS)  # dealer passes: the non-dealer must draw from the stock
+    assert (g.phase, g.current_player) == (Phase.DRAW, 1)
+    assert g.legal_actions() == [A.DRAW_STOCK]
+    g.apply(A.DRAW_STOCK)
+    assert g.phase == Phase.DISCARD and c("7H") in g.hand_cards(1)
+    legal = set(g.legal_actions())
+    # Discarding K♦ leaves gin; discarding 4♥ leaves K♦ alone (10): both knocks are legal.
+    assert {A.KNOCK + c("KD"), A.KNOCK + c("4H")} <= legal
+    assert A.KNOCK + c("9C") not in legal
+    record = g.apply(A.KNOCK + c("KD"))
+    assert record is not None and record.kind == "gin"
+    assert record.points == 25 + 18 and record.winner == 1 and record.knocker == 1
+    assert g.phase == Phase.HAND_OVER and g.is_over
+    assert g.scoreboard.columns[1].tolist() == [43, 0, 0]
+    assert g.card_count_ok()
+
+
+def test_taken_card_cannot_be_discarded_or_knocked_with():
+    g = gin_game()
+    g.apply(A.TAKE_DISCARD)  # non-dealer takes the upcard Q♣
+    assert g.phase == Phase.DISCARD and g.taken_card == c("QC")
+    legal = g.legal_actions()
+    assert A.DISCARD + c("QC") not in legal and A.KNOCK + c("QC") not in legal
+    assert A.KNOCK + c("KD") in legal  # deadwood 10 after discarding K♦ (Q♣ stays)
+    assert g.known_cards[1] == 1 << c("QC")
+    g.apply(A.DISCARD + c("KD"))
+    assert (g.phase, g.current_player) == (Phase.DRAW, 0)
+    assert g.legal_actions() == [A.DRAW_STOCK, A.TAKE_DISCARD]
+    assert g.discarded[1] == 1 << c("KD")
+
+
+def test_dealer_takes_upcard_after_non_dealer_passes():
+    g = gin_game()
+    g.apply(A.PASS)
+    g.apply(A.TAKE_DISCARD)
+    assert (g.phase, g.current_player) == (Phase.DISCARD, 0)
+    g.apply(A.DISCARD + c("8S"))
+    # Then the non-dealer plays a normal turn.
+    assert (g.phase, g.current_player) == (Phase.DRAW, 1)
+    assert g.legal_actions() == [A.DRAW_STOCK, A.TAKE_DISCARD]
+
+
+def test_illegal_action_names_it_and_the_legal_set():
+    g = gin_game()
+    with pytest.raises(ValueError, match=r"illegal action 104 \(draw\).*legal: 105 \(take\), 106 \(pass\)"):
+        g.apply(A.DRAW_STOCK)
+    with pytest.raises(ValueError, match="illegal action"):
+        g.apply(999)
+
+
+def _discard_until_dead(g: Game) -> None:
+    """Always draw from the stock and throw the drawn card (never knock)."""
+    while g.phase != Phase.HAND_OVER and not g.hand_history:
+        if g.phase == Phase.FIRST_UPCARD:
+            g.apply(A.PASS)
+        elif g.phase == Phase.DRAW:
+            g.apply(A.DRAW_STOCK)
+        else:
+            before = set(g.legal_actions())
+            drawn = [a for a in before if a < A.KNOCK]
+            g.apply(drawn[0])
+
+
+def test_dead_hand_when_two_stock_cards_remain():
+    g = gin_game()
+    _discard_until_dead(g)
+    rec = g.hand_history[0]
+    assert rec.kind == "dead" and rec.winner is None and rec.points == 0
+    assert len(g.stock) == 2 and g.scoreboard.dead_hands == 1
+    assert g.scoreboard.wins == [0, 0] and g.card_count_ok()
+
+
+@pytest.mark.parametrize("profile,same_dealer", [("hollywood", False), ("hollywood_classic", True),
+                                                 ("hollywood_winner_deals", True), ("gin_classic", True)])
+def test_dealer_after_dead_hand(profile, same_dealer):
+    deck = build_deck(GIN_HAND, DEFENDER_18, "QC", "7H")
+    g = Game(rules=profile, deck=deck, first_dealer=0, seed=1)
+    _discard_until_dead(g)
+    assert g.hand_number == 2
+    assert g.dealer == (0 if same_dealer else 1)
+
+
+@pytest.mark.parametrize("profile,next_dealer", [
+    ("hollywood", 1),  # alternate: dealer 0 -> 1
+    ("hollywood_classic", 0),  # loser deals: player 0 lost
+    ("hollywood_winner_deals", 1),  # winner deals: player 1 won
+])
+def test_dealer_rotation_after_a_win(profile, next_dealer):
+    deck = build_deck(GIN_HAND, DEFENDER_18, "QC", "7H")
+    g = Game(rules=profile, deck=deck, first_dealer=0, seed=3)
+    for a in (A.PASS, A.PASS, A.DRAW_STOCK, A.KNOCK + c("KD")):
+        g.apply(a)
+    assert g.hand_history[0].winner == 1
+    assert g.hand_number == 2 and g.dealer == next_dealer
+    assert g.phase == Phase.FIRST_UPCARD and g.current_player == 1 - next_dealer
+
+
+def test_oklahoma_knock_limit_and_spade_doubling():
+    deck = build_deck(GIN_HAND, DEFENDER_18, "7S", "7H")
+    g = Game(rules="oklahoma", deck=deck, first_dealer=0, single_hand=True)
+    assert (g.knock_limit, g.multiplier) == (7, 2)
+    g.apply(A.PASS)
+    g.apply(A.PASS)
+    g.apply(A.DRAW_STOCK)
+    legal = g.legal_actions()
+    assert A.KNOCK + c("KD") in legal and A.KNOCK + c("4H") not in legal  # 10 > 7
+    rec = g.apply(A.KNOCK + c("KD"))
+    assert rec.points == (25 + 18) * 2
+    ace = Game(rules=PROFILES["oklahoma"].replace(oklahoma_ace_gin_only=True),
+               deck=build_deck(GIN_HAND, DEFENDER_18, "AD"), first_dealer=0)
+    assert ace.knock_limit == 0 and ace.multiplier == 1
+    face = Game(rules="oklahoma", deck=build_deck(GIN_HAND, DEFENDER_18, "QD"), first_dealer=0)
+    assert face.knock_limit == 10
+
+
+def test_straight_gin_allows_only_gin():
+    deck = build_deck(GIN_HAND, DEFENDER_18, "QC", "7H")
+    g = Game(rules="straight_gin", deck=deck, first_dealer=0, single_hand=True)
+    for a in (A.PASS, A.PASS, A.DRAW_STOCK):
+        g.apply(a)
+    knocks = [a for a in g.legal_actions() if A.KNOCK <= a < A.DRAW_STOCK]
+    assert knocks == [A.KNOCK + c("KD")]
+
+
+def test_big_gin_option():
+    # 11 cards all melded after drawing 7H: 4H..7H, 9s, A23C, plus K♦ replaced by 8H.
+    hand = "4H 5H 6H 9C 9D 9S AC 2C 3C 8H"
+    rules = Rules(big_gin_bonus=31)
+    g = Game(rules=rules, deck=build_deck(hand, DEFENDER_18, "QC", "7H"), first_dealer=0,
+             single_hand=True)
+    for a in (A.PASS, A.PASS, A.DRAW_STOCK):
+        g.apply(a)
+    assert A.BIG_GIN in g.legal_actions()
+    rec = g.apply(A.BIG_GIN)
+    assert rec.kind == "big_gin" and rec.points == 31 + 18 and rec.knock_discard is None
+    assert g.card_count_ok()
+    plain = Game(deck=build_deck(hand, DEFENDER_18, "QC", "7H"), first_dealer=0)
+    for a in (A.PASS, A.PASS, A.DRAW_STOCK):
+        plain.apply(a)
+    assert A.BIG_GIN not in plain.legal_actions()
+
+
+def test_public_knowledge_tracking():
+    g = gin_game()
+    g.apply(A.TAKE_DISCARD)
+    g.apply(A.DISCARD + c("QC") if False else A.DISCARD + c("KD"))
+    g.apply(A.TAKE_DISCARD)  # dealer takes K♦
+    assert g.known_cards[0] == 1 << c("KD")
+    g.apply(A.DISCARD + c("8S"))
+    assert g.discarded[0] == 1 << c("8S")
+
+
+def test_replay_reproduces_match(rng):
+    g = play_random(Game(seed=7), rng, prefer_knock=True)
+    again = replay(None, 7, g.action_history)
+    assert again.scoreboard.columns.tolist() == g.scoreboard.columns.tolist()
+    assert [h.to_dict() for h in again.hand_history] == [h.to_dict() for h in g.hand_history]
+
+
+def test_same_seed_same_deal_and_first_dealer():
+    a, b = Game(seed=99), Game(seed=99)
+    assert a.hands == b.hands and a.stock == b.stock and a.dealer == b.dealer
+    assert Game(seed=100).hands != a.hands
+
+
+def test_cut_for_first_dealer_is_seeded():
+    dealers = {Game(rules="hollywood_classic", seed=s).dealer for s in range(20)}
+    assert dealers == {0, 1}
+    assert Game(rules="hollywood_classic", seed=5).dealer == Game(rules="hollywood_classic", seed=5).dealer
+
+
+def test_stacked_deck_validation():
+    with pytest.raises(ValueError, match="52 cards"):
+        Game(deck=list(range(51)))
+    with pytest.raises(ValueError, match="twice"):
+        build_deck(GIN_HAND, GIN_HAND, "QC")
+    with pytest.raises(ValueError, match="first_dealer"):
+        Game(first_dealer=2)
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_every_profile_plays_to_the_end(profile, rng):
+    for seed in range(3):
+        g = play_greedy(Game(rules=profile, seed=seed), rng)
+        assert g.phase == Phase.MATCH_OVER and g.scoreboard.match_over and not g.truncated
+        assert g.card_count_ok()
+        if profile == "hollywood_short":
+            assert len(g.scoreboard.decided_order) >= 1
+        else:
+            assert all(w is not None for w in g.scoreboard.column_winners)
+
+
+def test_single_game_profile_settlement(rng):
+    g = play_random(Game(rules="gin_classic", seed=4), rng, prefer_knock=True)
+    b = g.scoreboard
+    w = b.column_winners[0]
+    loser_total = int(b.columns[1 - w, 0])
+    bonus = 200 if loser_total == 0 else 100
+    assert b.settlement[w, 0] == bonus + 20 * b.boxes[w, 0]
+    assert b.settlement[1 - w, 0] == 20 * b.boxes[1 - w, 0]
+    assert g.match_winner == w
+
+
+def test_max_hands_truncates():
+    g = Game(rules=Rules(max_hands=3), seed=0)
+    play_random(g, np.random.default_rng(0))
+    assert g.truncated and g.phase == Phase.MATCH_OVER and len(g.hand_history) == 3
+    assert g.match_winner is None or g.scoreboard.match_over
+
+
+def test_parse_cards_helper_consistency():
+    assert parse_cards(GIN_HAND)[0] == c("4H")
