@@ -14,8 +14,10 @@ Why each ingredient is there:
 * **Take the upcard only when it pays**: it must sit in a meld and lower the deadwood, or
   lower the deadwood clearly more than an average stock draw would.
 * **Knock with judgement.** Gin always; otherwise knock early in the hand (the opponent's
-  deadwood is still high) or with low deadwood, and play on for gin in between: a low
-  deadwood hand that waits also undercuts an opponent who knocks too eagerly.
+  deadwood is still high, so undercuts are rare) and in the last stock cards (a dead hand
+  scores nothing), and play on for gin in between: a low-deadwood hand that waits scores
+  the gin bonus, and undercuts an opponent who knocks as soon as it may (25 + difference).
+  Tournament tuning against Simple: waiting beats knocking at 2 or 4 deadwood mid-hand.
 * **Match state.** When a small win would decide a column that matters (the match, or
   the last open one), take the safe knock instead of hunting for gin.
 """
@@ -40,11 +42,11 @@ class ExpertParams:
     """Tunable weights of :class:`ExpertAgent` (defaults from tournament tuning vs Simple)."""
 
     #: Weight of the expected deadwood improvement of the next draw in the discard score.
-    lookahead: float = 1.5
+    lookahead: float = 0.75
     #: Danger weight (deadwood points per unit probability that the opponent melds the card),
     #: at the start of a hand and added by its end (stock empty).
-    danger_early: float = 2.0
-    danger_late: float = 6.0
+    danger_early: float = 3.0
+    danger_late: float = 9.0
     #: Factor on the chance that the opponent holds a card that would meld with a card it
     #: declined or discarded.
     decline_factor: float = 0.5
@@ -52,13 +54,17 @@ class ExpertParams:
     swap_margin: float = 4.0
     #: Knock with any legal deadwood while the stock holds at least this many cards.
     knock_any_stock: int = 24
-    #: Later in the hand knock only with deadwood at most this (else play on for gin).
-    knock_late: int = 4
+    #: Between those, knock only with deadwood at most this (0: play on for gin).
+    knock_late: int = 0
     #: In the last cards of the stock, knock with any legal deadwood again (a dead hand
     #: scores nothing).
     knock_end_stock: int = 4
     #: Use the Hollywood match state (closing columns) in the knock decision.
     match_aware: bool = True
+    #: Points a plain knock is counted on to close a column of mine ...
+    small_win: float = 10.0
+    #: ... and points the opponent's next win may bring it (the threat to parry).
+    threat_win: float = 20.0
 
 
 class ExpertAgent:
@@ -133,8 +139,8 @@ class ExpertAgent:
         weight = p.danger_early + (p.danger_late - p.danger_early) * stage
         score = dw - p.lookahead * improve + weight * danger
         # Ties: throw the higher card (less deadwood if caught), then the lower id.
-        order = sorted(range(len(cards)), key=lambda i: (round(score[i], 9), -CARD_VALUES[cards[i]], cards[i]))
-        return A.DISCARD + cards[order[0]]
+        best = min(range(len(cards)), key=lambda i: (round(score[i], 9), -CARD_VALUES[cards[i]], cards[i]))
+        return A.DISCARD + cards[best]
 
     # ------------------------------------------------------------------ knock policy
     def _should_knock(self, view: ObsView, deadwood: int) -> bool:
@@ -145,22 +151,30 @@ class ExpertAgent:
             return True
         if deadwood <= p.knock_late:
             return True
-        if p.match_aware and self._small_win_decides(view):
+        if p.match_aware and self._match_point(view):
             return True
         return False
 
-    def _small_win_decides(self, view: ObsView) -> bool:
-        """Whether ~10 points would decide a column that ends or swings the match."""
-        need = 10.0
-        won = sum(view.won_by_me)
-        lost = sum(view.won_by_opponent)
-        wins_after = sum(view.own_open) + 1  # this win opens the next column
-        for j in range(len(view.own_columns)):
-            if view.won_by_me[j] or view.won_by_opponent[j] or j >= wins_after:
+    def _match_point(self, view: ObsView) -> bool:
+        """Whether one small won hand decides the match, for me or for the opponent.
+
+        Then the hand itself is what counts, not its size: knock as soon as it is legal
+        (my small win closes a column that gives me the majority; or the opponent's next win
+        would close one that gives it the majority, so this hand must not be lost).
+        """
+        p = self.params
+        n = len(view.own_columns)
+        majority = n // 2 + 1
+        mine, theirs = sum(view.won_by_me), sum(view.won_by_opponent)
+        my_reach = sum(view.own_open) + 1  # the next win also opens the next column
+        their_reach = sum(view.opponent_open) + 1
+        for j in range(n):
+            if view.won_by_me[j] or view.won_by_opponent[j]:
                 continue
-            if view.own_columns[j] + need >= 100:
-                if won + 1 >= 2 or lost >= 1:
-                    return True
+            if j < my_reach and view.own_columns[j] + p.small_win >= 100 and mine + 1 >= majority:
+                return True
+            if j < their_reach and view.opponent_columns[j] + p.threat_win >= 100 and theirs + 1 >= majority:
+                return True
         return False
 
     # ------------------------------------------------------------------ estimates

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -44,19 +45,13 @@ class SoakReport:
         self.violations += other.violations
 
 
-def _check_state(game: Game, frozen: dict[int, tuple[int, int]]) -> str | None:
+def _check_state(game: Game, frozen: dict[int, tuple[int, int]], hand_ended: bool) -> str | None:
     if not game.card_count_ok():
         return "cards not conserved"
-    board = game.scoreboard
-    for j, (a, b) in frozen.items():
-        if (int(board.columns[0, j]), int(board.columns[1, j])) != (a, b):
-            return f"decided column {j} changed"
-    for j, w in enumerate(board.column_winners):
-        top = board.columns[:, j]
-        if w is None and (top >= game.rules.target).any():
-            return f"column {j} reached the target but is undecided"
-        if w is not None and top[w] < game.rules.target:
-            return f"column {j} decided below the target"
+    if hand_ended or game.is_over:  # the scoreboard changes only when a hand ends
+        problem = _check_board(game, frozen)
+        if problem:
+            return problem
     if game.is_over:
         return None
     sizes = [game.hands[0].bit_count(), game.hands[1].bit_count()]
@@ -68,6 +63,20 @@ def _check_state(game: Game, frozen: dict[int, tuple[int, int]]) -> str | None:
         return f"hand sizes {sizes} in phase {game.phase.name}"
     if not game.legal_actions():
         return "no legal action while the game runs"
+    return None
+
+
+def _check_board(game: Game, frozen: dict[int, tuple[int, int]]) -> str | None:
+    board = game.scoreboard
+    for j, (a, b) in frozen.items():
+        if (int(board.columns[0, j]), int(board.columns[1, j])) != (a, b):
+            return f"decided column {j} changed"
+    for j, w in enumerate(board.column_winners):
+        top = board.columns[:, j]
+        if w is None and (top >= game.rules.target).any():
+            return f"column {j} reached the target but is undecided"
+        if w is not None and top[w] < game.rules.target:
+            return f"column {j} decided below the target"
     return None
 
 
@@ -107,7 +116,8 @@ def soak_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> SoakRepo
             hands_before = len(game.hand_history)
             game.apply(legal[rng.integers(len(legal))])
             report.actions += 1
-            if len(game.hand_history) > hands_before:
+            hand_ended = len(game.hand_history) > hands_before
+            if hand_ended:
                 report.hands += 1
                 if game.hand_history[-1].kind != "dead":
                     report.showdowns += 1
@@ -121,7 +131,7 @@ def soak_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> SoakRepo
                 if len(game.hand_history) >= HARD_CAP_HANDS:
                     report.violations.append(f"seed {seed}: match did not end in {HARD_CAP_HANDS} hands")
                     break
-            problem = _check_state(game, frozen)
+            problem = _check_state(game, frozen, hand_ended)
             if problem:
                 report.violations.append(f"seed {seed} action {report.actions}: {problem}")
                 break
@@ -154,15 +164,23 @@ def main(argv: list[str] | None = None) -> int:
     tasks = [(list(range(args.seed + i * args.chunk, args.seed + (i + 1) * args.chunk)),
               args.profiles[(i // 2) % len(args.profiles)], i % 2 == 1) for i in range(n_tasks)]
 
-    with mp.Pool(args.workers) as pool, tqdm(total=args.hands, unit="hand", smoothing=0.05) as bar:
-        for report in pool.imap_unordered(_worker, tasks):
-            total.merge(report)
-            bar.update(report.hands)
-            bar.set_postfix(matches=total.matches, violations=len(total.violations))
-            if total.hands >= args.hands:
-                pool.terminate()
-                break
+    # SIGTERM (e.g. a time limit) still prints the summary of what was checked so far.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    interrupted = False
+    try:
+        with mp.Pool(args.workers) as pool, tqdm(total=args.hands, unit="hand", smoothing=0.05) as bar:
+            for report in pool.imap_unordered(_worker, tasks):
+                total.merge(report)
+                bar.update(report.hands)
+                bar.set_postfix(matches=total.matches, violations=len(total.violations))
+                if total.hands >= args.hands:
+                    pool.terminate()
+                    break
+    except KeyboardInterrupt:
+        interrupted = True
     elapsed = time.perf_counter() - start
+    if interrupted:
+        print("interrupted: summary of the matches finished so far")
     print(f"hands {total.hands}  matches {total.matches}  actions {total.actions}  "
           f"showdowns {total.showdowns}")
     print(f"elapsed {elapsed:.0f} s  hands/s {total.hands / elapsed:.0f}  actions/s {total.actions / elapsed:.0f}")

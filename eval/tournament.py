@@ -391,7 +391,7 @@ def plot_summary(result: TournamentResult, path: str | Path) -> None:
     ax1.set_xlim(0, 1)
     ax1.set_xlabel("match win rate of A (95% CI, duplicate pairs)")
     ax1.invert_yaxis()
-    parts = [(f"{side}_{k}_rate", f"{'A' if side == 'a' else 'B'} {k}") for side in "ab" for k in OUTCOME_KINDS]
+    parts = [(f"{side}_{k}_rate", f"{side.upper()} {k}") for side in "ab" for k in OUTCOME_KINDS]
     parts.append(("dead_rate", "dead"))
     left = np.zeros(len(names))
     colors = ["#1f77b4", "#6baed6", "#c6dbef", "#d62728", "#fc9272", "#fee0d2", "#999999"]
@@ -514,7 +514,8 @@ def main(argv: Sequence[str] | None = None) -> TournamentResult:
                             rules=args.rules, pairs=pairs, chunk=args.chunk, progress=not args.quiet)
     paths = result.save(args.out, plot=not args.no_plot)
     print(result.markdown())
-    print(f"{len(result.rows)} matches in {result.seconds:.1f} s; wrote " + ", ".join(str(p) for p in paths.values()))
+    written = ", ".join(str(p) for p in paths.values())
+    print(f"{len(result.rows)} matches in {result.seconds:.1f} s; wrote {written}")
     return result
 
 

@@ -184,7 +184,9 @@ class SingleAgentEnv(gymnasium.Env):
 
 
 def episode_summary(aec: raw_env, learner: str) -> dict:
-    """Hollywood outcome of a finished episode from the learner's side (for loggers)."""
+    """Hollywood outcome of a finished episode from the learner's side (for loggers).
+
+    ``won``/``lost`` refer to the match, or to the hand when an episode is one hand."""
     game = aec.game
     assert game is not None
     me = aec.possible_agents.index(learner)
@@ -200,6 +202,8 @@ def episode_summary(aec: raw_env, learner: str) -> dict:
         else:
             kinds_opp[h.kind] += 1
     winner = board.match_winner
+    if game.single_hand and game.hand_history:  # a one-hand episode is won by the hand's winner
+        winner = game.hand_history[-1].winner
     return {
         "won": winner == me,
         "lost": winner == 1 - me,

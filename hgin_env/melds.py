@@ -22,6 +22,7 @@ import numpy as np
 
 from .cards import (
     CARD_VALUES,
+    NUM_CARDS,
     NUM_RANKS,
     RANK_VALUES,
     SUIT_BITS,
@@ -116,28 +117,135 @@ def _remove_sets(suits: tuple[int, ...], choice: tuple[tuple[int, int], ...]) ->
     return left
 
 
+def _build_run_capable() -> list[int]:
+    """For each 13-bit suit mask: the bits that belong to at least one 3-card run of the mask."""
+    out = [0] * (1 << NUM_RANKS)
+    for m in range(1 << NUM_RANKS):
+        three = m & m >> 1 & m >> 2  # bit r: r, r+1, r+2 all held
+        out[m] = three | three << 1 | three << 2
+    return out
+
+
+#: Cards of a suit mask that some run of that suit could use. A set rank none of whose cards
+#: is run-capable is always best taken as a full set (those cards are otherwise deadwood).
+RUN_CAPABLE = _build_run_capable()
+_RUN_CAPABLE = RUN_CAPABLE
+
+
+def _build_option_flags() -> list[tuple[tuple[int, int, int, int], ...]]:
+    """For a 4-bit suit pattern at a set rank: each set option as per-suit 0/1 removal flags."""
+    return [tuple(tuple(opt >> s & 1 for s in range(4)) for opt in opts) for opts in SET_OPTIONS]
+
+
+_OPTION_FLAGS = _build_option_flags()
+
+
 def deadwood_of_mask(mask: int) -> int:
-    """Exact minimum deadwood of a hand mask (any size up to 11 cards), uncached."""
-    suits = _suits(mask)
+    """Exact minimum deadwood of a hand mask (any size up to 11 cards), uncached.
+
+    Fast paths (same result as enumerating every set choice): no rank held three times is
+    four lookups; set ranks whose cards no run could use are taken as full sets; a single
+    remaining set rank has a closed form (suits are independent); two or three remaining
+    set ranks enumerate their set options.
+    """
     table = _RUN_DEADWOOD_LIST
-    set_ranks = _set_ranks(*suits)
-    if not set_ranks:
-        return table[suits[0]] + table[suits[1]] + table[suits[2]] + table[suits[3]]
-    best = 1 << 30
-    for choice in _set_choices(suits, set_ranks):
-        left = _remove_sets(suits, choice)
-        dw = table[left[0]] + table[left[1]] + table[left[2]] + table[left[3]]
+    s0 = mask & 0x1FFF
+    s1 = mask >> 13 & 0x1FFF
+    s2 = mask >> 26 & 0x1FFF
+    s3 = mask >> 39 & 0x1FFF
+    sr = (s0 & s1 & (s2 | s3)) | ((s0 | s1) & s2 & s3)
+    if not sr:
+        return table[s0] + table[s1] + table[s2] + table[s3]
+    cap = _RUN_CAPABLE[s0] | _RUN_CAPABLE[s1] | _RUN_CAPABLE[s2] | _RUN_CAPABLE[s3]
+    forced = sr & ~cap
+    if forced:
+        keep = ~forced
+        s0 &= keep
+        s1 &= keep
+        s2 &= keep
+        s3 &= keep
+        sr &= cap
+        if not sr:
+            return table[s0] + table[s1] + table[s2] + table[s3]
+    t0, t1, t2, t3 = table[s0], table[s1], table[s2], table[s3]
+    base = t0 + t1 + t2 + t3
+    if not sr & (sr - 1):  # one set rank left: each suit's change is independent
+        b = sr
+        keep = ~b
+        total = 0
+        most = 0  # best change to undo by leaving one suit out of a 4-card set
+        held = 0
+        if s0 & b:
+            d = table[s0 & keep] - t0
+            total += d
+            most = d if d > most else most
+            held += 1
+        if s1 & b:
+            d = table[s1 & keep] - t1
+            total += d
+            most = d if d > most else most
+            held += 1
+        if s2 & b:
+            d = table[s2 & keep] - t2
+            total += d
+            most = d if d > most else most
+            held += 1
+        if s3 & b:
+            d = table[s3 & keep] - t3
+            total += d
+            most = d if d > most else most
+            held += 1
+        if held == 4:
+            total -= most
+        return base + total if total < 0 else base
+    per_rank = []
+    while sr:
+        b = sr & -sr
+        sr ^= b
+        pattern = (s0 & b and 1) | (s1 & b and 2) | (s2 & b and 4) | (s3 & b and 8)
+        per_rank.append([(f0 * b, f1 * b, f2 * b, f3 * b) for f0, f1, f2, f3 in _OPTION_FLAGS[pattern]])
+    best = base
+    if len(per_rank) == 2:
+        first, second = per_rank
+        for a0, a1, a2, a3 in first:
+            for c0, c1, c2, c3 in second:
+                dw = (table[s0 & ~(a0 | c0)] + table[s1 & ~(a1 | c1)]
+                      + table[s2 & ~(a2 | c2)] + table[s3 & ~(a3 | c3)])
+                if dw < best:
+                    best = dw
+        return best
+    for choice in itertools.product(*per_rank):
+        r0 = r1 = r2 = r3 = 0
+        for a0, a1, a2, a3 in choice:
+            r0 |= a0
+            r1 |= a1
+            r2 |= a2
+            r3 |= a3
+        dw = table[s0 & ~r0] + table[s1 & ~r1] + table[s2 & ~r2] + table[s3 & ~r3]
         if dw < best:
             best = dw
     return best
+
+
 
 
 #: Cached minimum deadwood by mask: play revisits the same hands (knock checks, agents).
 cached_deadwood = lru_cache(maxsize=1 << 17)(deadwood_of_mask)
 
 
+_BIT_OF = {c: 1 << c for c in range(NUM_CARDS)}.__getitem__
+
+
 def min_deadwood(cards: Iterable[int] | str) -> int:
     """Minimum deadwood of a hand given as card ids or text, e.g. ``"4H 5H 6H KD"``."""
+    if type(cards) is tuple or type(cards) is list:
+        # Fast path for ids; anything unusual (bad ids, duplicates) goes through cards_to_mask.
+        try:
+            mask = sum(map(_BIT_OF, cards))
+        except (KeyError, TypeError):
+            mask = -1
+        if mask >= 0 and mask.bit_count() == len(cards):  # distinct ids add without carries
+            return deadwood_of_mask(mask)
     return deadwood_of_mask(cards_to_mask(cards))
 
 
@@ -212,39 +320,78 @@ def deadwood_after_discard(cards: Iterable[int] | str) -> dict[int, int]:
 
 
 # --------------------------------------------------------------------------- batched
+_SUIT_SHIFTS = np.array([0, 13, 26, 39], dtype=np.uint64)
+_RUN_DEADWOOD_64 = RUN_DEADWOOD.astype(np.int64)
+_RUN_CAPABLE_64 = np.array(RUN_CAPABLE, dtype=np.int64)
+
+
 def _suits_array(masks: np.ndarray) -> np.ndarray:
-    h = np.asarray(masks, dtype=np.uint64)
-    return np.stack([((h >> np.uint64(13 * s)) & np.uint64(SUIT_BITS)).astype(np.int64)
-                     for s in range(4)], axis=-1)
+    h = np.asarray(masks, dtype=np.uint64).reshape(-1, 1)
+    return ((h >> _SUIT_SHIFTS) & np.uint64(SUIT_BITS)).astype(np.int64)
 
 
 def min_deadwood_batch(hand_masks: np.ndarray | Iterable[int]) -> np.ndarray:
     """Minimum deadwood of each hand in an array of 52-bit masks (uint64), hands of <= 11 cards.
 
-    Returns an int16 array of the same shape.
+    Returns an int16 array of the same shape. The same fast paths as :func:`deadwood_of_mask`,
+    vectorised over whole columns (one array per suit): set ranks no run can use are taken as
+    full sets, one remaining set rank uses the closed form, and only the few hands left with
+    two or three set ranks enumerate their set choices.
     """
     masks = np.asarray(hand_masks, dtype=np.uint64)
     shape = masks.shape
-    suits = _suits_array(masks.reshape(-1))
-    out = RUN_DEADWOOD[suits].sum(axis=-1, dtype=np.int16)
-    a, b, c, d = suits.T
-    set_ranks = (a & b & (c | d)) | ((a | b) & c & d)
-    if set_ranks.any():
-        # Peel off up to three set ranks per hand; hands with k set ranks share 6**k combos.
-        ranks = np.full((len(suits), 4), -1, dtype=np.int64)
-        left = set_ranks.copy()
-        for k in range(4):
-            has = left != 0
-            ranks[has, k] = _LOWEST_BIT[left[has]]
-            left[has] &= left[has] - 1
-        if (ranks[:, 3] >= 0).any():
-            raise ValueError("min_deadwood_batch supports hands of at most 11 cards")
-        count = (ranks[:, :3] >= 0).sum(axis=1)
-        for k in (1, 2, 3):
-            idx = np.nonzero(count == k)[0]
+    h = masks.reshape(-1).view(np.int64)  # masks have 52 bits: the signed view is the same number
+    s0 = h & SUIT_BITS
+    s1 = (h >> 13) & SUIT_BITS
+    s2 = (h >> 26) & SUIT_BITS
+    s3 = (h >> 39) & SUIT_BITS
+    table = _RUN_DEADWOOD_64
+    set_ranks = (s0 & s1 & (s2 | s3)) | ((s0 | s1) & s2 & s3)
+    if not set_ranks.any():
+        return (table[s0] + table[s1] + table[s2] + table[s3]).astype(np.int16).reshape(shape)
+    x = set_ranks & (set_ranks - 1)
+    x &= x - 1
+    if (x & (x - 1)).any():
+        raise ValueError("min_deadwood_batch supports hands of at most 11 cards")
+    capable = _RUN_CAPABLE_64
+    capable = capable[s0] | capable[s1] | capable[s2] | capable[s3]
+    keep = ~(set_ranks & ~capable)  # forced full sets leave every suit
+    s0 &= keep
+    s1 &= keep
+    s2 &= keep
+    s3 &= keep
+    set_ranks &= capable
+    t0, t1, t2, t3 = table[s0], table[s1], table[s2], table[s3]
+    out = t0 + t1 + t2 + t3
+    # One set rank (its lowest bit; hands without any get zero changes): closed form.
+    bit = set_ranks & -set_ranks
+    keep = ~bit
+    d0 = table[s0 & keep] - t0
+    d1 = table[s1 & keep] - t1
+    d2 = table[s2 & keep] - t2
+    d3 = table[s3 & keep] - t3
+    total = d0 + d1 + d2 + d3
+    most = np.maximum(np.maximum(d0, d1), np.maximum(d2, d3))
+    np.maximum(most, 0, out=most)
+    most *= (s0 & s1 & s2 & s3 & bit) != 0  # only a 4-card set may leave one suit out
+    total -= most
+    np.minimum(total, 0, out=total)
+    out += total
+    multi = np.flatnonzero(set_ranks & (set_ranks - 1))
+    if multi.size:
+        sr = set_ranks[multi]
+        ranks = np.full((multi.size, 3), -1, dtype=np.int64)
+        for k in range(3):
+            has = sr != 0
+            ranks[has, k] = _LOWEST_BIT[sr[has]]
+            sr[has] &= sr[has] - 1
+        count = (ranks >= 0).sum(axis=1)
+        suits = np.stack([s0[multi], s1[multi], s2[multi], s3[multi]], axis=1)
+        for k in (2, 3):
+            idx = np.flatnonzero(count == k)
             if idx.size:
-                out[idx] = _batch_with_sets(suits[idx], ranks[idx, :k])
-    return out.reshape(shape)
+                out[multi[idx]] = _batch_with_sets(suits[idx], ranks[idx, :k])
+    return out.astype(np.int16).reshape(shape)
 
 
 def _batch_with_sets(suits: np.ndarray, ranks: np.ndarray) -> np.ndarray:

@@ -47,7 +47,7 @@ def test_registry() -> None:
         assert callable(agent) and hasattr(agent, "reset")
     with pytest.raises(ValueError, match="known"):
         make_agent("nonsense")
-    with pytest.raises(ValueError, match="random"):
+    with pytest.raises(ValueError):  # a missing checkpoint, or no ppo loader registered
         make_agent("ppo:/no/such/model.zip")
     with pytest.raises(ValueError, match="lookahead"):
         make_agent("expert", not_a_param=1)
@@ -167,4 +167,4 @@ def test_expert_always_goes_gin_and_random_is_uniform() -> None:
     counts = np.bincount([agent({"observation": None, "action_mask": mask}) for _ in range(600)],
                          minlength=A.NUM_ACTIONS)
     assert set(np.flatnonzero(counts)) == {3, 40, 104}
-    assert counts.min() > 150
+    assert counts[[3, 40, 104]].min() > 150

@@ -1,0 +1,168 @@
+"""Trained MaskablePPO policies as agents, and the checkpoint format they are saved in.
+
+A checkpoint is SB3's ``.zip`` with one extra member, ``hgin_meta.json``: the observation
+layout version and size, the rules version and options, and the env name. Loading refuses
+(``CheckpointError``, a ``ValueError``) a missing file, a corrupt zip, a zip without the
+metadata, or one trained for another observation layout or rules version, because such a
+policy would silently read the wrong inputs.
+
+    agent = make_agent("ppo:agents/policies/hgin_ppo.zip")   # or PPOAgent.load(path)
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hgin_env.observation import OBSERVATION_VERSION, ObservationLayout
+from hgin_env.rules import RULES_VERSION, Rules
+
+from .base import register_agent_prefix
+
+META_NAME = "hgin_meta.json"
+FORMAT = "hgin-maskable-ppo"
+#: The policy shipped with the package (trained by the command in README.md).
+SHIPPED_POLICY = Path(__file__).parent / "policies" / "hgin_ppo.zip"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used, with the reason."""
+
+
+def checkpoint_meta(rules: Rules, extra: dict | None = None) -> dict:
+    layout = ObservationLayout(rules.columns)
+    meta = {
+        "format": FORMAT,
+        "env": "hollywood_gin_v0",
+        "observation_version": OBSERVATION_VERSION,
+        "observation_size": layout.size,
+        "rules_version": RULES_VERSION,
+        "rules": rules.to_dict(),
+    }
+    meta.update(extra or {})
+    return meta
+
+
+def write_meta(path: str | Path, meta: dict) -> None:
+    """Add (or replace) the metadata member of a saved SB3 zip."""
+    path = Path(path)
+    with zipfile.ZipFile(path) as zf:
+        members = {n: zf.read(n) for n in zf.namelist() if n != META_NAME}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+        zf.writestr(META_NAME, json.dumps(meta, indent=2))
+
+
+def read_meta(path: str | Path) -> dict:
+    """The checkpoint's metadata, validated against this version of the environment."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            if META_NAME not in zf.namelist():
+                raise CheckpointError(f"{path} has no {META_NAME}: not a hgin_env checkpoint "
+                                      "(save models with train.ppo, which writes it)")
+            meta = json.loads(zf.read(META_NAME))
+    except zipfile.BadZipFile as exc:
+        raise CheckpointError(f"{path} is not a valid checkpoint zip (corrupt?): {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(f"{path}: {META_NAME} is corrupt: {exc}") from None
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: unknown checkpoint format {meta.get('format')!r}")
+    if meta.get("observation_version") != OBSERVATION_VERSION:
+        raise CheckpointError(
+            f"{path} was trained with observation layout version {meta.get('observation_version')}, "
+            f"this hgin_env uses version {OBSERVATION_VERSION}; retrain the policy")
+    if meta.get("rules_version") != RULES_VERSION:
+        raise CheckpointError(f"{path} was trained with rules version {meta.get('rules_version')}, "
+                              f"this hgin_env uses version {RULES_VERSION}; retrain the policy")
+    return meta
+
+
+class PPOAgent:
+    """A trained policy acting on observation dicts.
+
+    ``deterministic=True`` plays :func:`most_likely_move`; ``False`` samples the policy.
+    """
+
+    def __init__(self, model: Any, meta: dict, deterministic: bool = True, seed: int | None = None):
+        self.model = model
+        self.meta = meta
+        self.deterministic = deterministic
+        self.columns = int(meta["rules"]["columns"])
+        self.observation_size = int(meta["observation_size"])
+        self.rng = np.random.default_rng(seed)
+
+    @classmethod
+    def load(cls, path: str | Path = SHIPPED_POLICY, deterministic: bool = True,
+             seed: int | None = None, columns: int | None = None) -> PPOAgent:
+        meta = read_meta(path)
+        if columns is not None and columns != int(meta["rules"]["columns"]):
+            raise CheckpointError(f"{path} plays {meta['rules']['columns']} column(s), "
+                                  f"the environment has {columns}")
+        import torch
+        from sb3_contrib import MaskablePPO
+
+        torch.set_num_threads(1)
+        try:
+            model = MaskablePPO.load(str(path), device="cpu")
+        except Exception as exc:  # SB3 raises many kinds on damaged files
+            raise CheckpointError(f"{path} could not be loaded: {exc}") from exc
+        obs_shape = model.observation_space.shape
+        if obs_shape != (meta["observation_size"],):
+            raise CheckpointError(f"{path}: model observation shape {obs_shape} does not match its "
+                                  f"metadata ({meta['observation_size']})")
+        return cls(model, meta, deterministic=deterministic, seed=seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def _check(self, observation: dict) -> None:
+        size = observation["observation"].shape[-1]
+        if size != self.observation_size:
+            raise ValueError(f"observation has size {size}, the policy expects {self.observation_size}")
+
+    def action_probabilities(self, observation: dict) -> np.ndarray:
+        """The policy's probability of each of the 108 actions (0 where illegal)."""
+        import torch
+
+        self._check(observation)
+        policy = self.model.policy
+        obs_t, _ = policy.obs_to_tensor(observation["observation"])
+        mask = np.asarray(observation["action_mask"], dtype=bool)[None]
+        with torch.no_grad():
+            dist = policy.get_distribution(obs_t, action_masks=mask)
+            return dist.distribution.probs[0].cpu().numpy()
+
+    def __call__(self, observation: dict) -> int:
+        probs = self.action_probabilities(observation)
+        if self.deterministic:
+            return most_likely_move(probs)
+        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+
+
+#: Kinds of move: discard any card, knock with any card, draw, take, pass, big gin.
+MOVE_KINDS = ((0, 52), (52, 104), (104, 105), (105, 106), (106, 107), (107, 108))
+
+
+def most_likely_move(probs: np.ndarray) -> int:
+    """The deterministic choice: the kind of move with the most probability, then its most
+    likely card. A plain argmax over the 108 actions would under-pick knocking, whose mass is
+    split over every card one may knock with, against one favourite discard."""
+    kind = max(MOVE_KINDS, key=lambda k: probs[k[0]:k[1]].sum())
+    return int(kind[0] + np.argmax(probs[kind[0]:kind[1]]))
+
+
+def _load_spec(arg: str, seed: int | None = None, **kwargs: Any) -> PPOAgent:
+    path = Path(arg) if arg else SHIPPED_POLICY
+    return PPOAgent.load(path, seed=seed, **kwargs)
+
+
+register_agent_prefix("ppo", _load_spec)

@@ -1,0 +1,135 @@
+"""Training at toy size end to end, and the checkpoint format."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import pytest
+
+from agents.ppo import CheckpointError, PPOAgent, read_meta, write_meta
+from train.ppo import Args, parse_args, parse_mixture, train
+
+
+@pytest.fixture(scope="module")
+def toy_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    args = Args(run_name="toy", out_dir=str(out), total_timesteps=1024, n_envs=2, n_steps=256,
+                batch_size=128, n_epochs=1, eval_every=512, eval_matches=2, eval_opponents="simple",
+                checkpoint_every=512, self_play_every=512, opponents="simple:1,random:1",
+                episode="hand", progress_bar=False)
+    model_path = train(args)
+    return out / "toy", model_path
+
+
+def test_toy_training_writes_the_run_folder(toy_run):
+    run_dir, model_path = toy_run
+    assert model_path.exists()
+    for name in ("args.json", "progress.csv", "episodes.csv", "eval.csv", "learning_curve.png"):
+        assert (run_dir / name).exists(), name
+    assert list((run_dir / "tb").glob("events.out.tfevents.*"))
+    assert list((run_dir / "checkpoints").glob("*.zip"))
+    assert list((run_dir / "snapshots").glob("snapshot_*.zip"))
+    assert "eval/win_rate_vs_simple" in (run_dir / "progress.csv").read_text().splitlines()[0]
+    assert "charts/match_win_rate" in (run_dir / "progress.csv").read_text().splitlines()[0]
+    meta = read_meta(model_path)
+    assert meta["observation_size"] == 394 and meta["rules"]["columns"] == 3
+
+
+def test_reload_evaluate_and_resume(toy_run, tmp_path):
+    from train.callbacks import evaluate_against
+
+    run_dir, model_path = toy_run
+    agent = PPOAgent.load(model_path)
+    summary = evaluate_against(agent, "simple", matches=2, seed=0, rules="hollywood")
+    assert summary["matches"] == 2 and 0.0 <= summary["a_win_rate"] <= 1.0
+    ckpt = sorted((run_dir / "checkpoints").glob("*.zip"))[-1]
+    args = Args(run_name="resumed", out_dir=str(tmp_path), total_timesteps=256, n_envs=1, n_steps=256,
+                batch_size=128, n_epochs=1, eval_every=0, checkpoint_every=0, resume=str(ckpt),
+                progress_bar=False, vec_env="dummy")
+    assert train(args).exists()
+
+
+def test_checkpoints_are_refused_with_clear_messages(toy_run, tmp_path):
+    _, model_path = toy_run
+    with pytest.raises(CheckpointError, match="does not exist"):
+        PPOAgent.load(tmp_path / "missing.zip")
+    corrupt = tmp_path / "corrupt.zip"
+    corrupt.write_bytes(b"not a zip at all")
+    with pytest.raises(CheckpointError, match="corrupt"):
+        PPOAgent.load(corrupt)
+    bare = tmp_path / "bare.zip"
+    with zipfile.ZipFile(bare, "w") as zf:
+        zf.writestr("data", "{}")
+    with pytest.raises(CheckpointError, match="not a hgin_env checkpoint"):
+        PPOAgent.load(bare)
+    for key, value, message in (("observation_version", 99, "observation layout version"),
+                                ("rules_version", 99, "rules version")):
+        other = tmp_path / f"other_{key}.zip"
+        other.write_bytes(model_path.read_bytes())
+        meta = read_meta(model_path)
+        meta[key] = value
+        write_meta(other, meta)
+        with pytest.raises(CheckpointError, match=message):
+            PPOAgent.load(other)
+    broken = tmp_path / "broken_meta.zip"
+    broken.write_bytes(model_path.read_bytes())
+    with zipfile.ZipFile(broken, "a") as zf:
+        zf.writestr("hgin_meta.json", "{oops")
+    with pytest.raises(CheckpointError):
+        read_meta(broken)
+    with pytest.raises(CheckpointError, match="column"):
+        PPOAgent.load(model_path, columns=1)
+    assert json.loads(json.dumps(read_meta(model_path)))["format"] == "hgin-maskable-ppo"
+
+
+def test_agent_acts_legally_and_gives_probabilities(toy_run):
+    import numpy as np
+
+    from hgin_env.game import Game
+    from hgin_env.observation import encode
+
+    agent = PPOAgent.load(toy_run[1])
+    game = Game(seed=1)
+    for _ in range(30):
+        obs = {"observation": encode(game, game.current_player), "action_mask": game.legal_action_mask()}
+        probs = agent.action_probabilities(obs)
+        assert probs.sum() == pytest.approx(1.0, abs=1e-5) and (probs[obs["action_mask"] == 0] == 0).all()
+        game.apply(agent(obs))
+    assert np.isfinite(probs).all()
+
+
+def test_argument_parsing():
+    args = parse_args(["--total-timesteps", "5", "--no-progress-bar", "--opponents", "expert:2,simple"])
+    assert args.total_timesteps == 5 and args.progress_bar is False
+    assert parse_mixture(args.opponents) == (["expert", "simple"], [2.0, 1.0])
+    assert parse_mixture("ppo:runs/a/model.zip:0.5") == (["ppo:runs/a/model.zip"], [0.5])
+
+
+def test_imitation_records_teacher_and_warm_starts():
+    import numpy as np
+    from sb3_contrib import MaskablePPO
+
+    from train.envs import TrainingEnv
+    from train.imitation import collect, pretrain
+    from train.policy import CardAwarePolicy
+
+    demos = collect(2, teacher="simple", opponents=("random",), workers=1, progress=False)
+    assert len(demos) > 20 and demos.observations.shape[1] == 394
+    # Every recorded action is legal where it was taken.
+    assert demos.masks[np.arange(len(demos)), demos.actions].all()
+    model = MaskablePPO(CardAwarePolicy, TrainingEnv(["random"]), device="cpu", n_steps=64, batch_size=64)
+    first = pretrain(model, demos, epochs=1, progress=False)
+    last = pretrain(model, demos, epochs=3, progress=False)
+    assert last["loss"] < first["loss"]
+
+
+def test_demo_main_job_at_toy_size(tmp_path):
+    from train.demo import main
+
+    out = tmp_path / "demo"
+    assert main(["--timesteps", "256", "--imitation-matches", "2", "--matches", "2", "--n-envs", "1",
+                 "--opponents", "simple", "--out", str(out), "--no-shipped"]) == 0
+    for name in ("model.zip", "learning_curve.png", "results.png", "results.md"):
+        assert (out / name).exists(), name
+    assert "| demo agent | simple |" in (out / "results.md").read_text()

@@ -1,0 +1,226 @@
+"""SB3 callbacks: Hollywood outcome logging, periodic evaluation, self-play snapshots.
+
+Everything is written both to SB3's logger (TensorBoard ``charts/`` and ``eval/``, CSV
+``progress.csv``) and to plain CSV files in the run folder (``episodes.csv`` one row per
+finished match, ``eval.csv`` one row per evaluation), which the plots and notebooks read.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter, deque
+from pathlib import Path
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+HAND_KINDS = ("knock", "gin", "big_gin", "undercut")
+
+
+class _CsvWriter:
+    def __init__(self, path: Path, fields: list[str]):
+        self.path = path
+        self.fields = fields
+        new = not path.exists()
+        self.file = path.open("a", newline="")
+        self.writer = csv.DictWriter(self.file, fieldnames=fields, extrasaction="ignore")
+        if new:
+            self.writer.writeheader()
+
+    def write(self, row: dict) -> None:
+        self.writer.writerow(row)
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
+
+
+EPISODE_FIELDS = ["timesteps", "opponent", "won", "lost", "truncated", "columns_won", "columns_lost",
+                  "col1", "col2", "col3", "opp_col1", "opp_col2", "opp_col3", "hands", "dead_hands"] + \
+    [f"my_{k}" for k in HAND_KINDS] + [f"opp_{k}" for k in HAND_KINDS]
+
+
+class HollywoodLogger(BaseCallback):
+    """Logs match outcomes as they happen (rolling means over the last ``window`` matches)."""
+
+    def __init__(self, run_dir: Path, window: int = 100):
+        super().__init__()
+        self.run_dir = Path(run_dir)
+        self.recent: deque[dict] = deque(maxlen=window)
+        self.writer: _CsvWriter | None = None
+
+    def _on_training_start(self) -> None:
+        self.writer = _CsvWriter(self.run_dir / "episodes.csv", EPISODE_FIELDS)
+
+    def _on_step(self) -> bool:
+        for info in self.locals.get("infos", []):
+            summary = info.get("episode_summary")
+            if summary is None:
+                continue
+            row = self._row(summary, info.get("opponent_spec", ""))
+            self.recent.append(row)
+            assert self.writer is not None
+            self.writer.write(row)
+        return True
+
+    def _row(self, s: dict, opponent: str) -> dict:
+        cols = list(s["column_totals"]) + [0, 0, 0]
+        opp = list(s["opponent_column_totals"]) + [0, 0, 0]
+        row = {"timesteps": self.num_timesteps, "opponent": opponent, "won": int(s["won"]),
+               "lost": int(s["lost"]), "truncated": int(s["truncated"]), "columns_won": s["columns_won"],
+               "columns_lost": s["columns_lost"], "col1": cols[0], "col2": cols[1], "col3": cols[2],
+               "opp_col1": opp[0], "opp_col2": opp[1], "opp_col3": opp[2], "hands": s["hands"],
+               "dead_hands": s["dead_hands"]}
+        for k in HAND_KINDS:
+            row[f"my_{k}"] = s["hand_kinds"].get(k, 0)
+            row[f"opp_{k}"] = s["opponent_hand_kinds"].get(k, 0)
+        return row
+
+    def _on_rollout_end(self) -> None:
+        if not self.recent:
+            return
+        rows = list(self.recent)
+
+        def mean(key: str) -> float:
+            return float(np.mean([r[key] for r in rows]))
+
+        log = self.logger.record
+        log("charts/match_win_rate", mean("won"))
+        log("charts/columns_won", mean("columns_won"))
+        log("charts/columns_lost", mean("columns_lost"))
+        for j in (1, 2, 3):
+            log(f"charts/column{j}_total", mean(f"col{j}"))
+            log(f"charts/opponent_column{j}_total", mean(f"opp_col{j}"))
+        log("charts/hands_per_match", mean("hands"))
+        hands = max(1.0, sum(r["hands"] for r in rows))
+        log("charts/dead_hand_rate", sum(r["dead_hands"] for r in rows) / hands)
+        for k in HAND_KINDS:
+            log(f"charts/my_{k}_rate", sum(r[f"my_{k}"] for r in rows) / hands)
+            log(f"charts/opp_{k}_rate", sum(r[f"opp_{k}"] for r in rows) / hands)
+        by_opp: Counter[str] = Counter()
+        wins: Counter[str] = Counter()
+        for r in rows:
+            by_opp[r["opponent"]] += 1
+            wins[r["opponent"]] += r["won"]
+        for opp, n in by_opp.items():
+            if not opp.startswith("ppo:"):
+                log(f"charts/win_rate_vs_{opp}", wins[opp] / n)
+
+    def _on_training_end(self) -> None:
+        if self.writer:
+            self.writer.close()
+
+
+class PeriodicEval(BaseCallback):
+    """Every ``every`` steps: duplicate matches against each heuristic with the tournament
+    harness (masks respected, deterministic policy); logs ``eval/win_rate_vs_*``."""
+
+    def __init__(self, run_dir: Path, every: int, matches: int, opponents: list[str], rules: object,
+                 seed: int = 10_000):
+        super().__init__()
+        self.run_dir = Path(run_dir)
+        self.every = every
+        self.matches = matches
+        self.opponents = opponents
+        self.rules = rules
+        self.seed = seed
+        self.last = 0
+        self.writer: _CsvWriter | None = None
+
+    def _on_training_start(self) -> None:
+        self.writer = _CsvWriter(self.run_dir / "eval.csv",
+                                 ["timesteps", "opponent", "matches", "win_rate", "ci_low", "ci_high",
+                                  "columns_won", "hands_per_match"])
+        self.last = self.num_timesteps
+
+    def _on_step(self) -> bool:
+        if self.every and self.num_timesteps - self.last >= self.every:
+            self.last = self.num_timesteps
+            self.evaluate()
+        return True
+
+    def evaluate(self) -> dict[str, float]:
+        from agents.ppo import PPOAgent, checkpoint_meta
+
+        agent = PPOAgent(self.model, checkpoint_meta(self.rules))
+        out = {}
+        for opp in self.opponents:
+            summary = evaluate_against(agent, opp, matches=self.matches, seed=self.seed, rules=self.rules)
+            out[opp] = summary["a_win_rate"]
+            self.logger.record(f"eval/win_rate_vs_{opp}", summary["a_win_rate"])
+            assert self.writer is not None
+            self.writer.write({"timesteps": self.num_timesteps, "opponent": opp,
+                               "matches": summary["matches"], "win_rate": summary["a_win_rate"],
+                               "ci_low": summary["ci_low"], "ci_high": summary["ci_high"],
+                               "columns_won": summary["a_columns_won"],
+                               "hands_per_match": summary["hands_per_match"]})
+        self.logger.dump(self.num_timesteps)
+        return out
+
+    def _on_training_end(self) -> None:
+        if self.writer:
+            self.writer.close()
+
+
+def evaluate_against(agent: object, opponent: str, matches: int, seed: int, rules: object) -> dict:
+    """Duplicate matches (each seed twice, seats swapped) in this process, via the tournament
+    harness's ``play_match``; returns its pair summary with the agent as side A."""
+    from agents.base import make_agent
+    from eval.tournament import play_match, summarize_pair
+    from hgin_env.rules import get_rules
+
+    rules = get_rules(rules)
+    opp = make_agent(opponent, seed=seed, columns=rules.columns)
+    rows = [play_match(agent, opp, s, seat, rules, "learner", opponent)
+            for s in range(seed, seed + max(1, matches // 2)) for seat in (0, 1)]
+    summary = summarize_pair(rows, "learner", opponent)
+    for side in "ab":  # mean final total of each column
+        summary[f"{side}_columns"] = [sum(r[f"{side}_col{j + 1}"] for r in rows) / len(rows)
+                                      for j in range(rules.columns)]
+    return summary
+
+
+class SelfPlaySnapshots(BaseCallback):
+    """Every ``every`` steps: save a frozen copy of the learner and put it in the opponent
+    pool (the newest ``pool_size`` snapshots share ``weight`` of the opponent draws)."""
+
+    def __init__(self, run_dir: Path, every: int, pool_size: int, weight: float,
+                 base_specs: list[str], base_weights: list[float], meta: dict):
+        super().__init__()
+        self.dir = Path(run_dir) / "snapshots"
+        self.every = every
+        self.pool_size = pool_size
+        self.weight = weight
+        self.base_specs = base_specs
+        self.base_weights = base_weights
+        self.meta = meta
+        self.snapshots: list[str] = []
+        self.last = 0
+
+    def _on_training_start(self) -> None:
+        self.last = self.num_timesteps
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.snapshots = sorted(str(p) for p in self.dir.glob("snapshot_*.zip"))[-self.pool_size:]
+        if self.snapshots:
+            self._update_pool()
+
+    def _on_step(self) -> bool:
+        if self.every and self.weight > 0 and self.num_timesteps - self.last >= self.every:
+            self.last = self.num_timesteps
+            from agents.ppo import write_meta
+
+            path = self.dir / f"snapshot_{self.num_timesteps:09d}.zip"
+            self.model.save(str(path))
+            write_meta(path, self.meta)
+            self.snapshots = (self.snapshots + [str(path)])[-self.pool_size:]
+            self._update_pool()
+        return True
+
+    def _update_pool(self) -> None:
+        specs = self.base_specs + [f"ppo:{p}" for p in self.snapshots]
+        base_total = sum(self.base_weights)
+        share = self.weight / len(self.snapshots)
+        weights = [w / base_total * (1 - self.weight) for w in self.base_weights] + \
+            [share] * len(self.snapshots)
+        self.training_env.env_method("set_opponent_specs", specs, weights)
+        self.logger.record("charts/self_play_pool", len(self.snapshots))

@@ -1,0 +1,206 @@
+"""Train a MaskablePPO agent for Hollywood Gin (readable top to bottom, one folder per run).
+
+    python -m train.ppo --total-timesteps 2000000 --run-name my_run
+
+A run folder ``runs/<run-name>/`` holds:
+    args.json            the arguments of the run
+    tb/                  TensorBoard logs (SB3's losses under train/, Hollywood outcomes
+                         under charts/, evaluations under eval/)
+    progress.csv         the same scalars as CSV (SB3's logger)
+    episodes.csv         one row per finished training match (outcome, columns, hand kinds)
+    eval.csv             periodic duplicate-match evaluations against the heuristics
+    checkpoints/         periodic checkpoints (resume with --resume PATH)
+    snapshots/           frozen copies used as self-play opponents
+    model.zip            the final policy (a checkpoint with hgin_meta.json inside)
+    learning_curve.png   win rates over training (``python -m train.plots RUN_DIR``)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Args:
+    run_name: str = field(default="", metadata={"help": "run folder name (default: ppo_<seed>_<time>)"})
+    out_dir: str = field(default="runs", metadata={"help": "parent folder of run folders"})
+    seed: int = field(default=0, metadata={"help": "seed of the environments and the network"})
+    total_timesteps: int = field(default=1_000_000, metadata={"help": "learner decisions to train for"})
+    n_envs: int = field(default=4, metadata={"help": "parallel environments"})
+    vec_env: str = field(default="subproc", metadata={"help": "'subproc' (processes) or 'dummy' (in-process)"})
+    rules: str = field(default="hollywood", metadata={"help": "rules profile name"})
+    episode: str = field(default="match", metadata={"help": "'match' (whole Hollywood match) or 'hand'"})
+    reward: str = field(default="points", metadata={
+        "help": "env reward: 'points' (hand points/100), 'columns' or 'match' (+-1)"})
+    match_bonus: float = field(default=1.0, metadata={
+        "help": "extra +-reward at match end when reward is 'points' or 'columns'"})
+    opponents: str = field(default="simple:0.5,expert:0.5", metadata={
+        "help": "opponent mixture 'name:weight,...' (random, simple, expert, ppo:PATH)"})
+    self_play_every: int = field(default=0, metadata={
+        "help": "add a frozen snapshot of the learner to the opponent pool every N steps (0 = off)"})
+    self_play_pool: int = field(default=5, metadata={"help": "newest snapshots kept in the pool"})
+    self_play_weight: float = field(default=0.3, metadata={"help": "share of matches against snapshots"})
+    imitation_matches: int = field(default=0, metadata={
+        "help": "warm start: clone the teacher's play over N matches before PPO (0 = off)"})
+    imitation_teacher: str = field(default="expert", metadata={"help": "agent to imitate"})
+    imitation_epochs: int = field(default=4, metadata={"help": "epochs over the recorded decisions"})
+    learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate"})
+    n_steps: int = field(default=1024, metadata={"help": "rollout steps per environment per update"})
+    batch_size: int = field(default=512, metadata={"help": "minibatch size"})
+    n_epochs: int = field(default=4, metadata={"help": "PPO epochs per update"})
+    gamma: float = field(default=0.995, metadata={"help": "discount factor"})
+    gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
+    clip_range: float = field(default=0.2, metadata={"help": "PPO clip range"})
+    ent_coef: float = field(default=0.01, metadata={"help": "entropy bonus"})
+    policy: str = field(default="card", metadata={"help": "'card' (card-aware network) or 'mlp'"})
+    eval_every: int = field(default=100_000, metadata={"help": "evaluate every N steps (0 = off)"})
+    eval_matches: int = field(default=100, metadata={"help": "duplicate matches per heuristic per evaluation"})
+    eval_opponents: str = field(default="random,simple,expert", metadata={"help": "heuristics to evaluate against"})
+    checkpoint_every: int = field(default=200_000, metadata={"help": "save a checkpoint every N steps (0 = off)"})
+    resume: str = field(default="", metadata={"help": "checkpoint .zip to continue training from"})
+    progress_bar: bool = field(default=True, metadata={"help": "show a progress bar"})
+    torch_threads: int = field(default=1, metadata={"help": "torch CPU threads (1 avoids contention)"})
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for f in dataclasses.fields(Args):
+        flag = "--" + f.name.replace("_", "-")
+        if f.type in ("bool", bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default,
+                                help=f.metadata["help"])
+        else:
+            kind = {"int": int, "float": float, "str": str}[str(f.type)]
+            parser.add_argument(flag, type=kind, default=f.default,
+                                help=f"{f.metadata['help']} (default: {f.default})")
+    return Args(**vars(parser.parse_args(argv)))
+
+
+def parse_mixture(text: str) -> tuple[list[str], list[float]]:
+    """'simple:0.5,expert:0.5' -> (['simple', 'expert'], [0.5, 0.5]); 'ppo:PATH:0.2' works too."""
+    specs, weights = [], []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, weight = part.rpartition(":")
+        try:
+            w = float(weight)
+        except ValueError:
+            name, w = part, 1.0
+        if not name:
+            name, w = part, 1.0
+        specs.append(name)
+        weights.append(w)
+    if not specs:
+        raise ValueError(f"no opponents in {text!r}")
+    return specs, weights
+
+
+def train(args: Args) -> Path:
+    """Run one training; returns the path of the final model."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+    from stable_baselines3.common.logger import Logger, make_output_format
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    from agents.ppo import checkpoint_meta, write_meta
+    from hgin_env.rules import get_rules
+    from train.callbacks import HollywoodLogger, PeriodicEval, SelfPlaySnapshots
+    from train.envs import TrainingEnv
+    from train.policy import CardAwarePolicy
+
+    torch.set_num_threads(args.torch_threads)
+    rules = get_rules(args.rules)
+    run_name = args.run_name or f"ppo_{args.seed}_{time.strftime('%Y%m%d_%H%M%S')}"
+    run_dir = Path(args.out_dir) / run_name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
+    meta = checkpoint_meta(rules, {"run": run_name, "args": dataclasses.asdict(args)})
+
+    # 1. Environments: the learner against a mixture of opponents, one seat at random.
+    specs, weights = parse_mixture(args.opponents)
+
+    def make_env(rank: int):
+        def thunk():
+            env = TrainingEnv(specs, weights, rules=rules, reward=args.reward,
+                              match_bonus=args.match_bonus, episode=args.episode,
+                              seed=args.seed * 100 + rank)
+            env = Monitor(env)
+            env.reset(seed=args.seed * 100 + rank)
+            return env
+        return thunk
+
+    vec_cls = SubprocVecEnv if args.vec_env == "subproc" and args.n_envs > 1 else DummyVecEnv
+    envs = vec_cls([make_env(i) for i in range(args.n_envs)])
+
+    # 2. The agent (or a checkpoint to resume).
+    if args.resume:
+        from agents.ppo import read_meta
+
+        read_meta(args.resume)  # refuses incompatible checkpoints with a clear message
+        model = MaskablePPO.load(args.resume, env=envs, device="cpu")
+    else:
+        policy = CardAwarePolicy if args.policy == "card" else "MlpPolicy"
+        policy_kwargs = {"columns": rules.columns} if args.policy == "card" else {"net_arch": [256, 256]}
+        model = MaskablePPO(policy, envs, learning_rate=args.learning_rate, n_steps=args.n_steps,
+                            batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
+                            gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
+                            policy_kwargs=policy_kwargs, seed=args.seed, device="cpu", verbose=0)
+    # 2b. Optionally warm-start by imitating a heuristic (train/imitation.py says why).
+    if args.imitation_matches and not args.resume:
+        from train.imitation import collect, pretrain
+
+        demos = collect(args.imitation_matches, teacher=args.imitation_teacher, rules=rules,
+                        gamma=args.gamma, match_bonus=args.match_bonus, seed=10_000_000 + args.seed,
+                        workers=max(1, args.n_envs), progress=args.progress_bar)
+        stats = pretrain(model, demos, epochs=args.imitation_epochs, seed=args.seed,
+                         progress=args.progress_bar)
+        stats["decisions"] = len(demos)
+        (run_dir / "imitation.json").write_text(json.dumps(stats, indent=2))
+        model.save(str(run_dir / "model_imitation.zip"))
+        write_meta(run_dir / "model_imitation.zip", meta)
+    model.set_logger(Logger(str(run_dir), [make_output_format("csv", str(run_dir)),
+                                           make_output_format("tensorboard", str(run_dir / "tb"))]))
+
+    # 3. Callbacks: outcome logging, evaluation, checkpoints, self-play.
+    callbacks = [HollywoodLogger(run_dir)]
+    if args.eval_every:
+        callbacks.append(PeriodicEval(run_dir, args.eval_every, args.eval_matches,
+                                      [o for o in args.eval_opponents.split(",") if o], rules))
+    if args.checkpoint_every:
+        callbacks.append(CheckpointCallback(max(1, args.checkpoint_every // args.n_envs),
+                                            str(run_dir / "checkpoints"), name_prefix="ppo"))
+    if args.self_play_every:
+        callbacks.append(SelfPlaySnapshots(run_dir, args.self_play_every, args.self_play_pool,
+                                           args.self_play_weight, specs, weights, meta))
+
+    # 4. Learn, save with metadata, plot.
+    model.learn(total_timesteps=args.total_timesteps, callback=CallbackList(callbacks),
+                progress_bar=args.progress_bar, reset_num_timesteps=not args.resume)
+    model_path = run_dir / "model.zip"
+    model.save(str(model_path))
+    write_meta(model_path, meta)
+    for ckpt in (run_dir / "checkpoints").glob("*.zip"):
+        write_meta(ckpt, meta)
+    envs.close()
+    from train.plots import plot_learning_curves
+
+    plot_learning_curves(run_dir)
+    return model_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    path = train(args)
+    print(f"saved {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
