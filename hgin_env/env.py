@@ -218,13 +218,15 @@ class raw_env(AECEnv, EzPickle):
         self.agent_selection = self.possible_agents[self.game.current_player]
 
     def observe(self, agent: str) -> dict:
-        assert self.game is not None, "call reset() first"
+        game = self.game
+        assert game is not None, "call reset() first"
         player = self.possible_agents.index(agent)
-        mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-        if (agent == self.agent_selection and not self.game.is_over
-                and player == self.game.current_player):
-            mask[self.game.legal_actions()] = 1
-        return {"observation": encode(self.game, player), "action_mask": mask}
+        mask = bytearray(A.NUM_ACTIONS)
+        if agent == self.agent_selection and not game.is_over and player == game.current_player:
+            for a in game.legal_actions():
+                mask[a] = 1
+        return {"observation": encode(game, player),
+                "action_mask": np.frombuffer(mask, dtype=np.int8).copy()}
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         """The legal-action mask of ``agent`` (default: the acting agent)."""
@@ -238,18 +240,19 @@ class raw_env(AECEnv, EzPickle):
         assert self.game is not None
         if action is None:
             raise ValueError(f"{agent} must act (action=None is only for finished agents)")
+        game = self.game
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        columns_before = list(self.game.scoreboard.column_winners)
-        record = self.game.apply(int(action))  # raises ValueError naming the legal actions
+        columns_before = list(game.scoreboard.column_winners) if self.reward_mode == "columns" else []
+        record = game.apply(int(action))  # raises ValueError naming the legal actions
         if record is not None:
             self._on_hand_end(record, columns_before)
-        if self.game.is_over:
-            self.terminations = dict.fromkeys(self.agents, not self.game.truncated)
-            self.truncations = dict.fromkeys(self.agents, self.game.truncated)
+            self._accumulate_rewards()
+        if game.is_over:
+            self.terminations = dict.fromkeys(self.agents, not game.truncated)
+            self.truncations = dict.fromkeys(self.agents, game.truncated)
         else:
-            self.agent_selection = self.possible_agents[self.game.current_player]
-        self._accumulate_rewards()
+            self.agent_selection = self.possible_agents[game.current_player]
         if self.render_mode == "human":
             self.render()
 

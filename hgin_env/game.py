@@ -17,7 +17,7 @@ import numpy as np
 
 from . import actions as A
 from .cards import NUM_CARDS, NUM_RANKS, RANK_VALUES, as_card_ids, format_cards, mask_to_cards
-from .melds import cached_deadwood, deadwood_after_discard_mask
+from .melds import cached_after_discard, cached_deadwood
 from .rules import Rules, get_rules
 from .scoring import DEAD_HAND, HandResult, Scoreboard, settle
 
@@ -28,6 +28,9 @@ class Phase(IntEnum):
     DISCARD = 2  # discard, knock (or big gin)
     HAND_OVER = 3  # a single-hand game has ended
     MATCH_OVER = 4
+
+
+_HAND_OVER = Phase.HAND_OVER
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,7 @@ class Game:
     # ------------------------------------------------------------------ queries
     @property
     def is_over(self) -> bool:
-        return self.phase in (Phase.HAND_OVER, Phase.MATCH_OVER)
+        return self.phase >= _HAND_OVER  # HAND_OVER or MATCH_OVER
 
     @property
     def discard_top(self) -> int | None:
@@ -196,7 +199,7 @@ class Game:
         if self.phase != Phase.DISCARD:
             raise ValueError("deadwood after discard is only defined in the discard phase")
         if self._after_discard is None:
-            self._after_discard = deadwood_after_discard_mask(self.hands[self.current_player])
+            self._after_discard = cached_after_discard(self.hands[self.current_player])
         return self._after_discard
 
     def legal_actions(self) -> list[int]:

@@ -281,19 +281,35 @@ def best_melds(cards: Iterable[int] | str) -> tuple[list[Meld], int]:
 def deadwood_after_discard_mask(mask: int) -> dict[int, int]:
     """For each card of the hand: the minimum deadwood of the hand without it.
 
-    This is the one call knock legality needs for an 11-card hand. When no rank has three
-    cards, removing a card only changes its own suit's lookup.
+    This is the one call knock legality needs for an 11-card hand; keys are in increasing
+    card id order. When no rank has three cards, removing a card only changes its own suit's
+    lookup; with one such rank the closed form of :func:`deadwood_of_mask` is updated per
+    card (only the card's suit changes); with more, one pass over the set choices serves
+    every discard.
     """
-    suits = _suits(mask)
     table = _RUN_DEADWOOD_LIST
+    s0 = mask & 0x1FFF
+    s1 = mask >> 13 & 0x1FFF
+    s2 = mask >> 26 & 0x1FFF
+    s3 = mask >> 39 & 0x1FFF
+    set_ranks = (s0 & s1 & (s2 | s3)) | ((s0 | s1) & s2 & s3)
+    suits = (s0, s1, s2, s3)
+    t = [table[s0], table[s1], table[s2], table[s3]]
     out: dict[int, int] = {}
-    set_ranks = _set_ranks(*suits)
     if not set_ranks:
-        total = table[suits[0]] + table[suits[1]] + table[suits[2]] + table[suits[3]]
-        for card in mask_to_cards(mask):
-            s, r = divmod(card, NUM_RANKS)
-            out[card] = total - table[suits[s]] + table[suits[s] & ~(1 << r)]
+        total = t[0] + t[1] + t[2] + t[3]
+        for s in range(4):
+            sm = suits[s]
+            rest = total - t[s]
+            offset = s * NUM_RANKS
+            m = sm
+            while m:
+                low = m & -m
+                m ^= low
+                out[offset + low.bit_length() - 1] = rest + table[sm ^ low]
         return out
+    if not set_ranks & (set_ranks - 1):
+        return _after_discard_one_set(suits, t, set_ranks)
     # With sets possible: the 10-card hand without c has exactly the set choices of the
     # 11-card hand that do not use c, so one pass over the choices serves every discard.
     cards = mask_to_cards(mask)
@@ -312,6 +328,51 @@ def deadwood_after_discard_mask(mask: int) -> dict[int, int]:
             if dw < out[card]:
                 out[card] = dw
     return out
+
+
+def _after_discard_one_set(suits: tuple[int, int, int, int], t: list[int], b: int) -> dict[int, int]:
+    """:func:`deadwood_after_discard_mask` for a hand with exactly one rank (bit ``b``) held
+    three or four times. With that rank's set options, the deadwood is
+    ``base + min(0, sum of the held suits' changes d_s [- max(0, max d_s) for four])`` where
+    ``d_s`` is what removing the rank from suit ``s`` changes; dropping a card changes only
+    its suit's lookup and ``d_s``."""
+    table = _RUN_DEADWOOD_LIST
+    keep = ~b
+    base = t[0] + t[1] + t[2] + t[3]
+    d = [table[suits[s] & keep] - t[s] for s in range(4)]  # 0 for suits without the rank
+    held = sum(1 for s in range(4) if suits[s] & b)
+    total = d[0] + d[1] + d[2] + d[3]
+    out: dict[int, int] = {}
+    for s in range(4):
+        sm = suits[s]
+        if not sm:
+            continue
+        offset = s * NUM_RANKS
+        rest_base = base - t[s]
+        rest_total = total - d[s]
+        # Best change to undo by leaving one of the other suits out of a 4-card set.
+        others = max(0, *(d[j] for j in range(4) if j != s))
+        m = sm
+        while m:
+            low = m & -m
+            m ^= low
+            left = sm ^ low
+            tl = table[left]
+            if low == b:  # the card is of the set rank: three or two of the rank are left
+                change = rest_total if held == 4 else 0
+            else:
+                dl = table[left & keep] - tl if left & b else 0
+                change = rest_total + dl
+                if held == 4:
+                    change -= others if others > dl else (dl if dl > 0 else 0)
+            out[offset + low.bit_length() - 1] = rest_base + tl + (change if change < 0 else 0)
+    return out
+
+
+#: Cached :func:`deadwood_after_discard_mask` by mask, shared by the game's knock check and the
+#: observation's take-the-discard lookahead (taking the discard top then discarding revisits
+#: the same 11 cards). The dicts are shared: read them, never mutate them.
+cached_after_discard = lru_cache(maxsize=1 << 14)(deadwood_after_discard_mask)
 
 
 def deadwood_after_discard(cards: Iterable[int] | str) -> dict[int, int]:

@@ -54,8 +54,7 @@ def render_hand_result(record: HandRecord, symbols: bool = True) -> str:
         return " ".join("[" + format_cards(m, symbols) + "]" for m in ms) or "-"
 
     lines = [
-        f"Hand {record.number}: player_{k} {r.kind.replace('_', ' ')}s"
-        f" -> player_{record.winner} scores {record.points}",
+        f"Hand {record.number}: {_what_happened(record)} -> player_{record.winner} scores {record.points}",
         f"  player_{k} (knocker) {melds(r.knocker_melds)}  deadwood "
         f"{format_cards(r.knocker_deadwood_cards, symbols) or '-'} = {r.knocker_deadwood}",
         f"  player_{d} (defender) {melds(r.defender_melds)}  deadwood "
@@ -66,3 +65,15 @@ def render_hand_result(record: HandRecord, symbols: bool = True) -> str:
             f"{format_cards([c], symbols)} on {format_cards(r.knocker_melds[i], symbols)}"
             for c, i in r.layoffs))
     return "\n".join(lines)
+
+
+def _what_happened(record: HandRecord) -> str:
+    k = record.knocker
+    kind = record.result.kind
+    if kind == "gin":
+        return f"player_{k} goes gin"
+    if kind == "big_gin":
+        return f"player_{k} goes big gin"
+    if kind == "undercut":
+        return f"player_{k} knocks, player_{1 - k} undercuts"
+    return f"player_{k} knocks"

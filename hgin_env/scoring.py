@@ -382,6 +382,6 @@ class Scoreboard:
             for j in range(self.num_columns):
                 mark = "*" if self.column_winners[j] == p else " "
                 opened = j < self.wins[p]
-                cells += f"{int(self.columns[p, j]):>6}{mark}" if opened else "      -"
+                cells += f"{int(self.columns[p, j]):>6}{mark}" if opened else "     - "
             rows.append(f"player_{p}  {cells}   {self.wins[p]:>4}")
         return "\n".join(rows)

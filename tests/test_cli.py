@@ -295,3 +295,19 @@ def test_forwarding_passes_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(train.ppo, "main", fake_main)
     assert cli.main(["train", "--total-timesteps", "10", "--run-name", "x"]) == 0
     assert seen == {"argv": ["--total-timesteps", "10", "--run-name", "x"], "prog": "hgin train"}
+
+
+@pytest.mark.slow
+def test_play_against_a_ppo_checkpoint(monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture) -> None:
+    pytest.importorskip("sb3_contrib")
+    from agents.ppo import SHIPPED_POLICY
+
+    if not SHIPPED_POLICY.exists():
+        pytest.skip("no shipped policy")
+    human = ScriptedHuman(io.StringIO(), max_prompts=40)  # a few turns, then end of input
+    code, out, err = run_cli(["play", "--opponent", str(SHIPPED_POLICY), "--seed", "2"], human,
+                             monkeypatch, capsys)
+    assert code == 0, err
+    assert "(ppo hgin_ppo.zip)" in out and "legal moves:" in out
+    assert "Match over" in out or "Match abandoned (end of input)" in out

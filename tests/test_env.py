@@ -30,7 +30,7 @@ def random_policy(rng, prefer_knock=True):
 def run_match(env, seed, policy):
     env.reset(seed=seed)
     actions = []
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         obs, reward, term, trunc, info = env.last()
         action = None if term or trunc else policy(obs)
         actions.append(action)
@@ -220,7 +220,7 @@ def test_render_ansi_shows_melds_and_scoreboard():
     for a in (A.PASS, A.PASS, A.DRAW_STOCK, A.KNOCK + parse_card("KD")):
         env.step(a)
     text = env.render()
-    assert "player_1 gins -> player_1 scores 43" in text
+    assert "player_1 goes gin -> player_1 scores 43" in text
 
 
 def test_pickle_and_decode():

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import play_greedy, play_random
 
 from hgin_env import actions as A
 from hgin_env.cards import parse_card, parse_cards
 from hgin_env.game import Game, Phase, build_deck, replay
 from hgin_env.rules import PROFILES, Rules
-
-from helpers import play_greedy, play_random
 
 # RULES.md §10 worked example (000 §06): A holds 4♥5♥6♥ 9♣9♦9♠ A♣2♣3♣ K♦ and draws 7♥.
 GIN_HAND = "4H 5H 6H 9C 9D 9S AC 2C 3C KD"

@@ -26,6 +26,7 @@ class _CsvWriter:
         self.writer = csv.DictWriter(self.file, fieldnames=fields, extrasaction="ignore")
         if new:
             self.writer.writeheader()
+            self.file.flush()
 
     def write(self, row: dict) -> None:
         self.writer.writerow(row)

@@ -34,7 +34,6 @@ import numpy as np
 
 from eval.bench.anchor_worker import _Uniform
 from eval.bench.anchors import AnchorWorker
-from hgin_env import actions as A
 from hgin_env.cards import mask_to_cards
 from hgin_env.game import Game, Phase
 from hgin_env.melds import (
