@@ -183,10 +183,20 @@ def time_batch(masks: np.ndarray, repeat: int) -> tuple[float, list[int]]:
     return total, first
 
 
+def clear_caches() -> None:
+    """Empty our LRU caches so that no contender profits from hands another one played."""
+    from hgin_env import melds, observation
+
+    melds.cached_deadwood.cache_clear()
+    melds.cached_after_discard.cache_clear()
+    observation.take_deadwood.cache_clear()
+
+
 def drive_aec(make: Callable[[], Any], steps: int, seed: int) -> dict[str, float]:
     """Random legal play the standard AEC way (agent_iter / last / step), whole hands."""
     rng = _Uniform(seed)
     flatnonzero = np.flatnonzero
+    clear_caches()
     env = make()
     n = hands = 0
     t0 = time.perf_counter()
@@ -214,6 +224,7 @@ def drive_engine(steps: int, seed: int) -> dict[str, float]:
     """Random legal play on :class:`Game` directly (one hand per game), whole hands."""
     rng = _Uniform(seed)
     n = hands = 0
+    clear_caches()
     t0 = time.perf_counter()
     while n < steps:
         game = Game(seed=seed * 1_000_003 + hands, single_hand=True)
@@ -231,6 +242,7 @@ def drive_heuristic(name: str, hands: int, seed: int) -> dict[str, float]:
 
     agents = [make_agent(name, seed=seed), make_agent(name, seed=seed + 1)]
     n = 0
+    clear_caches()
     t0 = time.perf_counter()
     for h in range(hands):
         game = Game(seed=seed * 1_000_003 + h, single_hand=True)
@@ -366,15 +378,15 @@ class Runner:
             hr.extra.setdefault("decisions_per_hand", []).append(rep[decisions] / max(rep["hands"], 1))
 
         def raw(r: int) -> None:
-            rep = drive_aec(lambda: hollywood_gin_v0.raw_env(episode="hand"), s.env_steps, self.seed + r)
+            rep = drive_aec(lambda: hollywood_gin_v0.raw_env(episode="hand"), s.env_steps, self.seed + 1000 + r)
             record("ours raw_env", rep, True, "AEC raw_env(episode='hand'), agent_iter/last/step")
 
         def wrapped(r: int) -> None:
-            rep = drive_aec(lambda: hollywood_gin_v0.env(episode="hand"), s.env_steps, self.seed + r)
+            rep = drive_aec(lambda: hollywood_gin_v0.env(episode="hand"), s.env_steps, self.seed + 2000 + r)
             record("ours env() wrapped", rep, True, "hollywood_gin_v0.env(): 3 PettingZoo wrappers")
 
         def engine(r: int) -> None:
-            rep = drive_engine(s.env_steps, self.seed + r)
+            rep = drive_engine(s.env_steps, self.seed + 3000 + r)
             record("ours Game engine", rep, True, "Game.legal_actions/apply, no observation")
 
         out = [raw, wrapped, engine]
@@ -382,11 +394,11 @@ class Runner:
             w = self.anchors
 
             def pettingzoo(r: int) -> None:
-                rep = w.env_pettingzoo(s.pz_steps, seed=self.seed + r)
+                rep = w.env_pettingzoo(s.pz_steps, seed=self.seed + 4000 + r)
                 record("PettingZoo gin_rummy_v4", rep, False, "env() wrapped, RLCard engine")
 
             def openspiel(r: int) -> None:
-                rep = w.env_openspiel(s.env_steps, seed=self.seed + r)
+                rep = w.env_openspiel(s.env_steps, seed=self.seed + 5000 + r)
                 record("OpenSpiel gin_rummy (Python)", rep, False,
                        "pyspiel legal_actions/apply_action; chance actions applied in the loop, not counted",
                        decisions="decisions")
