@@ -30,7 +30,15 @@ class Phase(IntEnum):
     MATCH_OVER = 4
 
 
+# Enum members as module constants: ``Phase.DRAW`` is a slow attribute lookup on Python 3.11.
+_FIRST_UPCARD = Phase.FIRST_UPCARD
+_DRAW = Phase.DRAW
+_DISCARD = Phase.DISCARD
 _HAND_OVER = Phase.HAND_OVER
+_MATCH_OVER = Phase.MATCH_OVER
+_DISCARD_BASE = A.DISCARD
+_KNOCK_BASE = A.KNOCK
+_UPCARD_OPTIONS = (A.TAKE_DISCARD, A.PASS)
 
 
 @dataclass(frozen=True)
@@ -173,7 +181,7 @@ class Game:
             self.knock_limit = self.rules.knock_limit
             self.multiplier = 1
         self.current_player = non_dealer
-        self.phase = Phase.FIRST_UPCARD
+        self.phase = _FIRST_UPCARD
         self.taken_card = -1
         self.forced_stock_draw = False
         self.known_cards = [0, 0]
@@ -196,7 +204,7 @@ class Game:
 
     def deadwood_after_discard(self) -> dict[int, int]:
         """For the acting player's 11 cards: card -> min deadwood without it (cached per turn)."""
-        if self.phase != Phase.DISCARD:
+        if self.phase != _DISCARD:
             raise ValueError("deadwood after discard is only defined in the discard phase")
         if self._after_discard is None:
             self._after_discard = cached_after_discard(self.hands[self.current_player])
@@ -210,27 +218,22 @@ class Game:
 
     def _compute_legal(self) -> list[int]:
         phase = self.phase
-        if phase == Phase.FIRST_UPCARD:
-            return [A.TAKE_DISCARD, A.PASS]
-        if phase == Phase.DRAW:
-            if self.forced_stock_draw or not self.discard_pile:
-                return [A.DRAW_STOCK]
-            return [A.DRAW_STOCK, A.TAKE_DISCARD]
-        if phase == Phase.DISCARD:
+        if phase == _DISCARD:
             after = self.deadwood_after_discard()
             limit = self.knock_limit
-            discards, knocks = [], []
-            for card, dw in after.items():
-                if card == self.taken_card:
-                    continue
-                discards.append(A.DISCARD + card)
-                if dw <= limit:
-                    knocks.append(A.KNOCK + card)
-            out = discards + knocks
+            taken = self.taken_card
+            out = [_DISCARD_BASE + card for card in after if card != taken]
+            out += [_KNOCK_BASE + card for card, dw in after.items() if dw <= limit and card != taken]
             if self.rules.big_gin_bonus is not None and \
                     cached_deadwood(self.hands[self.current_player]) == 0:
                 out.append(A.BIG_GIN)
             return out
+        if phase == _DRAW:
+            if self.forced_stock_draw or not self.discard_pile:
+                return [A.DRAW_STOCK]
+            return [A.DRAW_STOCK, A.TAKE_DISCARD]
+        if phase == _FIRST_UPCARD:
+            return list(_UPCARD_OPTIONS)
         return []
 
     def legal_action_mask(self) -> np.ndarray:
@@ -261,7 +264,7 @@ class Game:
                 self.current_player = self.dealer
             else:
                 self.current_player = 1 - self.dealer
-                self.phase = Phase.DRAW
+                self.phase = _DRAW
                 self.forced_stock_draw = True
             return None
         if action == A.DRAW_STOCK:
@@ -280,11 +283,10 @@ class Game:
             return None
         if action == A.BIG_GIN:
             return self._showdown(p, None)
-        card = A.action_card(action)
-        assert card is not None
+        card = action - _KNOCK_BASE if action >= _KNOCK_BASE else action - _DISCARD_BASE
         self.hands[p] &= ~(1 << card)
         self.known_cards[p] &= ~(1 << card)
-        if action >= A.KNOCK:
+        if action >= _KNOCK_BASE:
             return self._showdown(p, card)
         self.discarded[p] |= 1 << card
         self.discard_pile.append(card)
@@ -292,12 +294,12 @@ class Game:
         if len(self.stock) <= self.rules.dead_hand_stock:
             return self._end_hand(DEAD_HAND, knocker=None, knock_discard=None)
         self.current_player = 1 - p
-        self.phase = Phase.DRAW
+        self.phase = _DRAW
         self.taken_card = -1
         return None
 
     def _start_discard(self) -> None:
-        self.phase = Phase.DISCARD
+        self.phase = _DISCARD
         self.turns += 1
         self._after_discard = None
 

@@ -59,6 +59,11 @@ def _build_run_tables() -> tuple[list[int], list[tuple[tuple[int, int], ...]]]:
 
 
 _RUN_DEADWOOD_LIST, RUN_MELDS = _build_run_tables()
+#: For each suit mask: (rank, runs-only deadwood of the mask without that rank) per held rank.
+_REMOVALS: list[tuple[tuple[int, int], ...]] = [
+    tuple((r, _RUN_DEADWOOD_LIST[m ^ 1 << r]) for r in range(NUM_RANKS) if m >> r & 1)
+    for m in range(1 << NUM_RANKS)
+]
 #: Minimum deadwood of one suit's 13-bit mask using runs only.
 RUN_DEADWOOD = np.array(_RUN_DEADWOOD_LIST, dtype=np.int16)
 
@@ -284,8 +289,7 @@ def deadwood_after_discard_mask(mask: int) -> dict[int, int]:
     This is the one call knock legality needs for an 11-card hand; keys are in increasing
     card id order. When no rank has three cards, removing a card only changes its own suit's
     lookup; with one such rank the closed form of :func:`deadwood_of_mask` is updated per
-    card (only the card's suit changes); with more, one pass over the set choices serves
-    every discard.
+    card (only the card's suit changes); with more, each 10-card hand is evaluated.
     """
     table = _RUN_DEADWOOD_LIST
     s0 = mask & 0x1FFF
@@ -298,35 +302,28 @@ def deadwood_after_discard_mask(mask: int) -> dict[int, int]:
     out: dict[int, int] = {}
     if not set_ranks:
         total = t[0] + t[1] + t[2] + t[3]
-        for s in range(4):
-            sm = suits[s]
-            rest = total - t[s]
-            offset = s * NUM_RANKS
-            m = sm
-            while m:
-                low = m & -m
-                m ^= low
-                out[offset + low.bit_length() - 1] = rest + table[sm ^ low]
+        removals = _REMOVALS
+        for r, dw in removals[s0]:
+            out[r] = total - t[0] + dw
+        rest = total - t[1]
+        for r, dw in removals[s1]:
+            out[13 + r] = rest + dw
+        rest = total - t[2]
+        for r, dw in removals[s2]:
+            out[26 + r] = rest + dw
+        rest = total - t[3]
+        for r, dw in removals[s3]:
+            out[39 + r] = rest + dw
         return out
     if not set_ranks & (set_ranks - 1):
         return _after_discard_one_set(suits, t, set_ranks)
-    # With sets possible: the 10-card hand without c has exactly the set choices of the
-    # 11-card hand that do not use c, so one pass over the choices serves every discard.
-    cards = mask_to_cards(mask)
-    for card in cards:
-        out[card] = 1 << 30
-    for choice in _set_choices(suits, set_ranks):
-        left = _remove_sets(suits, choice)
-        free = left[0] | left[1] << 13 | left[2] << 26 | left[3] << 39
-        t = [table[x] for x in left]
-        total = t[0] + t[1] + t[2] + t[3]
-        for card in cards:
-            if not free >> card & 1:
-                continue
-            s, r = divmod(card, NUM_RANKS)
-            dw = total - t[s] + table[left[s] & ~(1 << r)]
-            if dw < out[card]:
-                out[card] = dw
+    # Two or three set ranks: each 10-card hand on its own (the fast paths of deadwood_of_mask
+    # beat one shared pass over up to 6**3 set choices).
+    m = mask
+    while m:
+        low = m & -m
+        m ^= low
+        out[low.bit_length() - 1] = deadwood_of_mask(mask ^ low)
     return out
 
 
@@ -337,10 +334,13 @@ def _after_discard_one_set(suits: tuple[int, int, int, int], t: list[int], b: in
     ``d_s`` is what removing the rank from suit ``s`` changes; dropping a card changes only
     its suit's lookup and ``d_s``."""
     table = _RUN_DEADWOOD_LIST
+    removals = _REMOVALS
     keep = ~b
+    set_rank = b.bit_length() - 1
     base = t[0] + t[1] + t[2] + t[3]
-    d = [table[suits[s] & keep] - t[s] for s in range(4)]  # 0 for suits without the rank
-    held = sum(1 for s in range(4) if suits[s] & b)
+    d = [table[suits[0] & keep] - t[0], table[suits[1] & keep] - t[1],
+         table[suits[2] & keep] - t[2], table[suits[3] & keep] - t[3]]  # 0 without the rank
+    four = bool(suits[0] & suits[1] & suits[2] & suits[3] & b)
     total = d[0] + d[1] + d[2] + d[3]
     out: dict[int, int] = {}
     for s in range(4):
@@ -350,22 +350,23 @@ def _after_discard_one_set(suits: tuple[int, int, int, int], t: list[int], b: in
         offset = s * NUM_RANKS
         rest_base = base - t[s]
         rest_total = total - d[s]
+        if not sm & b:  # three of the rank, none in this suit: the set's change is fixed
+            const = rest_base + (rest_total if rest_total < 0 else 0)
+            for r, tl in removals[sm]:
+                out[offset + r] = const + tl
+            continue
         # Best change to undo by leaving one of the other suits out of a 4-card set.
-        others = max(0, *(d[j] for j in range(4) if j != s))
-        m = sm
-        while m:
-            low = m & -m
-            m ^= low
-            left = sm ^ low
-            tl = table[left]
-            if low == b:  # the card is of the set rank: three or two of the rank are left
-                change = rest_total if held == 4 else 0
+        others = max(0, d[s - 1], d[s - 2], d[s - 3]) if four else 0
+        without_rank = sm & keep
+        for r, tl in removals[sm]:
+            if r == set_rank:  # three or two of the rank are left
+                change = rest_total if four else 0
             else:
-                dl = table[left & keep] - tl if left & b else 0
+                dl = table[without_rank ^ 1 << r] - tl
                 change = rest_total + dl
-                if held == 4:
+                if four:
                     change -= others if others > dl else (dl if dl > 0 else 0)
-            out[offset + low.bit_length() - 1] = rest_base + tl + (change if change < 0 else 0)
+            out[offset + r] = rest_base + tl + (change if change < 0 else 0)
     return out
 
 

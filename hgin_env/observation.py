@@ -158,6 +158,8 @@ _ONES_52 = np.ones(NUM_CARDS, dtype=np.float32).tobytes()
 _PACK_52 = struct.Struct(f"<{NUM_CARDS}f").pack
 _PACK_SCALARS = struct.Struct("<10f").pack
 _DISCARD = Phase.DISCARD
+_HAND_OVER = Phase.HAND_OVER
+_NO_CACHE: dict = {}
 _DRAWING = (Phase.FIRST_UPCARD, Phase.DRAW)
 _PHASE_ONE_HOT = {Phase.FIRST_UPCARD: (1.0, 0.0, 0.0), Phase.DRAW: (0.0, 1.0, 0.0),
                   Phase.DISCARD: (0.0, 0.0, 1.0)}
@@ -201,7 +203,7 @@ def encode(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray
     parts = list(map(_BYTE_FLOAT_OF, bits.to_bytes(39, "little")))
 
     phase = game.phase
-    acting = game.current_player == player and not game.is_over
+    acting = game.current_player == player and phase < _HAND_OVER  # not game.is_over
     if acting and phase == _DISCARD:
         dd = [1.0] * NUM_CARDS
         for c, dw in game.deadwood_after_discard().items():
@@ -217,7 +219,11 @@ def encode(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray
         _FRACTION[cached_deadwood(hand)], take, len(game.stock) / 31.0, p0, p1, p2,
         game.knock_limit / 10.0, float(game.multiplier > 1), float(game.dealer == player),
         float(game.passed_upcard[opp])))
-    parts.append(_match_context_bytes(game, player))
+    hit = game.__dict__.get("_observation_context_bytes", _NO_CACHE).get(player)
+    if hit is not None and hit[0] == len(game.hand_history):
+        parts.append(hit[1])
+    else:
+        parts.append(_match_context_bytes(game, player))
     vec = np.frombuffer(b"".join(parts), dtype=np.float32)
     if out is None:
         return vec.copy()

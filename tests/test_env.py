@@ -83,7 +83,8 @@ def test_docstring_slice_table_matches_layout():
 
 
 def test_hundred_seeded_matches_end_with_valid_scoreboard_and_replay():
-    env = hollywood_gin_v0.env()
+    # raw_env: the same AEC API without PettingZoo's wrappers (which api_test covers), ~3x faster.
+    env = hollywood_gin_v0.raw_env()
     for seed in range(100):
         actions, info = run_match(env, seed, random_policy(np.random.default_rng(seed)))
         board = info["scoreboard"]

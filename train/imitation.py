@@ -107,9 +107,12 @@ def collect(matches: int, teacher: str = "expert", opponents: tuple[str, ...] = 
 
 
 def pretrain(model, demos: Demonstrations, epochs: int = 3, batch_size: int = 1024, lr: float = 1e-3,
-             value_coef: float = 0.5, seed: int = 0, progress: bool = True) -> dict[str, float]:
+             value_coef: float = 0.5, knock_weight: float = 1.0, seed: int = 0,
+             progress: bool = True) -> dict[str, float]:
     """Fit the policy to the teacher's actions (masked cross-entropy) and the value to returns.
 
+    ``knock_weight`` multiplies the loss of decisions where knocking was legal: they are few
+    (a few percent of all decisions) but a wrong knock is the costliest mistake (undercuts).
     Returns the final epoch's mean loss and the teacher-agreement accuracy.
     """
     import torch as th
@@ -119,6 +122,8 @@ def pretrain(model, demos: Demonstrations, epochs: int = 3, batch_size: int = 10
     optimizer = th.optim.Adam(policy.parameters(), lr=lr)
     rng = np.random.default_rng(seed)
     n = len(demos)
+    could_knock = demos.masks[:, 52:104].any(axis=1)
+    weights = np.where(could_knock, knock_weight, 1.0).astype(np.float32)
     stats = {}
     for epoch in range(epochs):
         order = rng.permutation(n)
@@ -131,8 +136,10 @@ def pretrain(model, demos: Demonstrations, epochs: int = 3, batch_size: int = 10
             masks = demos.masks[idx]
             actions = th.as_tensor(demos.actions[idx])
             returns = th.as_tensor(demos.returns[idx])
+            w = th.as_tensor(weights[idx])
             values, log_prob, _ = policy.evaluate_actions(obs, actions, action_masks=masks)
-            loss = -log_prob.mean() + value_coef * th.nn.functional.mse_loss(values.flatten(), returns)
+            policy_loss = -(w * log_prob).sum() / w.sum()
+            loss = policy_loss + value_coef * th.nn.functional.mse_loss(values.flatten(), returns)
             optimizer.zero_grad()
             loss.backward()
             th.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)

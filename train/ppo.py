@@ -50,6 +50,8 @@ class Args:
         "help": "warm start: clone the teacher's play over N matches before PPO (0 = off)"})
     imitation_teacher: str = field(default="expert", metadata={"help": "agent to imitate"})
     imitation_epochs: int = field(default=4, metadata={"help": "epochs over the recorded decisions"})
+    imitation_knock_weight: float = field(default=1.0, metadata={
+        "help": "loss weight of recorded decisions where a knock was legal"})
     learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate"})
     n_steps: int = field(default=1024, metadata={"help": "rollout steps per environment per update"})
     batch_size: int = field(default=512, metadata={"help": "minibatch size"})
@@ -159,8 +161,8 @@ def train(args: Args) -> Path:
         demos = collect(args.imitation_matches, teacher=args.imitation_teacher, rules=rules,
                         gamma=args.gamma, match_bonus=args.match_bonus, seed=10_000_000 + args.seed,
                         workers=max(1, args.n_envs), progress=args.progress_bar)
-        stats = pretrain(model, demos, epochs=args.imitation_epochs, seed=args.seed,
-                         progress=args.progress_bar)
+        stats = pretrain(model, demos, epochs=args.imitation_epochs, knock_weight=args.imitation_knock_weight,
+                         seed=args.seed, progress=args.progress_bar)
         stats["decisions"] = len(demos)
         (run_dir / "imitation.json").write_text(json.dumps(stats, indent=2))
         model.save(str(run_dir / "model_imitation.zip"))

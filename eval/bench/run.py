@@ -1,7 +1,7 @@
 """Speed benchmark of hgin_env against OpenSpiel, RLCard and PettingZoo gin rummy.
 
     python -m eval.bench.run                 # full run (a few minutes), anchors if installed
-    python -m eval.bench.run --quick         # small sizes (tens of seconds)
+    python -m eval.bench.run --quick         # small sizes (a few seconds)
     python -m eval.bench.run --no-anchors    # ours only
 
 One invocation on one machine: every benchmark runs ``--rounds`` rounds and in each round
@@ -51,7 +51,7 @@ GROUPS = ("meld", "discard", "env", "heuristic")
 # ----------------------------------------------------------------------------- sizes
 @dataclass
 class Sizes:
-    rounds: int = 5
+    rounds: int = 7
     hands: int = 2000  # 10-card hands per meld set
     meld_repeat: int = 10  # passes over the hands per round (ours and OpenSpiel)
     rlcard_hands: int = 150  # RLCard is ~100x slower: a prefix of the hands, one pass
@@ -563,8 +563,12 @@ def report(runner: Runner, machine: dict[str, Any], anchors_info: dict[str, Any]
         lines.append("")
         data["benches"][b.name] = jb
     lines += [
+        "Our env and engine runs start with our LRU caches emptied and use their own seeds, so no "
+        "contender reuses positions another one played.",
+        "",
         "What a hand is: **ours** (episode='hand'): one deal of Hollywood Gin rules, ending by knock, "
-        "gin or the dead-hand rule; uniformly random legal play rarely knocks, so most hands are dead. "
+        "gin or the dead-hand rule; uniformly random legal play rarely knocks, so most hands are dead "
+        "(played until the stock is down to the dead-hand limit). "
         "**PettingZoo gin_rummy_v4** (RLCard engine): one deal of RLCard's gin rummy "
         "(its own knock/dead-hand rules; steps include declaring/scoring moves). "
         "**OpenSpiel gin_rummy**: one deal with OpenSpiel's rules (knock, layoff phases as decisions); "
@@ -589,7 +593,7 @@ def report(runner: Runner, machine: dict[str, Any], anchors_info: dict[str, Any]
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m eval.bench.run", description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="small sizes (tens of seconds)")
+    p.add_argument("--quick", action="store_true", help="small sizes (a few seconds)")
     p.add_argument("--tiny", action="store_true", help="smoke-test sizes (seconds)")
     p.add_argument("--no-anchors", action="store_true", help="run our contenders only")
     p.add_argument("--rounds", type=int, help="rounds (each contender once per round)")

@@ -1,0 +1,33 @@
+"""Smoke test of the speed benchmark harness (eval/bench/run.py) at tiny size, ours only."""
+
+from __future__ import annotations
+
+import json
+
+from eval.bench import run
+
+
+def test_bench_tiny_without_anchors(tmp_path, capsys) -> None:
+    assert run.main(["--tiny", "--no-anchors", "--quiet", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "bench.md").read_text()
+    assert text == capsys.readouterr().out
+    assert text.startswith("# hgin_env speed benchmark")
+    assert "Machine: " in text and " cores, Python " in text and "numpy " in text
+    assert "not run (--no-anchors)" in text
+    for row in ("**ours min_deadwood**", "**ours deadwood_of_mask**", "**ours min_deadwood_batch**",
+                "**ours deadwood_after_discard_mask**", "**ours raw_env**", "**ours env() wrapped**",
+                "**ours Game engine**", "**simple vs simple**", "**expert vs expert**"):
+        assert row in text, row
+    assert "| contender | per unit | per second | x ours | notes |" in text
+    assert "OpenSpiel" not in text.split("What a hand is")[0].split("Inputs:")[1]
+    data = json.loads((tmp_path / "bench.json").read_text())
+    assert data["anchors"] is None
+    assert data["benches"]["meld_real"]["rows"]["ours min_deadwood"]["median_s"] > 0
+    for name in ("meld_random", "meld_real", "discard_random", "discard_real"):
+        assert set(data["mismatches"][name].values()) == {0}, name
+
+
+def test_bench_only_one_group(tmp_path) -> None:
+    assert run.main(["--tiny", "--no-anchors", "--quiet", "--only", "meld", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "bench.json").read_text())
+    assert set(data["benches"]) == {"meld_random", "meld_real"}
