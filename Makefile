@@ -30,7 +30,11 @@ soak: $(STAMP)
 	$(PY) -m eval.soak
 
 bench: $(STAMP)
+	bash eval/bench/setup_anchors.sh || echo "anchors unavailable: benchmarking hgin_env alone"
 	$(PY) -m eval.bench
+
+tournament: $(STAMP)
+	$(PY) -m eval.tournament --agents expert simple random --matches 2000 --workers 2 --out runs/tournament
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

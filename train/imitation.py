@@ -113,7 +113,7 @@ def pretrain(model, demos: Demonstrations, epochs: int = 3, batch_size: int = 10
 
     ``knock_weight`` multiplies the loss of decisions where knocking was legal: they are few
     (a few percent of all decisions) but a wrong knock is the costliest mistake (undercuts).
-    Returns the final epoch's mean loss and the teacher-agreement accuracy.
+    Returns the final epoch's mean loss and teacher agreement, with every epoch's in ``history``.
     """
     import torch as th
 
@@ -124,7 +124,8 @@ def pretrain(model, demos: Demonstrations, epochs: int = 3, batch_size: int = 10
     n = len(demos)
     could_knock = demos.masks[:, 52:104].any(axis=1)
     weights = np.where(could_knock, knock_weight, 1.0).astype(np.float32)
-    stats = {}
+    stats: dict = {}
+    history = []
     for epoch in range(epochs):
         order = rng.permutation(n)
         total, correct, count = 0.0, 0, 0
@@ -151,8 +152,9 @@ def pretrain(model, demos: Demonstrations, epochs: int = 3, batch_size: int = 10
             total += float(loss.detach()) * len(idx)
             count += len(idx)
         stats = {"loss": total / count, "accuracy": correct / count}
+        history.append({"epoch": epoch + 1, **stats})
         if progress:
             print(f"imitation epoch {epoch + 1}: loss {stats['loss']:.3f}, "
                   f"agreement with teacher {stats['accuracy']:.1%}")
     policy.set_training_mode(False)
-    return stats
+    return {**stats, "history": history}

@@ -50,6 +50,7 @@ class Args:
         "help": "warm start: clone the teacher's play over N matches before PPO (0 = off)"})
     imitation_teacher: str = field(default="expert", metadata={"help": "agent to imitate"})
     imitation_epochs: int = field(default=4, metadata={"help": "epochs over the recorded decisions"})
+    imitation_lr: float = field(default=2e-3, metadata={"help": "Adam learning rate of the imitation phase"})
     imitation_knock_weight: float = field(default=1.0, metadata={
         "help": "loss weight of recorded decisions where a knock was legal"})
     learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate"})
@@ -66,6 +67,9 @@ class Args:
     eval_opponents: str = field(default="random,simple,expert", metadata={"help": "heuristics to evaluate against"})
     checkpoint_every: int = field(default=200_000, metadata={"help": "save a checkpoint every N steps (0 = off)"})
     resume: str = field(default="", metadata={"help": "checkpoint .zip to continue training from"})
+    init_from: str = field(default="", metadata={
+        "help": "checkpoint .zip whose network weights start a new run (e.g. an imitation-only run)"})
+    target_kl: float = field(default=0.0, metadata={"help": "stop an update's epochs past this KL (0 = off)"})
     progress_bar: bool = field(default=True, metadata={"help": "show a progress bar"})
     torch_threads: int = field(default=1, metadata={"help": "torch CPU threads (1 avoids contention)"})
 
@@ -153,7 +157,14 @@ def train(args: Args) -> Path:
         model = MaskablePPO(policy, envs, learning_rate=args.learning_rate, n_steps=args.n_steps,
                             batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
                             gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
-                            policy_kwargs=policy_kwargs, seed=args.seed, device="cpu", verbose=0)
+                            policy_kwargs=policy_kwargs, seed=args.seed, device="cpu", verbose=0,
+                            target_kl=args.target_kl or None)
+        if args.init_from:
+            from agents.ppo import read_meta
+
+            read_meta(args.init_from)
+            start = MaskablePPO.load(args.init_from, device="cpu")
+            model.policy.load_state_dict(start.policy.state_dict())
     # 2b. Optionally warm-start by imitating a heuristic (train/imitation.py says why).
     if args.imitation_matches and not args.resume:
         from train.imitation import collect, pretrain
@@ -161,8 +172,8 @@ def train(args: Args) -> Path:
         demos = collect(args.imitation_matches, teacher=args.imitation_teacher, rules=rules,
                         gamma=args.gamma, match_bonus=args.match_bonus, seed=10_000_000 + args.seed,
                         workers=max(1, args.n_envs), progress=args.progress_bar)
-        stats = pretrain(model, demos, epochs=args.imitation_epochs, knock_weight=args.imitation_knock_weight,
-                         seed=args.seed, progress=args.progress_bar)
+        stats = pretrain(model, demos, epochs=args.imitation_epochs, lr=args.imitation_lr,
+                         knock_weight=args.imitation_knock_weight, seed=args.seed, progress=args.progress_bar)
         stats["decisions"] = len(demos)
         (run_dir / "imitation.json").write_text(json.dumps(stats, indent=2))
         model.save(str(run_dir / "model_imitation.zip"))
@@ -183,12 +194,13 @@ def train(args: Args) -> Path:
                                            args.self_play_weight, specs, weights, meta))
 
     # 4. Learn, save with metadata, plot.
-    model.learn(total_timesteps=args.total_timesteps, callback=CallbackList(callbacks),
-                progress_bar=args.progress_bar, reset_num_timesteps=not args.resume)
+    if args.total_timesteps > 0:  # 0: imitation only
+        model.learn(total_timesteps=args.total_timesteps, callback=CallbackList(callbacks),
+                    progress_bar=args.progress_bar, reset_num_timesteps=not args.resume)
     model_path = run_dir / "model.zip"
     model.save(str(model_path))
     write_meta(model_path, meta)
-    for ckpt in (run_dir / "checkpoints").glob("*.zip"):
+    for ckpt in (run_dir / "checkpoints").glob("*.zip") if (run_dir / "checkpoints").exists() else []:
         write_meta(ckpt, meta)
     envs.close()
     from train.plots import plot_learning_curves
