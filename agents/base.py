@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
+
 
 @runtime_checkable
 class Agent(Protocol):
@@ -22,6 +24,21 @@ class Agent(Protocol):
 
 
 AgentFactory = Callable[..., Agent]
+
+
+class SeededAgent:
+    """Shared plumbing of the built-in agents: a seeded generator (re-seeded by ``reset``)
+    and the number of columns of the rules, which fixes the observation layout."""
+
+    name = "agent"
+
+    def __init__(self, seed: int | None = None, columns: int = 3):
+        self.columns = columns
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
 
 #: name -> factory(seed=..., **kwargs). Trained policies plug in with ``register_agent``.
 _REGISTRY: dict[str, AgentFactory] = {}

@@ -32,6 +32,7 @@ from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, mask_to_cards
 from hgin_env.melds import cached_deadwood, deadwood_after_discard_mask, min_deadwood_batch
 
+from .base import SeededAgent
 from .view import ObsView, parse
 
 _BIT = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
@@ -67,7 +68,7 @@ class ExpertParams:
     threat_win: float = 20.0
 
 
-class ExpertAgent:
+class ExpertAgent(SeededAgent):
     """Heuristic expert on observation dicts (see the module docstring)."""
 
     name = "expert"
@@ -78,13 +79,9 @@ class ExpertAgent:
         if unknown:
             raise ValueError(f"unknown ExpertAgent parameter(s) {sorted(unknown)}; known: {sorted(known)}")
         self.params = ExpertParams(**params)
-        self.columns = columns
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        """Nothing to forget between matches: the observation carries every fact used."""
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
+        # Nothing to forget between matches (the observation carries every fact used), so
+        # SeededAgent.reset only re-seeds.
+        super().__init__(seed=seed, columns=columns)
 
     # ------------------------------------------------------------------ decisions
     def __call__(self, observation: dict) -> int:

@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .base import SeededAgent
 
-class RandomAgent:
+
+class RandomAgent(SeededAgent):
     """Uniform over the legal actions of the action mask."""
 
     name = "random"
-
-    def __init__(self, seed: int | None = None, columns: int = 3):
-        self.columns = columns
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
 
     def __call__(self, observation: dict) -> int:
         legal = np.flatnonzero(observation["action_mask"])

@@ -16,26 +16,17 @@ rule, so that guard is left out.
 
 from __future__ import annotations
 
-import numpy as np
-
 from hgin_env import actions as A
 from hgin_env.melds import deadwood_after_discard_mask
 
+from .base import SeededAgent
 from .view import melds_with, parse
 
 
-class SimpleAgent:
+class SimpleAgent(SeededAgent):
     """Neller's simple player on observation dicts."""
 
     name = "simple"
-
-    def __init__(self, seed: int | None = None, columns: int = 3):
-        self.columns = columns
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
 
     def __call__(self, observation: dict) -> int:
         view = parse(observation, self.columns)

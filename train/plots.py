@@ -17,6 +17,15 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+def _read_imitation(run_dir: Path) -> list[dict]:
+    path = run_dir / "imitation.json"
+    if not path.exists():
+        return []
+    import json
+
+    return json.loads(path.read_text()).get("history", [])
+
+
 def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> Path:
     """Write ``learning_curve.png``: rolling training win rate per opponent, eval win rates."""
     import matplotlib
@@ -29,7 +38,8 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
     out = Path(out) if out else run_dir / "learning_curve.png"
     episodes = _read_csv(run_dir / "episodes.csv")
     evals = _read_csv(run_dir / "eval.csv")
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    imitation = _read_imitation(run_dir)
+    fig, axes = plt.subplots(1, 3 if imitation else 2, figsize=(18 if imitation else 12, 4.5))
     ax = axes[0]
     by_opp: dict[str, list[tuple[int, float]]] = {}
     for r in episodes:
@@ -60,6 +70,13 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
            ylim=(0, 1))
     if by_eval:
         ax.legend(loc="lower right")
+    if imitation:
+        ax = axes[2]
+        epochs = [h["epoch"] for h in imitation]
+        ax.plot(epochs, [h["accuracy"] for h in imitation], marker="o", label="agreement with teacher")
+        ax.plot(epochs, [h["loss"] for h in imitation], marker="s", label="loss")
+        ax.set(title="imitation warm start", xlabel="epoch", ylim=(0, max(1.0, imitation[0]["loss"])))
+        ax.legend(loc="center right")
     fig.tight_layout()
     fig.savefig(out, dpi=100)
     plt.close(fig)
