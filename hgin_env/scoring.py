@@ -375,7 +375,7 @@ class Scoreboard:
 
     def __str__(self) -> str:
         names = ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"][: self.num_columns]
-        head = "          " + "".join(f"{n:>7}" for n in names) + "   wins"
+        head = "          " + "".join(f"{n:>6} " for n in names) + "  wins"
         rows = [head]
         for p in (0, 1):
             cells = ""
