@@ -291,7 +291,8 @@ class Game:
         self.discarded[p] |= 1 << card
         self.discard_pile.append(card)
         self._after_discard = None
-        if len(self.stock) <= self.rules.dead_hand_stock:
+        if len(self.stock) <= self.rules.dead_hand_stock or \
+                (self.rules.max_turns and self.turns >= self.rules.max_turns):
             return self._end_hand(DEAD_HAND, knocker=None, knock_discard=None)
         self.current_player = 1 - p
         self.phase = _DRAW

@@ -55,6 +55,10 @@ class Rules:
     first_dealer: str = "random"
     #: A hand is dead when this many stock cards remain after a discard.
     dead_hand_stock: int = 2
+    #: A hand is dead after this many turns (draws) without a knock, 0 = no cap. Stock draws
+    #: end a hand after 29 turns, but players who keep taking each other's discards never
+    #: touch the stock: without a cap such a hand (e.g. two deterministic agents) never ends.
+    max_turns: int = 100
     #: Safety cap on hands per match (a match of legal play ends long before; 0 = no cap).
     max_hands: int = 1000
     name: str = field(default="custom", compare=False)
@@ -66,7 +70,7 @@ class Rules:
                 raise ValueError(f"invalid rule option {option}={value!r}: {message}")
 
         for opt in ("knock_limit", "gin_bonus", "undercut_bonus", "box_bonus", "game_bonus",
-                    "spade_multiplier", "columns", "target", "dead_hand_stock", "max_hands"):
+                    "spade_multiplier", "columns", "target", "dead_hand_stock", "max_hands", "max_turns"):
             value = getattr(self, opt)
             need(isinstance(value, int) and not isinstance(value, bool), opt, "must be an int")
         for opt in ("oklahoma", "oklahoma_ace_gin_only", "short_session", "dead_hand_same_dealer"):
@@ -91,6 +95,7 @@ class Rules:
         # The stock starts with 31 cards; the dead-hand threshold must leave play possible.
         need(0 <= self.dead_hand_stock <= 30, "dead_hand_stock", "must be in 0..30")
         need(self.max_hands >= 0, "max_hands", "must be >= 0")
+        need(self.max_turns >= 0, "max_turns", "must be >= 0 (0 = no cap)")
         need(not (self.oklahoma_ace_gin_only and not self.oklahoma), "oklahoma_ace_gin_only",
              "needs oklahoma=True")
 

@@ -244,3 +244,18 @@ def test_max_hands_truncates():
 
 def test_parse_cards_helper_consistency():
     assert parse_cards(GIN_HAND)[0] == c("4H")
+
+
+def test_hand_of_endless_discard_swaps_is_dead_at_max_turns():
+    # Both players keep taking the other's discard and never touch the stock.
+    g = Game(deck=build_deck(GIN_HAND, DEFENDER_18, "QC"), first_dealer=0, single_hand=True)
+    g.apply(A.TAKE_DISCARD)
+    while not g.is_over:
+        if g.phase == Phase.DRAW:
+            g.apply(A.TAKE_DISCARD)
+        else:
+            g.apply(min(a for a in g.legal_actions() if a < A.KNOCK))
+    rec = g.hand_history[-1]
+    assert rec.kind == "dead" and rec.turns == Rules().max_turns and len(g.stock) == 31
+    with pytest.raises(ValueError, match="max_turns"):
+        Rules(max_turns=-1)
