@@ -108,7 +108,3 @@ def mask_to_cards(mask: int) -> tuple[int, ...]:
         mask ^= low
     return tuple(out)
 
-
-def sort_for_display(cards: Iterable[int]) -> list[int]:
-    """Order cards by suit then rank, the way a player holds them."""
-    return sorted(cards)

@@ -26,7 +26,6 @@ from .cards import (
     NUM_RANKS,
     RANK_VALUES,
     SUIT_BITS,
-    as_card_ids,
     cards_to_mask,
     mask_to_cards,
 )
@@ -517,10 +516,3 @@ def meld_collections_of_mask(mask: int) -> Iterator[tuple[list[int], int]]:
 
     yield from extend(0, 0, [], 0)
 
-
-def validate_hand(cards: Iterable[int] | str, size: int | None = None) -> tuple[int, ...]:
-    """Card ids of a hand, checking its size when one is given."""
-    ids = as_card_ids(cards)
-    if size is not None and len(ids) != size:
-        raise ValueError(f"expected {size} cards, got {len(ids)}")
-    return ids

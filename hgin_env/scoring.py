@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cards import CARD_VALUES, NUM_RANKS, as_card_ids, mask_to_cards
+from .cards import NUM_RANKS, as_card_ids, mask_to_cards
 from .melds import (
     Meld,
     best_arrangement_of_mask,
@@ -97,11 +97,6 @@ def _layoff_chains(knocker_melds: Iterable[int], defender: int) -> list[tuple[in
             if chain:
                 chains.append((index, chain))
     return chains
-
-
-def defender_reply(knocker_melds: list[int], defender: int) -> tuple[int, int]:
-    """The defender's minimum deadwood after lay-offs, and the mask of cards laid off."""
-    return _reply_to_chains([c for _, c in _layoff_chains(knocker_melds, defender)], defender)
 
 
 def _reply_to_chains(chains: list[list[int]], defender: int) -> tuple[int, int]:
@@ -243,11 +238,6 @@ def _gin_result(kind: str, bonus: int, k_mask: int, d_mask: int, multiplier: int
         defender_deadwood_cards=mask_to_cards(d_mask & ~d_melded),
         multiplier=multiplier, knock_limit=limit,
     )
-
-
-def deadwood_value(cards: Iterable[int]) -> int:
-    """Plain sum of card values (no melding)."""
-    return sum(CARD_VALUES[c] for c in cards)
 
 
 # --------------------------------------------------------------------------- scoreboard
