@@ -77,11 +77,15 @@ class Table:
 
     @property
     def dealer(self) -> int:
-        """The dealing seat of the current (or last) hand."""
+        """The seat that dealt the current (or last) hand: in three-hand the seat sitting
+        out (its ``Game`` gives the dealer's part to the second player)."""
+        if self.sitting_out is not None:
+            return self.sitting_out
         return self.seats[self.game.dealer]
 
     @property
     def non_dealer(self) -> int:
+        """The seat with the first card and the first option on the upcard."""
         return self.seats[1 - self.game.dealer]
 
     @property
@@ -107,6 +111,7 @@ class SeatHand:
     number: int
     table: int
     seats: tuple[int, int]
+    #: The seat that dealt (in three-hand the seat sitting out).
     dealer: int
     #: Partnership round (0-based), else None.
     round: int | None
@@ -350,7 +355,7 @@ class Match:
         winner = None if record.winner is None else seats[record.winner]
         return SeatHand(
             number=len(self.hand_history) + 1, table=table.index, seats=seats,
-            dealer=seats[record.dealer],
+            dealer=table.sitting_out if table.sitting_out is not None else seats[record.dealer],
             round=self.round_number if self.format == "partnership" else None,
             sitting_out=table.sitting_out,
             knocker=None if record.knocker is None else seats[record.knocker],
