@@ -188,6 +188,13 @@ PROFILES: dict[str, Rules] = {
 }
 
 
+def profile_names(format: str | None = None) -> list[str]:
+    """Sorted profile names, all of them or those of one format ("duel", ...)."""
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}; known: {FORMATS}")
+    return sorted(n for n, r in PROFILES.items() if format is None or r.format == format)
+
+
 def get_rules(rules: Rules | str | dict | None = None) -> Rules:
     """Rules from a Rules object, a profile name, a dict of options, or None (default)."""
     if rules is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import greedy_action
 
 from hgin_env import actions as A
 from hgin_env.game import Game
@@ -12,8 +13,6 @@ from hgin_env.match import Match, SeatHand, partnership_tables, round_score
 from hgin_env.rules import FORMATS, PROFILES, Rules
 from hgin_env.scoring import Scoreboard
 from hgin_env.sheets import Sheet
-
-from helpers import greedy_action
 
 try:
     from tests import brute_formats as B
