@@ -17,8 +17,8 @@ table; this module only decides who sits where and how hand results reach the sh
   team deals at both tables, and the dealing team alternates every round. One sheet row
   per team, fed with the round score of source 004.
 
-Every random choice (first dealer, every deck) comes from one generator seeded by
-``seed``. Use :attr:`Match.current_seat`, :meth:`Match.legal_actions` /
+Every random choice (first dealer, every deck, each table ``Game``'s own seed) comes
+from one generator seeded by ``seed``. Use :attr:`Match.current_seat`, :meth:`Match.legal_actions` /
 :meth:`Match.legal_action_mask` and :meth:`Match.apply`; the acting seat's own view of
 its hand is :meth:`Match.seat_view` (the table's ``Game`` and the seat's player index
 there).
@@ -367,11 +367,17 @@ class Match:
             self.last_rewards[hand.winner] = hand.points
             self.last_rewards[hand.loser] = -hand.points
 
+    def _table_seed(self) -> int:
+        """A seed for a table's ``Game`` generator (unused by a stacked single hand, but
+        then still drawn from the match's seed like every other random choice)."""
+        return int(self.rng.integers(2**32))
+
     # ------------------------------------------------------------------ three-hand
     def _deal_three_hand(self, dealer: int) -> None:
         non_dealer, other = (dealer + 1) % 3, (dealer + 2) % 3
         deck = self.rng.permutation(NUM_CARDS).tolist()
-        game = Game(self.rules, seed=0, single_hand=True, first_dealer=1, deck=deck)
+        game = Game(self.rules, seed=self._table_seed(), single_hand=True, first_dealer=1,
+                    deck=deck)
         self.tables = [Table(0, (non_dealer, other), game, sitting_out=dealer)]
         self.current_table = 0
 
@@ -395,7 +401,7 @@ class Match:
         self.tables = []
         for index, seats in enumerate(partnership_tables(self.round_number)):
             deck = self.rng.permutation(NUM_CARDS).tolist()
-            game = Game(self.rules, seed=0, single_hand=True,
+            game = Game(self.rules, seed=self._table_seed(), single_hand=True,
                         first_dealer=self.dealing_team, deck=deck)
             self.tables.append(Table(index, seats, game))
         self.current_table = 0
