@@ -287,6 +287,26 @@ class Match:
         table = self.tables[index]
         return table.game, table.player_of(seat)
 
+    def seat_context(self, seat: int) -> dict:
+        """What the seat knows of the match beyond its own table (RULES.md §13): its
+        table and opponent (None while sitting out), who sits out, its partner and whether
+        the partner's hand is still running (partnership), its sheet row, the round."""
+        index = self.table_of(seat)
+        table = None if index is None else self.tables[index]
+        partnership = self.format == "partnership"
+        partner = self.partner_of(seat) if partnership else None
+        return {
+            "seat": seat, "format": self.format, "table": index,
+            "opponent": None if table is None else table.opponent_of(seat),
+            "dealer": None if table is None else table.dealer,
+            "sitting_out": self.sitting_out, "partner": partner,
+            "partner_running": None if partner is None else
+            self.tables[self.table_of(partner)].running,
+            "row": self.sheet_row(seat),
+            "round": self.round_number if partnership else None,
+            "hand": len(self.hand_history) + (0 if self.is_over else 1),
+        }
+
     # ------------------------------------------------------------------ acting
     @property
     def is_over(self) -> bool:

@@ -249,6 +249,7 @@ def test_partnership_matches_against_model():
                 seat = match.current_seat
                 t = key[seat]
                 assert running[t]
+                assert match.seat_context(seat)["partner_running"] == running[1 - t]
                 if prev_table is None:
                     assert t == key[0]  # each round starts at seat 0's table
                 if first_actor[t] is None:
@@ -305,6 +306,20 @@ def test_partnership_matches_against_model():
         assert match.match_winner == ref.winner and match.returns().tolist() == expected
         matches += 1
     assert matches >= 20
+
+
+def test_seat_context():
+    m = Match("gin_partnership", seed=2, first_dealer=1)
+    ctx = m.seat_context(2)
+    assert (ctx["table"], ctx["opponent"], ctx["partner"], ctx["row"]) == (1, 3, 0, 0)
+    assert ctx["partner_running"] and ctx["dealer"] == 3 and ctx["round"] == 0
+    t = Match("gin_three_hand", seed=2, first_dealer=0)
+    assert t.seat_context(0)["table"] is None and t.seat_context(0)["sitting_out"] == 0
+    assert t.seat_context(1)["opponent"] == 2 and t.seat_context(2)["dealer"] == 0
+    d = Match("hollywood", seed=2, first_dealer=0)
+    assert d.seat_context(1) == {"seat": 1, "format": "duel", "table": 0, "opponent": 0,
+                                 "dealer": 0, "sitting_out": None, "partner": None,
+                                 "partner_running": None, "row": 1, "round": None, "hand": 1}
 
 
 def test_partnership_tables_and_round_score_examples():
