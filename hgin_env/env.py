@@ -123,6 +123,16 @@ knocker, deadwoods, melds and lay-offs shown, as a dict with agent names) and
 `wins`, `settlement`); at match end also `match_winner` (agent name or None).
 `hands_played` counts hands so far. These stay until the next hand ends.
 
+### Illegal actions, refusals and copies
+
+`env()` (a `GuardedEnv`) does what PettingZoo's standard wrappers do, natively: call order is
+enforced, out-of-bounds actions are refused, and an illegal action ends the game with -1 for
+the offender (every agent terminated and truncated, all masks zero). `raw_env()` raises
+`ValueError` naming the illegal action and the legal ones. Actions are integer ids (Python
+or numpy integers, `operator.index`); a `str`, `float` or `bool` raises `TypeError`. A
+refused action changes nothing in the env. `copy.deepcopy` and `pickle` carry the whole
+state: a copy taken mid-match plays on exactly like the original.
+
 ### Version history
 
 * v0: initial release (hgin_env 0.1.0), observation layout version 1, rules version 1.
