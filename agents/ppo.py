@@ -73,8 +73,13 @@ def read_meta(path: str | Path) -> dict:
         raise CheckpointError(f"{path} is not a valid checkpoint zip (corrupt?): {exc}") from None
     except json.JSONDecodeError as exc:
         raise CheckpointError(f"{path}: {META_NAME} is corrupt: {exc}") from None
-    if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: unknown checkpoint format {meta.get('format')!r}")
+    return check_meta(meta, path)
+
+
+def check_meta(meta: dict, path: str | Path, fmt: str = FORMAT) -> dict:
+    """Refuse metadata of another checkpoint format, observation layout or rules version."""
+    if meta.get("format") != fmt:
+        raise CheckpointError(f"{path}: checkpoint format {meta.get('format')!r}, expected {fmt!r}")
     if meta.get("observation_version") != OBSERVATION_VERSION:
         raise CheckpointError(
             f"{path} was trained with observation layout version {meta.get('observation_version')}, "

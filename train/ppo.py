@@ -74,9 +74,10 @@ class Args:
     torch_threads: int = field(default=1, metadata={"help": "torch CPU threads (1 avoids contention)"})
 
 
-def parse_args(argv: list[str] | None = None) -> Args:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    for f in dataclasses.fields(Args):
+def parse_args(argv: list[str] | None = None, cls: type = Args, description: str | None = __doc__):
+    """Command-line flags from the fields of the dataclass ``cls`` (``--run-name`` for ``run_name``)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
         if f.type in ("bool", bool):
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default,
@@ -85,7 +86,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
             kind = {"int": int, "float": float, "str": str}[str(f.type)]
             parser.add_argument(flag, type=kind, default=f.default,
                                 help=f"{f.metadata['help']} (default: {f.default})")
-    return Args(**vars(parser.parse_args(argv)))
+    return cls(**vars(parser.parse_args(argv)))
 
 
 def parse_mixture(text: str) -> tuple[list[str], list[float]]:
