@@ -100,7 +100,7 @@ class RLlibAgent:
             raise ImportError(f"rllib:PATH agents need Ray RLlib (pip install 'hgin_env[rllib]'): {exc}") from exc
         torch.set_num_threads(1)
         try:
-            module = RLModule.from_checkpoint(str(module_dir))
+            module = RLModule.from_checkpoint(str(module_dir.resolve()))  # RLlib needs absolute paths
         except Exception as exc:  # RLlib raises many kinds on damaged folders
             raise RLlibCheckpointError(f"{module_dir} could not be loaded: {exc}") from exc
         space = getattr(module, "observation_space", None)

@@ -78,7 +78,7 @@ def toy_run(tmp_path_factory):
 def test_one_iteration_writes_the_run_folder(toy_run):
     run_dir, checkpoint = toy_run
     assert checkpoint == run_dir / "checkpoint"
-    for name in ("args.json", "progress.csv", "episodes.csv"):
+    for name in ("args.json", "progress.csv", "episodes.csv", "learning_curve.png"):
         assert (run_dir / name).exists(), name
     assert list((run_dir / "tb").glob("events.out.tfevents.*"))
     assert (run_dir / "checkpoints" / "iter_000001" / META_NAME).exists()
@@ -101,7 +101,8 @@ def test_checkpoint_plays_in_the_tournament_and_the_cli(toy_run, monkeypatch, ca
     from hgin_env import cli
 
     run_dir, checkpoint = toy_run
-    agent = make_agent(f"rllib:{run_dir}", seed=1, columns=3)
+    monkeypatch.chdir(run_dir.parent)
+    agent = make_agent("rllib:toy", seed=1, columns=3)  # a relative run folder
     assert isinstance(agent, RLlibAgent)
     env = hollywood_gin_v0.raw_env()
     env.reset(seed=1)

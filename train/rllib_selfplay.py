@@ -26,6 +26,7 @@ A run folder ``runs/<run-name>/`` holds:
     tb/              TensorBoard (``charts/`` outcomes, ``learner/`` losses, ``perf/``)
     checkpoints/     periodic RLlib checkpoints (``Algorithm.from_checkpoint`` resumes them)
     checkpoint/      the final checkpoint; play it with ``rllib:runs/<run-name>``
+    learning_curve.png   win rates over training (``python -m train.plots RUN_DIR``)
 
 Every checkpoint holds ``hgin_meta.json`` (observation layout and rules versions), which
 the ``rllib:PATH`` agent (``agents/rllib_agent.py``) checks before loading.
@@ -78,6 +79,9 @@ class Args:
     num_env_runners: int = field(default=1, metadata={
         "help": "sampling actors (0 = sample in the driver); about one per CPU a node can spare"})
     envs_per_env_runner: int = field(default=1, metadata={"help": "environments stepped by each env runner"})
+    num_learners: int = field(default=0, metadata={
+        "help": "Learner actors (0 = update in the driver); N > 1 splits each batch data-parallel"})
+    num_gpus_per_learner: float = field(default=0.0, metadata={"help": "GPUs of each Learner (0 = CPU)"})
     rules: str = field(default="hollywood", metadata={"help": "rules profile name"})
     episode: str = field(default="match", metadata={"help": "'match' (whole Hollywood match) or 'hand'"})
     reward: str = field(default="points", metadata={"help": "env reward: 'points', 'columns' or 'match'"})
@@ -85,7 +89,7 @@ class Args:
         "help": "opponents of main: 'name:weight,...' of self, snapshot, random, simple, expert"})
     snapshot_pool: int = field(default=4, metadata={"help": "frozen snapshots of main kept as opponents"})
     snapshot_every: int = field(default=5, metadata={"help": "copy main into the oldest snapshot every N iterations"})
-    train_batch_size: int = field(default=4000, metadata={"help": "env steps per iteration (all agents)"})
+    train_batch_size: int = field(default=4000, metadata={"help": "env steps (both seats) per iteration and Learner"})
     minibatch_size: int = field(default=500, metadata={"help": "SGD minibatch size"})
     num_epochs: int = field(default=4, metadata={"help": "PPO epochs per iteration"})
     learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate"})
@@ -239,6 +243,7 @@ def build_config(args: Args) -> Any:
                      # RLlib's env check steps unmasked random actions, which the game refuses.
                      disable_env_checking=True)
         .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.envs_per_env_runner)
+        .learners(num_learners=args.num_learners, num_gpus_per_learner=args.num_gpus_per_learner)
         .multi_agent(policies=set(specs), policy_mapping_fn=OpponentMapping(mixture, snapshots, args.seed),
                      policies_to_train=[MAIN])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
@@ -409,6 +414,9 @@ def train(args: Args) -> Path:
     finally:
         logger.close()
         algo.stop()
+    from train.plots import plot_learning_curves
+
+    plot_learning_curves(run_dir)
     return final
 
 
