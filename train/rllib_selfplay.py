@@ -57,6 +57,8 @@ from ray.rllib.core.rl_module.rl_module import RLModule
 
 from hgin_env.rllib_adapter import MASK_KEY, OBS_KEY, SUMMARY_KEY, from_rllib_obs
 from train.callbacks import episode_row
+from train.ppo import parse_args as parse_dataclass_args
+from train.ppo import parse_mixture
 
 ENV_NAME = "hollywood_gin_v0"
 MAIN = "main"
@@ -101,21 +103,18 @@ class Args:
     checkpoint_every: int = field(default=10, metadata={"help": "save a checkpoint every N iterations (0 = off)"})
     eval_matches: int = field(default=0, metadata={
         "help": "duplicate matches per heuristic when a checkpoint is saved (0 = off)"})
-    eval_opponents: str = field(default="random,simple,expert", metadata={"help": "heuristics to evaluate against"})
+    eval_opponents: str = field(default="simple,expert", metadata={
+        "help": "heuristics to evaluate against (random can take hundreds of hands per match against a weak policy)"})
     log_window: int = field(default=100, metadata={"help": "finished matches in the rolling charts/ means"})
     torch_threads: int = field(default=1, metadata={"help": "torch CPU threads of the learner"})
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    from train.ppo import parse_args as parse_dataclass_args
-
     return parse_dataclass_args(argv, cls=Args, description=__doc__)
 
 
 def opponent_mixture(text: str, snapshot_pool: int) -> dict[str, float]:
     """'self:0.4,snapshot:0.2,expert:0.4' -> normalized weights; refuses unknown names."""
-    from train.ppo import parse_mixture
-
     specs, weights = parse_mixture(text)
     known = ("self", "snapshot", *HEURISTICS)
     mixture: dict[str, float] = {}
@@ -299,14 +298,19 @@ class RunLogger:
 
         self.run_dir = run_dir
         self.episodes = _CsvWriter(run_dir / "episodes.csv", EPISODE_FIELDS)
-        self.progress: Any = None
+        self.progress: list[dict[str, float]] = []
         self.tb = SummaryWriter(str(run_dir / "tb"))
         self.recent: deque[dict] = deque(maxlen=window)
 
     def log(self, result: dict, elapsed: float) -> dict[str, float]:
-        from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, LEARNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+        from ray.rllib.utils.metrics import (
+            ENV_RUNNER_RESULTS,
+            LEARNER_RESULTS,
+            NUM_ENV_STEPS_SAMPLED_LIFETIME,
+            NUM_MODULE_STEPS_SAMPLED_LIFETIME,
+        )
 
-        from train.callbacks import _CsvWriter, outcome_scalars
+        from train.callbacks import outcome_scalars
 
         runners = result.get(ENV_RUNNER_RESULTS, {})
         steps = int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0))
@@ -318,13 +322,19 @@ class RunLogger:
             self.recent.append(row)
             self.episodes.write(row)
         learner = result.get(LEARNER_RESULTS, {}).get(MAIN, {})
+        module_steps = runners.get(NUM_MODULE_STEPS_SAMPLED_LIFETIME, {})
         scalars: dict[str, float] = {
             "iteration": float(result.get("training_iteration", 0)),
-            "env_steps": float(steps),
+            "env_steps": float(steps),  # every move of both seats
+            "main_steps": float(module_steps.get(MAIN, 0)),  # moves made by main (both seats in self-play)
             "perf/env_steps_per_s": steps / max(elapsed, 1e-9),
             "perf/iteration_s": float(result.get("time_this_iter_s", 0.0)),
             "perf/matches_this_iter": float(len(rows)),
         }
+        timers = result.get("timers", {})
+        for name, key in (("sample_s", "env_runner_sampling_timer"), ("learn_s", "learner_update_timer")):
+            if key in timers:  # RLlib's (smoothed) time per iteration spent sampling / updating
+                scalars[f"perf/{name}"] = float(timers[key])
         for key in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "vf_explained_var"):
             if key in learner:
                 scalars[f"learner/{key}"] = float(learner[key])
@@ -333,17 +343,25 @@ class RunLogger:
             if "/" in key:
                 self.tb.add_scalar(key, value, steps)
         self.tb.flush()
-        if self.progress is None:
-            fields = list(scalars) + [f"charts/win_rate_vs_{o}" for o in ("self", "snapshot", *HEURISTICS)]
-            fields = list(dict.fromkeys(fields))
-            self.progress = _CsvWriter(self.run_dir / "progress.csv", fields)
-        self.progress.write(scalars)
+        self.progress.append(scalars)
+        self._write_progress()
         return scalars
+
+    def _write_progress(self) -> None:
+        """Rewrite progress.csv: a column appears when its value first does (e.g. the first
+        finished match), so the header is the union over all iterations so far."""
+        import csv
+
+        fields = list(dict.fromkeys(k for row in self.progress for k in row))
+        tmp = self.run_dir / "progress.csv.tmp"
+        with tmp.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(self.progress)
+        tmp.replace(self.run_dir / "progress.csv")
 
     def close(self) -> None:
         self.episodes.close()
-        if self.progress is not None:
-            self.progress.close()
         self.tb.close()
 
 
