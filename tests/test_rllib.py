@@ -131,3 +131,51 @@ def test_checkpoint_plays_in_the_tournament_and_the_cli(toy_run, monkeypatch, ca
     code = cli.main(["play", "--opponent", f"rllib:{run_dir}", "--seed", "2"])
     out = capsys.readouterr().out
     assert code == 0 and f"rllib:{run_dir}" in out
+
+
+def test_opponent_mapping_and_episode_logging_without_a_cluster():
+    pytest.importorskip("ray.rllib", reason="Ray RLlib not installed (pip install 'hgin_env[rllib]')")
+    from types import SimpleNamespace
+
+    from train.rllib_selfplay import EPISODES_METRIC, HollywoodCallbacks, OpponentMapping, opponent_mixture
+
+    mixture = opponent_mixture("self:1,snapshot:1,expert:2", snapshot_pool=2)
+    assert mixture == {"self": 0.25, "snapshot": 0.25, "expert": 0.5}
+    with pytest.raises(ValueError, match="unknown opponent"):
+        opponent_mixture("self:1,ppo:0.5", snapshot_pool=2)
+    mapping = OpponentMapping(mixture, ["snapshot_0", "snapshot_1"], seed=0)
+    drawn = []
+    for i in range(400):
+        episode = SimpleNamespace(id_=f"episode{i}")
+        modules = [mapping("player_0", episode), mapping("player_1", episode)]
+        assert "main" in modules and modules == [mapping("player_0", episode), mapping("player_1", episode)]
+        drawn.append(modules)
+    assert 150 < sum(mapping.draw(f"episode{i}")[0] for i in range(400)) < 250  # main's seat is random
+    assert 150 < sum("expert" in m for m in drawn) < 250
+
+    class Logger:
+        def __init__(self):
+            self.rows = []
+
+        def log_value(self, key, value, reduce=None):
+            assert key == EPISODES_METRIC and reduce == "item_series"
+            self.rows.append(value)
+
+    summary = {"won": True, "lost": False, "truncated": False, "columns_won": 2, "columns_lost": 1,
+               "column_totals": [100, 40, 0], "opponent_column_totals": [20, 100, 0], "hands": 9,
+               "dead_hands": 1, "hand_kinds": {"gin": 2}, "opponent_hand_kinds": {"knock": 3}}
+    runner = SimpleNamespace(config=SimpleNamespace(policy_mapping_fn=mapping))
+    logger = Logger()
+    for i in range(20):
+        seat, opponent = mapping.draw(f"episode{i}")
+        learner = f"player_{seat}"
+        # The last chunk of a long episode may hold only one seat; the summary is the learner's.
+        chunk = {learner: SimpleNamespace(get_infos=lambda i: {SUMMARY_KEY: summary})}
+        episode = SimpleNamespace(id_=f"episode{i}", agent_episodes=chunk)
+        HollywoodCallbacks().on_episode_end(episode=episode, env_runner=runner, metrics_logger=logger)
+        HollywoodCallbacks().on_episode_end(episode=SimpleNamespace(id_=f"episode{i}", agent_episodes={}),
+                                            env_runner=runner, metrics_logger=logger)
+        assert logger.rows[-1]["opponent"] == ("self" if opponent == "main" else
+                                               "snapshot" if opponent.startswith("snapshot") else opponent)
+    assert len(logger.rows) == 20
+    assert logger.rows[0]["col1"] == 100 and logger.rows[0]["my_gin"] == 2 and logger.rows[0]["won"] == 1

@@ -192,17 +192,25 @@ class HeuristicRLModule(RLModule):
 
 
 class HollywoodCallbacks(RLlibCallback):
-    """On the env runners: one ``episodes.csv`` row per finished match of ``main``."""
+    """On the env runners: one ``episodes.csv`` row per finished match of ``main``.
 
-    def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kwargs: Any) -> None:
-        infos = episode.get_infos(-1)
-        seats = [a for a in sorted(infos) if episode.module_for(a) == MAIN]
-        if not seats or SUMMARY_KEY not in infos[seats[0]]:
-            return  # not a finished match: nothing to log
-        learner = seats[0]  # in self-play: player_0's side
-        other = next(a for a in sorted(infos) if a != learner)
-        label = opponent_label(episode.module_for(other))
-        row = episode_row(infos[learner][SUMMARY_KEY], 0, label)
+    Who played whom comes from the episode's draw (``OpponentMapping.draw``), not from the
+    last step's infos: an episode sampled in several chunks ends with a chunk in which one
+    seat may not appear. In self-play the row is from the side of ``main``'s drawn seat."""
+
+    def on_episode_end(self, *, episode: Any, env_runner: Any = None, metrics_logger: Any = None,
+                       **kwargs: Any) -> None:
+        mapping = env_runner.config.policy_mapping_fn
+        if not isinstance(mapping, OpponentMapping) or metrics_logger is None:
+            return
+        seat, opponent = mapping.draw(episode.id_)
+        learner = f"player_{seat}"
+        if learner not in episode.agent_episodes:
+            return
+        info = episode.agent_episodes[learner].get_infos(-1)
+        if SUMMARY_KEY not in info:
+            return  # the match did not finish (the env was closed): nothing to log
+        row = episode_row(info[SUMMARY_KEY], 0, opponent_label(opponent))
         metrics_logger.log_value(EPISODES_METRIC, row, reduce="item_series")
 
 
