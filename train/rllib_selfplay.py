@@ -80,7 +80,11 @@ class Args:
         "help": "folder shipped to the cluster as the job's working dir (e.g. '.'); default: none"})
     num_env_runners: int = field(default=1, metadata={
         "help": "sampling actors (0 = sample in the driver); about one per CPU a node can spare"})
-    envs_per_env_runner: int = field(default=1, metadata={"help": "environments stepped by each env runner"})
+    envs_per_env_runner: int = field(default=4, metadata={
+        "help": "environments stepped by each env runner (batches the forward passes)"})
+    sample_timeout_s: float = field(default=600.0, metadata={
+        "help": "wait this long for an env runner's samples before dropping them (RLlib's default 60 s "
+                "is too short on a busy 2-core machine)"})
     num_learners: int = field(default=0, metadata={
         "help": "Learner actors (0 = update in the driver); N > 1 splits each batch data-parallel"})
     num_gpus_per_learner: float = field(default=0.0, metadata={"help": "GPUs of each Learner (0 = CPU)"})
@@ -249,7 +253,8 @@ def build_config(args: Args) -> Any:
                                            "reward": args.reward},
                      # RLlib's env check steps unmasked random actions, which the game refuses.
                      disable_env_checking=True)
-        .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.envs_per_env_runner)
+        .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.envs_per_env_runner,
+                     sample_timeout_s=args.sample_timeout_s)
         .learners(num_learners=args.num_learners, num_gpus_per_learner=args.num_gpus_per_learner)
         .multi_agent(policies=set(specs), policy_mapping_fn=OpponentMapping(mixture, snapshots, args.seed),
                      policies_to_train=[MAIN])
