@@ -1,7 +1,8 @@
 """Multi-agent PPO self-play with Ray RLlib (new API stack), locally or on a Ray cluster.
 
-    python -m train.rllib_selfplay --iterations 50 --run-name my_rllib_run            # this machine
-    python -m train.rllib_selfplay --address auto --num-env-runners 32 --iterations 500  # a cluster
+    python -m train.rllib_selfplay --run-name my_rllib_run --episode hand --iterations 150   # this machine
+    RAY_AUTH_MODE=token python -m train.rllib_selfplay --address HEAD:6379 --working-dir . \
+        --num-env-runners 94 --train-batch-size 64000 --minibatch-size 4000 --iterations 500  # a cluster
 
 Both seats of ``hollywood_gin_v0`` go through RLlib's PettingZoo wrapper
 (``hgin_env.rllib_adapter``). The trained RLModule ``main`` is RLlib's action-masking PPO
@@ -21,10 +22,10 @@ The three-column outcomes (win rate, columns won, column totals) are those of
 A run folder ``runs/<run-name>/`` holds:
     args.json        the arguments of the run
     progress.csv     one row per iteration: env steps, env steps/s, learner stats, outcomes
-    episodes.csv     one row per finished match of ``main`` (outcome, columns, hand kinds)
+    episodes.csv     one row per finished match (or hand, ``--episode hand``) of ``main``
     eval.csv         duplicate-match evaluations of the checkpoints against heuristics
     tb/              TensorBoard (``charts/`` outcomes, ``learner/`` losses, ``perf/``)
-    checkpoints/     periodic RLlib checkpoints (``Algorithm.from_checkpoint`` resumes them)
+    checkpoints/     periodic RLlib checkpoints (``Algorithm.save_to_path``), ``iter_N/``
     checkpoint/      the final checkpoint; play it with ``rllib:runs/<run-name>``
     learning_curve.png   win rates over training (``python -m train.plots RUN_DIR``)
 
@@ -34,7 +35,8 @@ the ``rllib:PATH`` agent (``agents/rllib_agent.py``) checks before loading.
 Cluster: ``--address`` (or the ``RAY_ADDRESS`` variable) connects to a running cluster
 instead of starting a local Ray with ``--num-cpus``; nothing else changes. The code and
 this package must be importable on every node (install it there, or pass
-``--working-dir .`` to ship this folder as the job's runtime environment).
+``--working-dir .`` to ship this folder as the job's runtime environment). Ray 2.60
+clusters use token authentication: set ``RAY_AUTH_MODE=token`` with the cluster's token.
 """
 
 from __future__ import annotations
@@ -223,7 +225,7 @@ def _numpy(x: Any) -> np.ndarray:
 
 
 def build_config(args: Args) -> Any:
-    """The ``PPOConfig`` of a run (also used to rebuild the algorithm from a checkpoint)."""
+    """The ``PPOConfig`` of a run: the shared module ``main``, the snapshots, the heuristics."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
