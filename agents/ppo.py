@@ -111,11 +111,17 @@ def read_meta(path: str | Path) -> dict:
         raise CheckpointError(f"{path}: cannot read the checkpoint ({exc.strerror or exc})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CheckpointError(f"{path}: {META_NAME} is corrupt: {exc}") from None
+    return check_meta(meta, path)
+
+
+def check_meta(meta: dict, path: str | Path, fmt: str = FORMAT) -> dict:
+    """Refuse metadata that is not an object, or of another checkpoint format, observation
+    layout or rules version."""
     if not isinstance(meta, dict):
         raise CheckpointError(f"{path}: {META_NAME} is corrupt: a JSON {type(meta).__name__}, "
                               "expected an object")
-    if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: unknown checkpoint format {meta.get('format')!r}")
+    if meta.get("format") != fmt:
+        raise CheckpointError(f"{path}: checkpoint format {meta.get('format')!r}, expected {fmt!r}")
     if meta.get("observation_version") != OBSERVATION_VERSION:
         raise CheckpointError(
             f"{path} was trained with observation layout version {meta.get('observation_version')}, "
