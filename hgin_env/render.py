@@ -4,20 +4,35 @@ from __future__ import annotations
 
 import html
 
-from .cards import CARD_VALUES, NUM_RANKS, format_card, format_cards, mask_to_cards
+from .cards import NUM_RANKS, format_card, format_cards, mask_to_cards
 from .game import Game, HandRecord, Phase
 from .melds import best_arrangement_of_mask
 
 
-def grouped_hand(mask: int, symbols: bool = True) -> str:
-    """A hand grouped into its best melds, then the deadwood: ``[4♥ 5♥ 6♥] [9♣ 9♦ 9♠] K♦ (dw 10)``."""
+def hand_groups(mask: int) -> tuple[list[tuple[int, ...]], tuple[int, ...], int]:
+    """A hand as it is shown: its best melds, then the loose cards, and the deadwood.
+
+    Every group (each meld, the loose cards) is sorted by suit (♣ ♦ ♥ ♠) then rank, and
+    the melds are ordered by their first card, so a hand always reads the same way.
+    """
     melds, dw = best_arrangement_of_mask(mask)
     melded = 0
-    parts = []
     for m in melds:
         melded |= m
-        parts.append("[" + format_cards(mask_to_cards(m), symbols) + "]")
-    loose = sorted(mask_to_cards(mask & ~melded), key=lambda c: (CARD_VALUES[c], c))
+    groups = sorted(mask_to_cards(m) for m in melds)
+    return groups, mask_to_cards(mask & ~melded), dw
+
+
+def hand_order(mask: int) -> list[int]:
+    """The cards of a hand in the order :func:`grouped_hand` shows them."""
+    melds, loose, _ = hand_groups(mask)
+    return [c for m in melds for c in m] + list(loose)
+
+
+def grouped_hand(mask: int, symbols: bool = True) -> str:
+    """A hand grouped into its best melds, then the deadwood: ``[4♥ 5♥ 6♥] [9♣ 9♦ 9♠] K♦ (dw 10)``."""
+    melds, loose, dw = hand_groups(mask)
+    parts = ["[" + format_cards(m, symbols) + "]" for m in melds]
     if loose:
         parts.append(format_cards(loose, symbols))
     return " ".join(parts) + f"  (deadwood {dw})"
@@ -92,13 +107,8 @@ def _cards_html(cards: tuple[int, ...] | list[int]) -> str:
 
 def grouped_hand_html(mask: int) -> str:
     """:func:`grouped_hand` as HTML: ``[4♥ 5♥ 6♥] [9♣ 9♦ 9♠] K♦ (deadwood 10)``."""
-    melds, dw = best_arrangement_of_mask(mask)
-    melded = 0
-    parts = []
-    for m in melds:
-        melded |= m
-        parts.append("[" + _cards_html(mask_to_cards(m)) + "]")
-    loose = mask_to_cards(mask & ~melded)
+    melds, loose, dw = hand_groups(mask)
+    parts = ["[" + _cards_html(m) + "]" for m in melds]
     if loose:
         parts.append(_cards_html(loose))
     return " ".join(parts) + f" &nbsp;(deadwood {dw})"

@@ -29,7 +29,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from .cards import NUM_CARDS, NUM_RANKS, mask_to_cards
 from .game import Game, HandRecord, Phase
-from .melds import best_arrangement_of_mask
+from .render import hand_groups
 from .rules import get_rules
 
 CARD_W, CARD_H = 50, 70
@@ -195,15 +195,11 @@ def _draw_groups(canvas: Image.Image, x: int, y: int, groups: Sequence[tuple[str
 
 
 def _hand_groups(mask: int) -> tuple[list[tuple[str, list[int]]], int]:
-    """A hand's best melds (sorted) then its loose cards by suit and rank, and the deadwood."""
-    melds, dw = best_arrangement_of_mask(mask)
-    melded = 0
-    for m in melds:
-        melded |= m
-    groups = [("meld", list(mask_to_cards(m))) for m in sorted(melds, key=lambda m: mask_to_cards(m))]
-    loose = list(mask_to_cards(mask & ~melded))
+    """A hand's melds then its loose cards (as the text render groups them), and the deadwood."""
+    melds, loose, dw = hand_groups(mask)
+    groups = [("meld", list(m)) for m in melds]
     if loose:
-        groups.append((f"deadwood {dw}", loose))
+        groups.append((f"deadwood {dw}", list(loose)))
     return groups, dw
 
 
