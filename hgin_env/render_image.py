@@ -157,6 +157,12 @@ def card_back() -> Image.Image:
     return Image.composite(img, plain, inner)
 
 
+@cache
+def card_back_edge() -> Image.Image:
+    """A plain face-side card (no rank): the cards under the top of the discard pile."""
+    return _card_outline((235, 235, 228), (120, 120, 120), 1)
+
+
 # --------------------------------------------------------------------------- layout helpers
 def _paste(canvas: Image.Image, card_img: Image.Image, x: int, y: int,
            outline: tuple[int, int, int] | None = None) -> None:
@@ -238,8 +244,7 @@ def _draw_sheet(canvas: Image.Image, game: Game, x0: int, names: Sequence[str] |
                 colour = INK
             opened = j < board.wins[p]
             text = str(int(board.columns[p, j])) if opened else "-"
-            _text(draw, (cx + cell_w / 2, row_y + 9), text, 15, colour, bold=board.column_winners[j] == p,
-                  anchor="ma")
+            _text(draw, (cx + cell_w / 2, row_y + 9), text, 15, colour, anchor="ma")
         _text(draw, (x0 + 12 + name_w + cell_w * n + 26, row_y + 9), str(board.wins[p]), 15, INK,
               anchor="ma")
     y = y + 28 + 80 + 16
@@ -290,8 +295,11 @@ def _draw_playing(canvas: Image.Image, game: Game, player: int, names: Sequence[
     _text(draw, (16 + CARD_W / 2 + 2, y + CARD_H + 6), f"stock {len(game.stock)}", 14, INK, anchor="ma")
     px = 110
     pile = game.discard_pile
-    for i, c in enumerate(pile[-4:]):
-        _paste(canvas, card_face(c), px + 12 * i, y)
+    below = min(len(pile) - 1, 6)  # the edges of a few cards under the top one
+    for i in range(below):
+        _paste(canvas, card_back_edge(), px + 4 * i, y)
+    if pile:
+        _paste(canvas, card_face(pile[-1]), px + 4 * max(below, 0), y)
     if not pile:
         draw.rounded_rectangle([px, y, px + CARD_W, y + CARD_H], radius=6, outline=MUTED, width=1)
     _text(draw, (px, y + CARD_H + 6), f"discard pile ({len(pile)})", 14, INK)
@@ -435,7 +443,14 @@ def save_gif(frames: Sequence[np.ndarray | Image.Image], path: str | Path,
         duration_ms = [int(d) for d in duration_ms]
         if len(duration_ms) != len(images):
             raise ValueError(f"{len(duration_ms)} durations for {len(images)} frames")
+    # One shared 64-colour palette (from the first, middle and last frames), no dithering:
+    # the table has few colours, and unchanged regions then compress to almost nothing.
+    picks = sorted({0, len(images) // 2, len(images) - 1})
+    sample = Image.new("RGB", (images[0].width, images[0].height * len(picks)))
+    for k, i in enumerate(picks):
+        sample.paste(images[i], (0, images[0].height * k))
+    palette = sample.quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    frames_p = [img.quantize(palette=palette, dither=Image.Dither.NONE) for img in images]
     path = Path(path)
-    images[0].save(path, save_all=True, append_images=images[1:], duration=duration_ms, loop=loop,
-                   optimize=False)
+    frames_p[0].save(path, save_all=True, append_images=frames_p[1:], duration=duration_ms, loop=loop)
     return path

@@ -252,10 +252,17 @@ class Scoreboard:
     """
 
     rules: Rules = field(default_factory=Rules)
+    #: Running totals: an int64 numpy array of shape (2, columns), row = player, so that
+    #: ``columns[p, j]``, ``columns[:, j]`` and ``columns.sum(axis=1)`` work; ``to_dict()``
+    #: (and the environment's ``info["scoreboard"]``) gives the same numbers as nested lists.
     columns: np.ndarray = field(init=False)
+    #: Per column: the player who won it, or None while it is open.
     column_winners: list[int | None] = field(init=False)
+    #: Hands won by each player.
     wins: list[int] = field(init=False)
+    #: Hands each player scored in each column (int64 array, 2 x columns).
     boxes: np.ndarray = field(init=False)
+    #: Box and game bonuses settled as columns close (int64 array, 2 x columns).
     settlement: np.ndarray = field(init=False)
     dead_hands: int = field(init=False, default=0)
     #: Order in which columns were decided.
