@@ -49,7 +49,6 @@ NAME_W = 150  # width of the player names in the sheet
 HEIGHT = 420
 _SUPERSAMPLE = 4
 _RANK_TEXT = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
-_SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 _COLUMN_NAMES = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX")
 
 
@@ -320,7 +319,7 @@ def _draw_playing(canvas: Image.Image, game: Game, player: int, names: Sequence[
 
 def _what_happened(record: HandRecord, names: Sequence[str] | None) -> str:
     if record.kind == "dead":
-        return f"Hand {record.number}: dead hand (stock exhausted), no score"
+        return f"Hand {record.number}: dead hand, no score"
     k = record.knocker
     assert k is not None and record.winner is not None
     how = {"gin": "goes gin", "big_gin": "goes big gin", "undercut": "knocks and is undercut"}.get(
@@ -373,7 +372,7 @@ def _draw_showdown(canvas: Image.Image, game: Game, record: HandRecord, names: S
 # --------------------------------------------------------------------------- public API
 def table_image(game: Game, player: int | None = None, showdown: HandRecord | bool | None = None,
                 names: Sequence[str] | None = None) -> Image.Image:
-    """The table as an RGB ``PIL.Image`` (readable at 1x, about 990 x 420 px for 3 columns).
+    """The table as an RGB ``PIL.Image`` (readable at 1x: 1028 x 420 px with 3 columns).
 
     ``player`` is whose hand is shown face up during a hand (default: the acting player).
     ``showdown`` shows a finished hand instead: a ``HandRecord``, or ``True`` for the last
