@@ -610,10 +610,10 @@ def cmd_rules(args: argparse.Namespace) -> int:
                 _say(f"  {key:<22} {value!r}")
         return 0
     _say(f"Rules profiles (rules version {RULES_VERSION}); use with --rules PROFILE. "
-         "'hgin rules PROFILE' lists every option.")
+         "'hgin rules PROFILE' lists every option; the rule book is docs/RULES.md.")
     for name, rules in PROFILES.items():
         diff = _differences(rules)
-        text = ", ".join(f"{k}={v!r}" for k, v in diff.items()) or "the default (RULES.md)"
+        text = ", ".join(f"{k}={v!r}" for k, v in diff.items()) or "the default (docs/RULES.md)"
         _say(f"  {name:<24} {text}")
     return 0
 

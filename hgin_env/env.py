@@ -17,7 +17,7 @@
 Gin Rummy with three-column **Hollywood** match scoring, for two players. One episode is a
 whole Hollywood match by default: hands are dealt until all three columns are decided
 (a player reaches 100 in a column), and the player who won at least two columns wins.
-The rules are those of `RULES.md` (default profile `hollywood`); every other profile
+The rules are those of the rule book `docs/RULES.md` (default profile `hollywood`); every other profile
 (`hollywood_classic`, `hollywood_winner_deals`, `gin_us_uk`, `gin_classic`, `oklahoma`,
 `straight_gin`, `hollywood_short`) or any custom `Rules` can be selected.
 
