@@ -84,3 +84,16 @@ def test_readme_shows_how_to_run_hgin_and_the_pictures() -> None:
     assert "min_deadwood_batch" in _python_block("card ids, it seems")
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^play: ", makefile, flags=re.M) and "$(VENV)/bin/hgin play" in makefile
+
+
+@pytest.mark.slow
+def test_readme_sb3_example_runs_at_toy_size() -> None:
+    pytest.importorskip("sb3_contrib")
+    code = _python_block("CardAwarePolicy")
+    assert "torch.set_num_threads(" in code and "seed=0" in code
+    small = code.replace("n_steps=512", "n_steps=64, batch_size=32, n_epochs=1").replace("learn(10_000)", "learn(64)")
+    assert small != code
+    run = subprocess.run([sys.executable, "-c", small + "\nprint('ACTION', int(action))\n"], capture_output=True,
+                         text=True, cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert re.search(r"^ACTION \d+$", run.stdout, flags=re.M)
