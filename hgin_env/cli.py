@@ -513,7 +513,7 @@ def _resume(args: argparse.Namespace) -> tuple[Game, int, str, list[str]]:
     label = players[1 - human]
     opponent = args.opponent
     if opponent is None:
-        if not isinstance(label, str) or label not in BUILTIN_OPPONENTS + ("ppo",):
+        if not isinstance(label, str) or not (label in BUILTIN_OPPONENTS + ("ppo",) or label.startswith("ppo:")):
             raise CliError(f"{args.resume}: the opponent was {label!r}; say which agent to resume against "
                            "with --opponent (e.g. --opponent PATH.zip)")
         opponent = label
