@@ -34,7 +34,7 @@ import numpy as np
 from . import actions as A
 from .cards import NUM_CARDS, NUM_RANKS, RANK_VALUES, mask_to_cards
 from .game import Phase
-from .melds import min_deadwood_batch
+from .melds import deadwood_without_batch, min_deadwood_batch
 from .observation import ObservationLayout, scoreboard_context
 from .rules import Rules, get_rules
 from .scoring import Scoreboard, settle
@@ -249,7 +249,7 @@ class BatchGame:
         if disc.size:
             h = hand[disc]
             cards = cards_of_masks(h, 11)
-            after = min_deadwood_batch(h[:, None] & ~_BIT[cards])
+            after = deadwood_without_batch(h, cards)
             self._after[disc[:, None], cards] = after
         # Draw phases: best deadwood after taking the face-up card and discarding another.
         self._take_dw.fill(_NO_DW)
@@ -260,8 +260,7 @@ class BatchGame:
             h = hand[draw]
             top = self.pile[draw, self.pile_len[draw] - 1]
             cards = cards_of_masks(h, 10)
-            with_top = (h | _BIT[top])[:, None] & ~_BIT[cards]
-            self._take_dw[draw] = min_deadwood_batch(with_top).min(axis=1)
+            self._take_dw[draw] = deadwood_without_batch(h | _BIT[top], cards).min(axis=1)
         self._obs_fresh = False
         self._mask_fresh = False
 
