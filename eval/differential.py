@@ -9,7 +9,7 @@ column winners, wins, settlement, match winner). A finished match restarts in bo
 the batch's next seed.
 
 Actions come from a seeded mix that reaches every part of the rules: uniformly random
-moves, but knocking (or big gin) often when legal and always with gin, and discarding the card that
+moves (a fifth of the games wait each step, to check partial steps), but knocking (or big gin) often when legal and always with gin, and discarding the card that
 leaves the least deadwood often, so that hands end by knocks, gins, undercuts and dead
 hands and matches run to the end.
 
@@ -81,7 +81,7 @@ def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0,
         batch = BatchGame(n, rules=rules, seed=seed * 1000 + k)
         games = [Game(rules=rules, seed=int(s)) for s in batch.match_seeds]
         kinds: Counter[str] = Counter()
-        done_hands = matches = steps = 0
+        done_hands = matches = steps = decisions = 0
         while done_hands < hands and (max_steps is None or steps < max_steps):
             masks = batch.legal_action_masks().copy()
             obs = batch.observations().copy()
@@ -98,9 +98,14 @@ def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0,
                     raise AssertionError(f"observation differs at {bad.tolist()}, {where}: "
                                          f"game {vec[bad]} batch {obs[i][bad]}")
             actions = choose_actions(rng, masks, obs, rules.columns)
+            actions[rng.random(n) < 0.2] = -1  # partial steps: these games wait
             result = batch.step(actions)
             steps += 1
+            decisions += int((actions >= 0).sum())
             for i, game in enumerate(games):
+                if actions[i] < 0:
+                    assert not result.hand_over[i], f"{name}: a waiting game changed"
+                    continue
                 record = game.apply(int(actions[i]))
                 where = f"{name}: game {i} step {steps}"
                 if record is None:
@@ -126,7 +131,7 @@ def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0,
                     board = batch.boards[i]
                     assert board.to_dict() == game.scoreboard.to_dict(), f"scoreboard differs, {where}"
                     assert np.array_equal(batch.columns[i], game.scoreboard.columns), f"columns differ, {where}"
-        out[name] = {"hands": done_hands, "matches": matches, "steps": steps, "decisions": steps * n,
+        out[name] = {"hands": done_hands, "matches": matches, "steps": steps, "decisions": decisions,
                      "kinds": dict(kinds)}
     return out
 

@@ -237,32 +237,37 @@ class BatchGame:
         self.columns[i] = board.columns
 
     # ------------------------------------------------------------------ derived state
-    def _refresh(self) -> None:
-        """Deadwood tables of each acting player: now, after each discard, after taking."""
-        p = self.current_player
-        hand = self.hands[self.arange, p]
-        self._dw_now[:] = min_deadwood_batch(hand)
-        phase = self.phase
-        # Discard phase: deadwood after discarding each of the 11 cards.
-        self._after.fill(_NO_DW)
-        disc = np.flatnonzero(phase == _DISCARD)
-        if disc.size:
-            h = hand[disc]
-            cards = cards_of_masks(h, 11)
-            after = deadwood_without_batch(h, cards)
-            self._after[disc[:, None], cards] = after
-        # Draw phases: best deadwood after taking the face-up card and discarding another.
-        self._take_dw.fill(_NO_DW)
-        can = (phase != _DISCARD) & (self.pile_len > 0) & ~self.forced
-        self._can_take[:] = can
-        draw = np.flatnonzero(can)
-        if draw.size:
-            h = hand[draw]
-            top = self.pile[draw, self.pile_len[draw] - 1]
-            cards = cards_of_masks(h, 10)
-            self._take_dw[draw] = deadwood_without_batch(h | _BIT[top], cards).min(axis=1)
+    def _refresh(self, idx: np.ndarray | None = None) -> None:
+        """Deadwood tables of each acting player (of games ``idx``, default all): now, after
+        each discard, after taking the face-up card."""
+        if idx is None:
+            idx = self.arange
         self._obs_fresh = False
         self._mask_fresh = False
+        if idx.size == 0:
+            return
+        p = self.current_player[idx]
+        hand = self.hands[idx, p]
+        self._dw_now[idx] = min_deadwood_batch(hand)
+        phase = self.phase[idx]
+        # Discard phase: deadwood after discarding each of the 11 cards.
+        self._after[idx] = _NO_DW
+        sel = np.flatnonzero(phase == _DISCARD)
+        if sel.size:
+            h = hand[sel]
+            cards = cards_of_masks(h, 11)
+            self._after[idx[sel, None], cards] = deadwood_without_batch(h, cards)
+        # Draw phases: best deadwood after taking the face-up card and discarding another.
+        self._take_dw[idx] = _NO_DW
+        can = (phase != _DISCARD) & (self.pile_len[idx] > 0) & ~self.forced[idx]
+        self._can_take[idx] = can
+        sel = np.flatnonzero(can)
+        if sel.size:
+            g = idx[sel]
+            h = hand[sel]
+            top = self.pile[g, self.pile_len[g] - 1]
+            cards = cards_of_masks(h, 10)
+            self._take_dw[g] = deadwood_without_batch(h | _BIT[top], cards).min(axis=1)
 
     def legal_action_masks(self) -> np.ndarray:
         """bool [N, 108]: the legal actions of each game's acting player (a view; do not keep)."""
@@ -333,14 +338,20 @@ class BatchGame:
 
     # ------------------------------------------------------------------ stepping
     def step(self, actions: np.ndarray) -> StepResult:
-        """Apply one action per game (the acting player's); illegal actions raise ValueError."""
+        """Apply one action per game (the acting player's); illegal actions raise ValueError.
+
+        An action of -1 leaves that game as it is (used to move only the games where a
+        given seat or agent acts); the others are applied together.
+        """
         a = np.asarray(actions, dtype=np.int64).reshape(-1)
         n = self.n
         if a.shape != (n,):
             raise ValueError(f"expected {n} actions, got shape {np.shape(actions)}")
-        if ((a < 0) | (a >= A.NUM_ACTIONS)).any() or not self.legal_action_masks()[self.arange, a].all():
-            bad = np.flatnonzero((a < 0) | (a >= A.NUM_ACTIONS) | ~self._mask[self.arange, np.clip(a, 0, 107)])
-            i = int(bad[0])
+        moved = self.arange if a.min() >= 0 else np.flatnonzero(a >= 0)
+        am = a[moved]
+        if am.size and (am.max() >= A.NUM_ACTIONS or not self.legal_action_masks()[moved, am].all()):
+            ok = (am < A.NUM_ACTIONS) & self._mask[moved, np.minimum(am, A.NUM_ACTIONS - 1)]
+            i = int(moved[np.flatnonzero(~ok)[0]])
             raise ValueError(f"illegal action {int(a[i])} ({A.describe_action(int(a[i]))}) in game {i} "
                              f"(player {int(self.current_player[i])}); legal: "
                              f"{np.flatnonzero(self._mask[i]).tolist()}")
@@ -388,7 +399,7 @@ class BatchGame:
             self.phase[g] = _DISCARD
             self.turns[g] += 1
         # Discard or knock: the card leaves the hand.
-        g = np.flatnonzero(a < A.DRAW_STOCK)
+        g = np.flatnonzero((a >= 0) & (a < A.DRAW_STOCK))
         ended: list[int] = []
         if g.size:
             ag = a[g]
@@ -422,7 +433,7 @@ class BatchGame:
         if ended:
             self._end_hands(sorted(ended), a, rewards, hand_kind, hand_winner, knocker, hand_points,
                             match_over, truncated, match_winner, finished)
-        self._refresh()
+        self._refresh(moved)
         return StepResult(rewards=rewards, hand_over=hand_kind > 0, match_over=match_over,
                           truncated=truncated, hand_kind=hand_kind, hand_winner=hand_winner,
                           knocker=knocker, hand_points=hand_points, match_winner=match_winner,
