@@ -56,7 +56,13 @@ class LearnerBatch:
         # Rewards from the opponents' moves before the first learner move go to its first step.
         self._pending_rewards = np.zeros(n, dtype=np.float32)
         self._pending_done: dict[int, dict] = {}
-        self._play_opponents()
+        self._started = False  # the opponents' first moves wait for the first query (a live
+        # policy opponent gets its model after the environment is built)
+
+    def _start(self) -> None:
+        if not self._started:
+            self._started = True
+            self._play_opponents()
 
     # ------------------------------------------------------------------ opponents
     def set_opponents(self, opponents: Sequence[Any], weights: Sequence[float] | None = None,
@@ -81,9 +87,11 @@ class LearnerBatch:
     # ------------------------------------------------------------------ stepping
     def observations(self) -> np.ndarray:
         """The learners' observations (every match waits for its learner)."""
+        self._start()
         return self.batch.observations()
 
     def action_masks(self) -> np.ndarray:
+        self._start()
         return self.batch.legal_action_masks()
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, dict]]:
@@ -94,6 +102,7 @@ class LearnerBatch:
         (``episode_summary``, as :func:`hgin_env.adapters.episode_summary` gives it,
         ``opponent``, and ``episode`` = return, length).
         """
+        self._start()
         self.episode_length += 1
         self._apply(np.asarray(actions, dtype=np.int64))
         self._play_opponents()

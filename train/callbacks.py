@@ -225,3 +225,41 @@ class SelfPlaySnapshots(BaseCallback):
             [share] * len(self.snapshots)
         self.training_env.env_method("set_opponent_specs", specs, weights)
         self.logger.record("charts/self_play_pool", len(self.snapshots))
+
+
+class ProgressFps(BaseCallback):
+    """A progress bar of training steps, with environment steps per second since the start
+    (PPO updates included) and the mean episode return of the last 100 matches."""
+
+    def __init__(self, total: int):
+        super().__init__()
+        self.total = total
+        self.bar = None
+        self.start = 0.0
+        self.start_steps = 0
+
+    def _on_training_start(self) -> None:
+        import time
+
+        from tqdm import tqdm
+
+        self.start = time.perf_counter()
+        self.start_steps = self.num_timesteps
+        self.bar = tqdm(total=self.total, unit="step", unit_scale=True, desc="training", smoothing=0.1)
+
+    def _on_step(self) -> bool:
+        assert self.bar is not None
+        self.bar.update(self.num_timesteps - self.bar.n - self.start_steps)
+        return True
+
+    def _on_rollout_end(self) -> None:
+        import time
+
+        assert self.bar is not None
+        fps = (self.num_timesteps - self.start_steps) / max(1e-9, time.perf_counter() - self.start)
+        buffer = getattr(self.model, "ep_info_buffer", None) or []
+        self.bar.set_postfix(fps=f"{fps:,.0f}", ep_rew=f"{np.mean([e['r'] for e in buffer]):.2f}" if buffer else "-")
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -123,6 +123,7 @@ class BatchedVecEnv(VecEnv):
         self.core = LearnerBatch(n_envs, self._build(opponent_specs), opponent_weights, self.rules, reward,
                                  match_bonus, seed, names=self.opponent_specs)
         low, high = observation_bounds(self.rules.columns)
+        self.render_mode = None
         super().__init__(n_envs, gymnasium.spaces.Box(low, high, dtype=np.float32), gymnasium.spaces.Discrete(108))
         self._actions: np.ndarray | None = None
 
