@@ -11,7 +11,9 @@ policy would silently read the wrong inputs.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -47,15 +49,41 @@ def checkpoint_meta(rules: Rules, extra: dict | None = None) -> dict:
     return meta
 
 
+def _write_zip_atomically(path: Path, members: dict[str, bytes], meta: dict) -> None:
+    """Write ``members`` + the metadata as ``path`` via a temporary file and a rename, so that a
+    kill at any moment leaves either the old file or the complete new one, never half a zip."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, data in members.items():
+                if name != META_NAME:
+                    zf.writestr(name, data)
+            zf.writestr(META_NAME, json.dumps(meta, indent=2))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def write_meta(path: str | Path, meta: dict) -> None:
-    """Add (or replace) the metadata member of a saved SB3 zip."""
+    """Add (or replace) the metadata member of a saved SB3 zip (atomically)."""
     path = Path(path)
     with zipfile.ZipFile(path) as zf:
-        members = {n: zf.read(n) for n in zf.namelist() if n != META_NAME}
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-        zf.writestr(META_NAME, json.dumps(meta, indent=2))
+        members = {n: zf.read(n) for n in zf.namelist()}
+    _write_zip_atomically(path, members, meta)
+
+
+def save_checkpoint(model: Any, path: str | Path, meta: dict) -> Path:
+    """Save an SB3 model as a complete checkpoint in one atomic step: the zip with
+    ``hgin_meta.json`` (``meta`` plus the model's ``timesteps``) appears under ``path`` whole
+    or not at all. Every checkpoint, snapshot and final model of a run is written this way."""
+    path = Path(path)
+    buffer = io.BytesIO()
+    model.save(buffer)
+    buffer.seek(0)
+    with zipfile.ZipFile(buffer) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    _write_zip_atomically(path, members, {**meta, "timesteps": int(model.num_timesteps)})
+    return path
 
 
 def read_meta(path: str | Path) -> dict:

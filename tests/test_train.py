@@ -44,10 +44,10 @@ def test_reload_evaluate_and_resume(toy_run, tmp_path):
     summary = evaluate_against(agent, "simple", matches=2, seed=0, rules="hollywood")
     assert summary["matches"] == 2 and 0.0 <= summary["a_win_rate"] <= 1.0
     ckpt = sorted((run_dir / "checkpoints").glob("*.zip"))[-1]
-    args = Args(run_name="resumed", out_dir=str(tmp_path), total_timesteps=256, n_envs=1, n_steps=256,
+    args = Args(run_name="resumed", out_dir=str(tmp_path), total_timesteps=768, n_envs=1, n_steps=256,
                 batch_size=128, n_epochs=1, eval_every=0, checkpoint_every=0, resume=str(ckpt),
                 progress_bar=False, vec_env="dummy")
-    assert train(args).exists()
+    assert read_meta(train(args))["timesteps"] == 768  # the run's total, counted from step 0
 
 
 def test_toy_training_on_the_previous_path(tmp_path):

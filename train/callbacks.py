@@ -1,18 +1,27 @@
-"""SB3 callbacks: Hollywood outcome logging, periodic evaluation, self-play snapshots.
+"""SB3 callbacks: Hollywood outcome logging, periodic evaluation, checkpoints, self-play
+snapshots; and the run-folder logs that survive a crash.
 
 Everything is written both to SB3's logger (TensorBoard ``charts/`` and ``eval/``, CSV
 ``progress.csv``) and to plain CSV files in the run folder (``episodes.csv`` one row per
 finished match, ``eval.csv`` one row per evaluation), which the plots and notebooks read.
+
+Periodic events (evaluations, checkpoints, snapshots) happen when the step count crosses a
+multiple of their period, so a resumed run keeps the schedule of the run it continues.
+Checkpoints are written at the start of a rollout, after the previous update: a checkpoint at
+step T holds everything learnt from the first T steps. :func:`rewind_run` cuts a run folder
+back to such a checkpoint before training resumes from it.
 """
 
 from __future__ import annotations
 
 import csv
+import re
 from collections import Counter, deque
 from pathlib import Path
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import CSVOutputFormat, TensorBoardOutputFormat
 
 HAND_KINDS = ("knock", "gin", "big_gin", "undercut")
 
@@ -135,7 +144,7 @@ class PeriodicEval(BaseCallback):
         self.last = self.num_timesteps
 
     def _on_step(self) -> bool:
-        if self.every and self.num_timesteps - self.last >= self.every:
+        if _crossed(self.last, self.num_timesteps, self.every):
             self.last = self.num_timesteps
             self.evaluate()
         return True
@@ -148,6 +157,7 @@ class PeriodicEval(BaseCallback):
         for opp in self.opponents:
             summary = evaluate_against(agent, opp, matches=self.matches, seed=self.seed, rules=self.rules)
             out[opp] = summary["a_win_rate"]
+            self.logger.record("time/total_timesteps", self.num_timesteps)  # every row has its step
             self.logger.record(f"eval/win_rate_vs_{opp}", summary["a_win_rate"])
             assert self.writer is not None
             self.writer.write({"timesteps": self.num_timesteps, "opponent": opp,
@@ -206,13 +216,12 @@ class SelfPlaySnapshots(BaseCallback):
             self._update_pool()
 
     def _on_step(self) -> bool:
-        if self.every and self.weight > 0 and self.num_timesteps - self.last >= self.every:
+        if self.weight > 0 and _crossed(self.last, self.num_timesteps, self.every):
             self.last = self.num_timesteps
-            from agents.ppo import write_meta
+            from agents.ppo import save_checkpoint
 
             path = self.dir / f"snapshot_{self.num_timesteps:09d}.zip"
-            self.model.save(str(path))
-            write_meta(path, self.meta)
+            save_checkpoint(self.model, path, self.meta)
             self.snapshots = (self.snapshots + [str(path)])[-self.pool_size:]
             self._update_pool()
         return True
@@ -225,6 +234,131 @@ class SelfPlaySnapshots(BaseCallback):
             [share] * len(self.snapshots)
         self.training_env.env_method("set_opponent_specs", specs, weights)
         self.logger.record("charts/self_play_pool", len(self.snapshots))
+
+
+def _crossed(last: int, now: int, every: int) -> bool:
+    """Whether the step count passed a multiple of ``every`` since ``last`` (never if 0)."""
+    return every > 0 and now // every > last // every
+
+
+class Checkpoints(BaseCallback):
+    """Every ``every`` steps, at the start of the next rollout (after the update, so the
+    checkpoint holds everything learnt so far): ``checkpoints/ppo_<steps>_steps.zip``, written
+    atomically with its ``hgin_meta.json`` (:func:`agents.ppo.save_checkpoint`), so that a run
+    killed at any moment can be resumed from its newest checkpoint."""
+
+    def __init__(self, run_dir: Path, every: int, meta: dict):
+        super().__init__()
+        self.dir = Path(run_dir) / "checkpoints"
+        self.every = every
+        self.meta = meta
+        self.last = 0
+
+    def _on_training_start(self) -> None:
+        self.last = self.num_timesteps
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def _on_rollout_start(self) -> None:
+        if _crossed(self.last, self.num_timesteps, self.every):
+            self.last = self.num_timesteps
+            from agents.ppo import save_checkpoint
+
+            save_checkpoint(self.model, self.dir / f"ppo_{self.num_timesteps}_steps.zip", self.meta)
+
+    def _on_step(self) -> bool:
+        return True
+
+
+# ------------------------------------------------------------------ resuming a run folder
+#: The CSV logs of a run folder and the column holding each row's step.
+RUN_LOGS = {"progress.csv": "time/total_timesteps", "episodes.csv": "timesteps", "eval.csv": "timesteps"}
+_STEP_FILES = (("checkpoints", re.compile(r"ppo_(\d+)_steps\.zip")),
+               ("snapshots", re.compile(r"snapshot_(\d+)\.zip")))
+
+
+def _rows_up_to(path: Path, column: str, step: int) -> list[str]:
+    """The lines of a CSV log to keep when the run goes back to ``step``: the header and the
+    rows in order up to the first one past ``step``. A line cut short by a kill (no newline,
+    wrong number of fields, no step) and everything after it is dropped."""
+    lines = path.read_text().splitlines(keepends=True)
+    if not lines or not lines[0].endswith("\n"):
+        return []
+    header = next(csv.reader([lines[0]]))
+    if column not in header:
+        return []
+    at = header.index(column)
+    kept = [lines[0]]
+    for line in lines[1:]:
+        fields = next(csv.reader([line]), [])
+        if not line.endswith("\n") or len(fields) != len(header):
+            break
+        try:
+            row_step = float(fields[at])
+        except ValueError:
+            break
+        if row_step > step:
+            break
+        kept.append(line)
+    return kept
+
+
+def rewind_run(run_dir: Path, step: int) -> dict[str, int]:
+    """Cut a run folder back to a checkpoint at ``step`` before training resumes from it.
+
+    The CSV logs keep their rows up to ``step`` and drop the later ones (the checkpoint does
+    not contain what they describe; the resumed run logs those steps afresh). Checkpoints and
+    self-play snapshots after ``step`` and temporary files of interrupted saves are deleted.
+    ``progress.csv`` is rewritten when SB3's logger opens it (:func:`continued_csv_output`);
+    TensorBoard hides the later events itself (:func:`continued_tensorboard_output`).
+    Returns how many rows each log dropped.
+    """
+    run_dir = Path(run_dir)
+    dropped = {}
+    for name, column in RUN_LOGS.items():
+        path = run_dir / name
+        if not path.exists():
+            continue
+        kept = _rows_up_to(path, column, step)
+        dropped[name] = max(0, len(path.read_text().splitlines()) - len(kept))
+        if name != "progress.csv":
+            tmp = path.with_name(f".{name}.tmp")
+            tmp.write_text("".join(kept))
+            tmp.replace(path)
+    for folder, pattern in _STEP_FILES:
+        for path in (run_dir / folder).glob("*") if (run_dir / folder).is_dir() else []:
+            match = pattern.fullmatch(path.name)
+            if (match and int(match.group(1)) > step) or path.name.endswith(".tmp"):
+                path.unlink()
+    return dropped
+
+
+def continued_csv_output(path: Path, step: int | None) -> CSVOutputFormat:
+    """SB3's ``progress.csv`` writer; when resuming at ``step``, the file keeps its rows up to
+    ``step`` (SB3's own writer would truncate it) and new rows follow them."""
+    kept = _rows_up_to(path, RUN_LOGS["progress.csv"], step) if step is not None and path.exists() else []
+    out = CSVOutputFormat(str(path))  # opens with "w+": empty
+    if kept:
+        out.file.write("".join(kept))
+        out.file.flush()
+        out.keys = next(csv.reader([kept[0]]))
+    return out
+
+
+class _PurgingTensorBoard(TensorBoardOutputFormat):
+    def __init__(self, folder: str, purge_step: int):
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(log_dir=folder, purge_step=purge_step)
+        self._is_closed = False
+
+
+def continued_tensorboard_output(folder: Path, step: int | None) -> TensorBoardOutputFormat:
+    """SB3's TensorBoard writer; when resuming at ``step`` it starts with TensorBoard's purge
+    marker, so events the crashed run logged after ``step`` are hidden and the charts continue
+    from the checkpoint without overlap."""
+    if step is None:
+        return TensorBoardOutputFormat(str(folder))
+    return _PurgingTensorBoard(str(folder), step + 1)
 
 
 class ProgressFps(BaseCallback):
@@ -245,11 +379,12 @@ class ProgressFps(BaseCallback):
 
         self.start = time.perf_counter()
         self.start_steps = self.num_timesteps
-        self.bar = tqdm(total=self.total, unit="step", unit_scale=True, desc="training", smoothing=0.1)
+        self.bar = tqdm(total=self.total, initial=self.num_timesteps, unit="step", unit_scale=True,
+                        desc="training", smoothing=0.1)
 
     def _on_step(self) -> bool:
         assert self.bar is not None
-        self.bar.update(self.num_timesteps - self.bar.n - self.start_steps)
+        self.bar.update(self.num_timesteps - self.bar.n)
         return True
 
     def _on_rollout_end(self) -> None:

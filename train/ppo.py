@@ -9,7 +9,8 @@ A run folder ``runs/<run-name>/`` holds:
     progress.csv         the same scalars as CSV (SB3's logger)
     episodes.csv         one row per finished training match (outcome, columns, hand kinds)
     eval.csv             periodic duplicate-match evaluations against the heuristics
-    checkpoints/         periodic checkpoints (resume with --resume PATH)
+    checkpoints/         periodic checkpoints, each complete with hgin_meta.json (resume with
+                         --resume PATH: the run continues in its folder, see resume below)
     snapshots/           frozen copies used as self-play opponents
     model.zip            the final policy (a checkpoint with hgin_meta.json inside)
     learning_curve.png   win rates over training (``python -m train.plots RUN_DIR``)
@@ -27,6 +28,18 @@ before: 4 x 1,024), minibatches of 1,024 (fewer, larger matrix products), and th
 card-aware network with trunks of 128 -> 64 and a 32-unit per-card scorer (the shipped
 policy uses 256 -> 128 and 64, about 3x the FLOPs per sample). One torch thread and one
 process leave the second core to evaluation, plots or other jobs.
+
+Resuming (after a crash or a kill):
+
+    python -m train.ppo --resume runs/my_run/checkpoints/ppo_200000_steps.zip
+
+continues the run in its own folder with the arguments it was started with (any flag given
+again overrides them; ``--total-timesteps`` is the run's total, not extra steps). The logs keep
+their rows up to the checkpoint's step and drop the later ones (the checkpoint does not contain
+what they describe; those steps are trained and logged again), checkpoints and snapshots after
+it are deleted, and TensorBoard continues at the checkpoint's step. Nothing is written until
+the checkpoint has been checked and loaded. With ``--run-name`` the resumed training goes to
+that (new) folder instead.
 """
 
 from __future__ import annotations
@@ -95,7 +108,16 @@ class Args:
     torch_threads: int = field(default=1, metadata={"help": "torch CPU threads (1 avoids contention)"})
 
 
-def parse_args(argv: list[str] | None = None) -> Args:
+#: Arguments a resumed run does not take over from the run it continues.
+NOT_RESUMED = ("run_name", "out_dir", "resume", "init_from", "imitation_matches")
+
+
+class ResumeError(ValueError):
+    """A resume that cannot go ahead, with the reason."""
+
+
+def parse_args(argv: list[str] | None = None, defaults: dict | None = None) -> Args:
+    """Command-line flags over ``defaults`` (by default the fields' defaults)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
@@ -108,7 +130,26 @@ def parse_args(argv: list[str] | None = None) -> Args:
             if "(default" not in text:
                 text += f" (default: {f.default!r})" if kind is str else f" (default: {f.default})"
             parser.add_argument(flag, type=kind, default=f.default, help=text)
+    if defaults:
+        parser.set_defaults(**defaults)
     return Args(**vars(parser.parse_args(argv)))
+
+
+def resume_args(argv: list[str], meta: dict) -> Args:
+    """The arguments of a resumed run: those the checkpoint's run was started with
+    (``meta["args"]``), overridden by the flags given again in ``argv``."""
+    names = {f.name for f in dataclasses.fields(Args)} - set(NOT_RESUMED)
+    saved = meta.get("args") if isinstance(meta.get("args"), dict) else {}
+    return parse_args(argv, {k: v for k, v in saved.items() if k in names})
+
+
+def run_folder_of(checkpoint: Path) -> Path | None:
+    """The run folder a checkpoint belongs to (``<run>/checkpoints/x.zip`` or ``<run>/model.zip``)."""
+    parent = checkpoint.resolve().parent
+    for folder in ((parent.parent, parent) if parent.name == "checkpoints" else (parent,)):
+        if (folder / "args.json").is_file():
+            return folder
+    return None
 
 
 def parse_mixture(text: str) -> tuple[list[str], list[float]]:
@@ -133,14 +174,23 @@ def train(args: Args) -> Path:
     """Run one training; returns the path of the final model."""
     import torch
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
-    from stable_baselines3.common.logger import Logger, make_output_format
+    from stable_baselines3.common.callbacks import CallbackList
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from agents.ppo import checkpoint_meta, write_meta
+    from agents.ppo import CheckpointError, checkpoint_meta, read_meta, save_checkpoint
     from hgin_env.rules import get_rules
-    from train.callbacks import HollywoodLogger, PeriodicEval, ProgressFps, SelfPlaySnapshots
+    from train.callbacks import (
+        Checkpoints,
+        HollywoodLogger,
+        PeriodicEval,
+        ProgressFps,
+        SelfPlaySnapshots,
+        continued_csv_output,
+        continued_tensorboard_output,
+        rewind_run,
+    )
     from train.envs import TrainingEnv
     from train.policy import CardAwarePolicy
 
@@ -148,9 +198,14 @@ def train(args: Args) -> Path:
     rules = get_rules(args.rules)
     run_name = args.run_name or f"ppo_{args.seed}_{time.strftime('%Y%m%d_%H%M%S')}"
     run_dir = Path(args.out_dir) / run_name
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
-    meta = checkpoint_meta(rules, {"run": run_name, "args": dataclasses.asdict(args)})
+    if args.resume:  # checked before anything is written
+        resume_meta = read_meta(args.resume)
+        if resume_meta.get("rules") != rules.to_dict():
+            raise ResumeError(f"{args.resume} was trained with rules {resume_meta.get('rules', {}).get('name')!r}, "
+                              f"this run plays {rules.name!r}")
+        if not args.run_name:
+            run_dir = run_folder_of(Path(args.resume)) or run_dir
+    meta = checkpoint_meta(rules, {"run": run_dir.name, "args": dataclasses.asdict(args)})
 
     # 1. Environments: the learner against a mixture of opponents, one seat at random.
     specs, weights = parse_mixture(args.opponents)
@@ -180,11 +235,18 @@ def train(args: Args) -> Path:
         envs = vec_cls([make_env(i) for i in range(args.n_envs)])
 
     # 2. The agent (or a checkpoint to resume).
+    start_step = None  # the checkpoint's step when resuming
     if args.resume:
-        from agents.ppo import read_meta
-
-        read_meta(args.resume)  # refuses incompatible checkpoints with a clear message
-        model = MaskablePPO.load(args.resume, env=envs, device="cpu")
+        try:
+            model = MaskablePPO.load(args.resume, env=envs, device="cpu")
+        except Exception as exc:  # SB3 raises many kinds on damaged files or other spaces
+            envs.close()
+            raise CheckpointError(f"{args.resume} could not be loaded: {exc}") from None
+        start_step = int(model.num_timesteps)
+        if args.total_timesteps <= start_step:
+            envs.close()
+            raise ResumeError(f"{args.resume} is at step {start_step}; --total-timesteps "
+                              f"{args.total_timesteps} (the run's total) leaves nothing to train")
     else:
         policy = CardAwarePolicy if args.policy == "card" else "MlpPolicy"
         policy_kwargs = {"columns": rules.columns, "hidden": args.hidden, "summary": args.summary,
@@ -195,13 +257,16 @@ def train(args: Args) -> Path:
                             policy_kwargs=policy_kwargs, seed=args.seed, device="cpu", verbose=0,
                             target_kl=args.target_kl or None)
         if args.init_from:
-            from agents.ppo import read_meta
-
             read_meta(args.init_from)
             start = MaskablePPO.load(args.init_from, device="cpu")
             model.policy.load_state_dict(start.policy.state_dict())
     if hasattr(envs, "set_live_model"):
         envs.set_live_model(model)  # the 'self' opponent samples the learner's current policy
+    # The run folder is written from here on.
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
+    if start_step is not None:
+        rewind_run(run_dir, start_step)
     # 2b. Optionally warm-start by imitating a heuristic (train/imitation.py says why).
     if args.imitation_matches and not args.resume:
         from train.imitation import collect, pretrain
@@ -213,10 +278,9 @@ def train(args: Args) -> Path:
                          knock_weight=args.imitation_knock_weight, seed=args.seed, progress=args.progress_bar)
         stats["decisions"] = len(demos)
         (run_dir / "imitation.json").write_text(json.dumps(stats, indent=2))
-        model.save(str(run_dir / "model_imitation.zip"))
-        write_meta(run_dir / "model_imitation.zip", meta)
-    model.set_logger(Logger(str(run_dir), [make_output_format("csv", str(run_dir)),
-                                           make_output_format("tensorboard", str(run_dir / "tb"))]))
+        save_checkpoint(model, run_dir / "model_imitation.zip", meta)
+    model.set_logger(Logger(str(run_dir), [continued_csv_output(run_dir / "progress.csv", start_step),
+                                           continued_tensorboard_output(run_dir / "tb", start_step)]))
 
     # 3. Callbacks: outcome logging, evaluation, checkpoints, self-play.
     callbacks = [HollywoodLogger(run_dir)]
@@ -226,21 +290,16 @@ def train(args: Args) -> Path:
         callbacks.append(PeriodicEval(run_dir, args.eval_every, args.eval_matches,
                                       [o for o in args.eval_opponents.split(",") if o], rules))
     if args.checkpoint_every:
-        callbacks.append(CheckpointCallback(max(1, args.checkpoint_every // args.n_envs),
-                                            str(run_dir / "checkpoints"), name_prefix="ppo"))
+        callbacks.append(Checkpoints(run_dir, args.checkpoint_every, meta))
     if args.self_play_every:
         callbacks.append(SelfPlaySnapshots(run_dir, args.self_play_every, args.self_play_pool,
                                            args.self_play_weight, specs, weights, meta))
 
     # 4. Learn, save with metadata, plot.
-    if args.total_timesteps > 0:  # 0: imitation only
-        model.learn(total_timesteps=args.total_timesteps, callback=CallbackList(callbacks),
-                    reset_num_timesteps=not args.resume)
-    model_path = run_dir / "model.zip"
-    model.save(str(model_path))
-    write_meta(model_path, meta)
-    for ckpt in (run_dir / "checkpoints").glob("*.zip") if (run_dir / "checkpoints").exists() else []:
-        write_meta(ckpt, meta)
+    if args.total_timesteps > 0:  # 0: imitation only; on resume the total counts from step 0
+        model.learn(total_timesteps=args.total_timesteps - (start_step or 0), callback=CallbackList(callbacks),
+                    reset_num_timesteps=start_step is None)
+    model_path = save_checkpoint(model, run_dir / "model.zip", meta)
     envs.close()
     from train.plots import plot_learning_curves
 
@@ -249,8 +308,17 @@ def train(args: Args) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from agents.ppo import CheckpointError, read_meta
+
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
-    path = train(args)
+    try:
+        if args.resume:
+            args = resume_args(argv, read_meta(args.resume))
+        path = train(args)
+    except (CheckpointError, ResumeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"saved {path}")
     return 0
 

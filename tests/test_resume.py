@@ -1,0 +1,154 @@
+"""Training that survives a kill: SIGKILL a real training process after its second checkpoint,
+resume it, and check the step count, the logs, TensorBoard and the final model."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from agents.ppo import PPOAgent, read_meta
+from train.ppo import main as train_main
+
+ROOT = Path(__file__).resolve().parents[1]
+N_STEPS, CKPT_EVERY, EVAL_EVERY, TOTAL = 64, 128, 192, 640
+TOY = ["--n-envs", "1", "--vec-env", "dummy", "--n-steps", str(N_STEPS), "--batch-size", "64",
+       "--n-epochs", "1", "--checkpoint-every", str(CKPT_EVERY), "--eval-every", str(EVAL_EVERY),
+       "--eval-matches", "2", "--eval-opponents", "simple", "--self-play-every", "128",
+       "--self-play-pool", "2", "--opponents", "simple", "--episode", "hand", "--no-progress-bar"]
+
+
+def _step_of(path: Path) -> int:
+    return int(path.name.split("_")[1])
+
+
+def _progress_past(run: Path, step: int) -> bool:
+    try:
+        df = pd.read_csv(run / "progress.csv")
+    except (FileNotFoundError, pd.errors.EmptyDataError, pd.errors.ParserError):
+        return False
+    return "time/total_timesteps" in df and (df["time/total_timesteps"] > step).any()
+
+
+def _rows_upto(df: pd.DataFrame, column: str, step: int, columns: list[str]) -> pd.DataFrame:
+    return df[df[column] <= step][columns].reset_index(drop=True)
+
+
+def _tb_steps(folder: Path, tag: str) -> list[int]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(folder))
+    acc.Reload()
+    return [e.step for e in acc.Scalars(tag)]
+
+
+@pytest.fixture(scope="module")
+def killed_and_resumed(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    run = out / "kill"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "train.ppo", "--run-name", "kill", "--out-dir", str(out),
+                             "--total-timesteps", "100000", *TOY], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    second = None
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            ckpts = sorted((run / "checkpoints").glob("ppo_*_steps.zip"), key=_step_of)
+            if len(ckpts) >= 2:
+                second = ckpts[1]
+                if _progress_past(run, _step_of(second)):
+                    break
+            time.sleep(0.02)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        _, err = proc.communicate()
+    assert second is not None and proc.returncode == -signal.SIGKILL, err.decode()[-2000:]
+    # Whatever the moment of the kill, every checkpoint on disk is complete.
+    before = {name: pd.read_csv(run / name) for name in ("progress.csv", "episodes.csv", "eval.csv")}
+    killed_ckpts = sorted((run / "checkpoints").glob("*.zip"))
+    for ckpt in killed_ckpts:
+        assert read_meta(ckpt)["timesteps"] == _step_of(ckpt)
+    t = _step_of(second)
+    # Resume from the second checkpoint: the run's own folder and arguments.
+    assert train_main(["--resume", str(second), "--total-timesteps", str(TOTAL)]) == 0
+    return run, t, before, killed_ckpts
+
+
+def test_resume_reaches_the_runs_total(killed_and_resumed):
+    run, t, _, _ = killed_and_resumed
+    meta = read_meta(run / "model.zip")
+    assert TOTAL <= meta["timesteps"] < TOTAL + N_STEPS
+    assert meta["args"]["n_steps"] == N_STEPS and meta["args"]["opponents"] == "simple"  # taken over
+    steps = sorted(_step_of(p) for p in (run / "checkpoints").glob("*.zip"))
+    assert steps == list(range(CKPT_EVERY, meta["timesteps"], CKPT_EVERY))
+    assert not [p for p in (run / "checkpoints").iterdir() if not p.name.endswith("_steps.zip")]
+    for path in (run / "checkpoints").glob("*.zip"):
+        assert read_meta(path)["timesteps"] == _step_of(path)
+
+
+def test_resumed_logs_have_no_lost_or_duplicated_rows(killed_and_resumed):
+    run, t, before, _ = killed_and_resumed
+    final = read_meta(run / "model.zip")["timesteps"]
+    progress = pd.read_csv(run / "progress.csv")
+    step = progress["time/total_timesteps"]
+    assert step.is_monotonic_increasing
+    rollouts = progress[progress["time/fps"].notna()]["time/total_timesteps"].tolist()
+    assert rollouts == list(range(N_STEPS, final + 1, N_STEPS))  # every update logged once
+    old = before["progress.csv"]
+    assert (_rows_upto(progress, "time/total_timesteps", t, list(old.columns))
+            .equals(_rows_upto(old, "time/total_timesteps", t, list(old.columns))))
+
+    episodes = pd.read_csv(run / "episodes.csv")
+    assert episodes["timesteps"].is_monotonic_increasing and episodes["timesteps"].is_unique
+    cols = list(episodes.columns)
+    assert _rows_upto(episodes, "timesteps", t, cols).equals(_rows_upto(before["episodes.csv"], "timesteps", t, cols))
+    assert episodes["timesteps"].max() > t
+
+    evals = pd.read_csv(run / "eval.csv")
+    assert evals["timesteps"].tolist() == list(range(EVAL_EVERY, final + 1, EVAL_EVERY))  # once each
+    cols = list(evals.columns)
+    assert _rows_upto(evals, "timesteps", t, cols).equals(_rows_upto(before["eval.csv"], "timesteps", t, cols))
+
+
+def test_tensorboard_continues_at_the_checkpoint(killed_and_resumed):
+    run, t, _, _ = killed_and_resumed
+    final = read_meta(run / "model.zip")["timesteps"]
+    assert len(list((run / "tb").glob("events.out.tfevents.*"))) == 2  # the killed run's and the resumed one's
+    assert _tb_steps(run / "tb", "time/fps") == list(range(N_STEPS, final + 1, N_STEPS))
+    eval_steps = _tb_steps(run / "tb", "eval/win_rate_vs_simple")
+    assert eval_steps == sorted(set(eval_steps)) and len(eval_steps) == final // EVAL_EVERY
+
+
+def test_self_play_pool_and_final_model_after_resume(killed_and_resumed):
+    run, t, _, _ = killed_and_resumed
+    snaps = sorted(int(p.stem.split("_")[1]) for p in (run / "snapshots").glob("snapshot_*.zip"))
+    assert snaps == list(range(128, read_meta(run / "model.zip")["timesteps"] + 1, 128))
+    from hgin_env.game import Game
+    from hgin_env.observation import encode
+
+    agent = PPOAgent.load(run / "model.zip")
+    game = Game(seed=3)
+    for _ in range(40):
+        obs = {"observation": encode(game, game.current_player), "action_mask": game.legal_action_mask()}
+        action = agent(obs)
+        assert obs["action_mask"][action]
+        game.apply(action)
+
+
+def test_failed_resume_writes_nothing(killed_and_resumed, tmp_path, capsys):
+    run, t, _, _ = killed_and_resumed
+    args_before = (run / "args.json").read_bytes()
+    stamp = {p: p.stat().st_mtime_ns for p in run.rglob("*")}
+    # Already at (past) the asked total: refused with one line, nothing touched.
+    assert train_main(["--resume", str(run / "model.zip"), "--total-timesteps", "100"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "leaves nothing to train" in err
+    assert (run / "args.json").read_bytes() == args_before
+    assert {p: p.stat().st_mtime_ns for p in run.rglob("*")} == stamp
