@@ -9,9 +9,10 @@ column winners, wins, settlement, match winner). A finished match restarts in bo
 the batch's next seed.
 
 Actions come from a seeded mix that reaches every part of the rules: uniformly random
-moves (a fifth of the games wait each step, to check partial steps), but knocking (or big gin) often when legal and always with gin, and discarding the card that
-leaves the least deadwood often, so that hands end by knocks, gins, undercuts and dead
-hands and matches run to the end.
+moves, but knocking (or big gin) often when legal and always with gin, and discarding the
+card that leaves the least deadwood often, so that hands end by knocks, gins, undercuts and
+dead hands and matches run to the end. Each step a fifth of the games wait (action -1), to
+check partial steps.
 
     python -m eval.differential --hands 20000            # every two-player profile
     python -m eval.differential --hands 2000 --profiles hollywood oklahoma

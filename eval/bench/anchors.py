@@ -116,6 +116,10 @@ class AnchorWorker:
         """Random play in OpenSpiel gin_rummy: seconds, decisions, chance, hands."""
         return self.request("env_openspiel", steps=steps, seed=seed)
 
+    def env_openspiel_observed(self, steps: int, seed: int = 0) -> dict[str, Any]:
+        """OpenSpiel random play with observation tensor + legal mask per decision."""
+        return self.request("env_openspiel_observed", steps=steps, seed=seed)
+
     def selfcheck(self, n: int = 300, seed: int = 0) -> dict[str, Any]:
         """Card mappings and anchor deadwood vs brute force: ok plus per-check counts."""
         return self.request("selfcheck", n=n, seed=seed)
