@@ -45,12 +45,14 @@ class _Seeded:
 
 def uniform_choice(rng: np.random.Generator, allowed: np.ndarray) -> np.ndarray:
     """One index per row, uniform over the row's True entries (each row needs one)."""
-    counts = allowed.sum(axis=1)
+    n, width = allowed.shape
+    flat = np.flatnonzero(allowed)  # row-major: each row's allowed columns, in order
+    counts = np.bincount(flat // width, minlength=n)
     if (counts == 0).any():
         raise ValueError("a row has no legal action")
-    pick = (rng.random(allowed.shape[0]) * counts).astype(np.int64)  # 0 .. count-1
-    ranks = np.cumsum(allowed, axis=1, dtype=np.int16)
-    return np.argmax(ranks > pick[:, None], axis=1)
+    first = np.cumsum(counts) - counts
+    pick = (rng.random(n) * counts).astype(np.int64)  # 0 .. count-1
+    return flat[first + pick] - np.arange(n) * width
 
 
 class BatchedRandom(_Seeded):

@@ -50,6 +50,11 @@ _KIND_CODE = {k: i for i, k in enumerate(HAND_KINDS)}
 _CLIP = 100
 _NO_DW = np.int16(10_000)  # "no such discard" in the after-discard table
 _FRACTION = np.array([min(dw, _CLIP) / 100.0 for dw in range(341)], dtype=np.float32)
+#: The observation's value of every entry of the after-discard table (``_NO_DW`` = 1.0).
+_DD_VALUE = np.ones(int(_NO_DW) + 1, dtype=np.float32)
+_DD_VALUE[:341] = _FRACTION
+#: The six bit slices of the observation, in the order ``observations`` stacks them.
+_BIT_SLICES = ("hand", "discard_top", "discard_rest", "opponent_known", "opponent_discards", "own_discards")
 
 
 def _bits(masks: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -153,6 +158,10 @@ class BatchGame:
         self._obs_fresh = False
         self._mask_fresh = False
         self._big_gin = self.rules.big_gin_bonus is not None
+        # Where the layout puts the six bit slices back to back, one block write fills them.
+        starts = [self._slices[name].start for name in _BIT_SLICES]
+        self._bit_block = slice(starts[0], starts[0] + 6 * NUM_CARDS) \
+            if starts == [starts[0] + k * NUM_CARDS for k in range(6)] else None
         if seeds is None:
             seeds = self.rng.integers(2**63 - 1, size=n)
         seeds = np.asarray(seeds, dtype=np.int64)
@@ -316,15 +325,14 @@ class BatchGame:
         masks[:, 4] = self.discarded[ar, q]
         masks[:, 5] = self.discarded[ar, p]
         bits = _bits(masks)
-        for k, name in enumerate(("hand", "discard_top", "discard_rest", "opponent_known",
-                                  "opponent_discards", "own_discards")):
-            o[:, s[name]] = bits[:, k]
-        after = self._after
-        o[:, s["discard_deadwood"]] = _FRACTION[np.minimum(after, 340)]
-        o[:, s["discard_deadwood"]][after >= _NO_DW] = 1.0
+        if self._bit_block is not None:
+            o[:, self._bit_block] = bits.reshape(self.n, 6 * NUM_CARDS)
+        else:
+            for k, name in enumerate(_BIT_SLICES):
+                o[:, s[name]] = bits[:, k]
+        o[:, s["discard_deadwood"]] = _DD_VALUE[self._after]
         o[:, s["deadwood"].start] = _FRACTION[self._dw_now]
-        o[:, s["take_deadwood"].start] = np.where(self._take_dw < _NO_DW,
-                                                  _FRACTION[np.minimum(self._take_dw, 340)], 1.0)
+        o[:, s["take_deadwood"].start] = _DD_VALUE[self._take_dw]
         o[:, s["stock_size"].start] = (NUM_CARDS - self.stock_pos) / 31.0
         o[:, s["phase"]] = 0.0
         o[ar, s["phase"].start + self.phase] = 1.0
