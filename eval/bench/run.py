@@ -516,6 +516,39 @@ class Runner:
             out += [observed, bare]
         return out
 
+    def agent_contenders(self) -> list[Callable[[int], None]]:
+        """Batched agents deciding on the same stored states (observations + masks of a
+        Simple-vs-Simple batch), timed per decision."""
+        from agents.batched import BatchedSimple, make_batched_agent
+        from hgin_env.batch import BatchGame
+
+        s = self.s
+        n = min(s.batch_n, 256)
+        batch, player = BatchGame(n, seed=self.seed), BatchedSimple(seed=self.seed)
+        states = []
+        for _ in range(max(2, s.batch_steps // 10)):
+            obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
+            states.append((obs, masks))
+            batch.step(player.act(obs, masks))
+        b = self.bench("batch_agents", f"Batched agents: time per decision on stored states (N={n} per call)",
+                       "random (batched)")
+
+        def run(name: str, label: str, note: str) -> Callable[[int], None]:
+            agent = make_batched_agent(name, seed=self.seed)
+
+            def go(r: int) -> None:
+                todo = states if name != "expert" else states[:2]
+                t0 = time.perf_counter()
+                for obs, masks in todo:
+                    agent.act(obs, masks)
+                b.row(label, "decision", True, note).times.append(
+                    (time.perf_counter() - t0) / (len(todo) * n))
+            return go
+
+        return [run("random", "random (batched)", "BatchedRandom: a few numpy calls"),
+                run("simple", "simple (batched)", "BatchedSimple: vectorised Neller rules"),
+                run("expert", "expert (row by row)", "RowByRow(ExpertAgent): one Python call per row")]
+
     def train_contenders(self) -> list[Callable[[int], None]]:
         s = self.s
         b = self.bench("train_steps", "PPO training against Simple (train.ppo): time per environment step, "
@@ -571,6 +604,7 @@ class Runner:
             groups.append(self.heuristic_contenders())
         if "batch" in self.only:
             groups.append(self.batch_contenders())
+            groups.append(self.agent_contenders())
         if "train" in self.only and s.train_steps and s.train_rounds:
             groups.append(self.train_contenders())
         self.benches = {k: v for k, v in self.benches.items() if k.split("_")[0] in self.only}
