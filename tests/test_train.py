@@ -63,7 +63,7 @@ def test_help_shows_each_default_once(capsys):
     with pytest.raises(SystemExit):
         parse_args(["--help"])
     text = capsys.readouterr().out
-    assert "(default: )" not in text and "(default: 128)" in text
+    assert "(default: )" not in text and "(default: 0 = by --vec-env)" in text and "(default: 'batched')" in text
 
 
 def test_checkpoints_are_refused_with_clear_messages(toy_run, tmp_path):

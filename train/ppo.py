@@ -60,8 +60,9 @@ class Args:
     out_dir: str = field(default="runs", metadata={"help": "parent folder of run folders"})
     seed: int = field(default=0, metadata={"help": "seed of the environments and the network"})
     total_timesteps: int = field(default=1_000_000, metadata={"help": "learner decisions to train for"})
-    n_envs: int = field(default=128, metadata={
-        "help": "parallel environments: matches in the batch ('batched'), or processes ('subproc')"})
+    n_envs: int = field(default=0, metadata={
+        "help": "parallel environments: matches in the batch with 'batched' (0 = 128), processes with "
+                "'subproc'/'dummy' (0 = 4) (default: 0 = by --vec-env)"})
     vec_env: str = field(default="batched", metadata={
         "help": "'batched' (numpy batch in-process), 'subproc' (one env per process) or 'dummy'"})
     rules: str = field(default="hollywood", metadata={"help": "rules profile name"})
@@ -85,7 +86,8 @@ class Args:
     imitation_knock_weight: float = field(default=1.0, metadata={
         "help": "loss weight of recorded decisions where a knock was legal"})
     learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate"})
-    n_steps: int = field(default=32, metadata={"help": "rollout steps per environment per update"})
+    n_steps: int = field(default=0, metadata={
+        "help": "rollout steps per environment per update (default: 0 = 32 with 'batched', 1024 otherwise)"})
     batch_size: int = field(default=1024, metadata={"help": "minibatch size"})
     n_epochs: int = field(default=4, metadata={"help": "PPO epochs per update"})
     gamma: float = field(default=0.995, metadata={"help": "discount factor"})
@@ -170,6 +172,13 @@ def parse_mixture(text: str) -> tuple[list[str], list[float]]:
     return specs, weights
 
 
+def resolved(args: Args) -> Args:
+    """``args`` with the by-environment defaults filled in (``--n-envs 0``, ``--n-steps 0``)."""
+    batched = args.vec_env == "batched"
+    return dataclasses.replace(args, n_envs=args.n_envs or (128 if batched else 4),
+                               n_steps=args.n_steps or (32 if batched else 1024))
+
+
 def train(args: Args) -> Path:
     """Run one training; returns the path of the final model."""
     import torch
@@ -195,6 +204,7 @@ def train(args: Args) -> Path:
     from train.policy import CardAwarePolicy
 
     torch.set_num_threads(args.torch_threads)
+    args = resolved(args)
     rules = get_rules(args.rules)
     run_name = args.run_name or f"ppo_{args.seed}_{time.strftime('%Y%m%d_%H%M%S')}"
     run_dir = Path(args.out_dir) / run_name

@@ -292,7 +292,7 @@ def drive_training(steps: int, seed: int, previous: bool) -> dict[str, float]:
     PPO updates, saving and plotting included)."""
     import tempfile
 
-    from train.ppo import Args, train
+    from train.ppo import Args, resolved, train
 
     extra = PREVIOUS_TRAIN_DEFAULTS if previous else {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -301,7 +301,8 @@ def drive_training(steps: int, seed: int, previous: bool) -> dict[str, float]:
         t0 = time.perf_counter()
         train(args)
         seconds = time.perf_counter() - t0
-    rollout = args.n_envs * args.n_steps
+    full = resolved(args)
+    rollout = full.n_envs * full.n_steps
     return {"seconds": seconds, "steps": -(-steps // rollout) * rollout}
 
 
