@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
                             total_timesteps=args.timesteps, n_envs=args.n_envs,
                             n_steps=max(8, min(32, args.timesteps // (4 * args.n_envs))),
                             batch_size=512, eval_every=0, checkpoint_every=0,
+                            # the shipped policy's network: the imitation phase clones the
+                            # Expert more closely with it than with train.ppo's smaller default
+                            hidden=256, summary=128, card_hidden=64,
                             imitation_matches=args.imitation_matches, learning_rate=1e-4,
                             ent_coef=0.003, clip_range=0.1))
     opponents = [o for o in args.opponents.split(",") if o]
