@@ -152,6 +152,13 @@ class BatchGame:
         self._after = np.full((n, NUM_CARDS), _NO_DW, dtype=np.int16)  # deadwood after discarding c
         self._dw_now = np.zeros(n, dtype=np.int16)
         self._take_dw = np.full(n, _NO_DW, dtype=np.int16)
+        # Reused work: each player's 10-card deadwood (set at the deal and at each discard,
+        # from the after-discard table), and the take computation (hand + face-up card minus
+        # each held card), which is the after-discard table if the card is then taken.
+        self._dw10 = np.zeros((n, 2), dtype=np.int16)
+        self._take_rows = np.zeros((n, 10), dtype=np.int16)
+        self._take_cards = np.zeros((n, 10), dtype=np.int64)
+        self._after_ready = np.zeros(n, dtype=bool)
         self._can_take = np.zeros(n, dtype=bool)
         self._mask = np.zeros((n, A.NUM_ACTIONS), dtype=bool)
         self._obs = np.zeros((n, self.layout.size), dtype=np.float32)
@@ -201,6 +208,7 @@ class BatchGame:
         second = np.bitwise_or.reduce(_BIT[decks[:, 1:20:2]], axis=1)
         self.hands[idx, 1 - dealer] = first
         self.hands[idx, dealer] = second
+        self._dw10[idx] = min_deadwood_batch(self.hands[idx])
         up = decks[:, 20]
         self.pile[idx, 0] = up
         self.pile_len[idx] = 1
@@ -257,18 +265,27 @@ class BatchGame:
             return
         p = self.current_player[idx]
         hand = self.hands[idx, p]
-        self._dw_now[idx] = min_deadwood_batch(hand)
         phase = self.phase[idx]
-        # Discard phase: deadwood after discarding each of the 11 cards.
-        self._after[idx] = _NO_DW
-        sel = np.flatnonzero(phase == _DISCARD)
+        disc = phase == _DISCARD
+        # Deadwood now: the cached 10-card value, computed only for 11-card hands.
+        dw = self._dw10[idx, p]
+        sel = np.flatnonzero(disc)
+        if sel.size:
+            dw[sel] = min_deadwood_batch(hand[sel])
+        self._dw_now[idx] = dw
+        # Discard phase: deadwood after discarding each of the 11 cards (after a take the
+        # step has filled it from the take computation).
+        ready = self._after_ready[idx]
+        self._after[idx[~ready]] = _NO_DW
+        sel = np.flatnonzero(disc & ~ready)
         if sel.size:
             h = hand[sel]
             cards = cards_of_masks(h, 11)
             self._after[idx[sel, None], cards] = deadwood_without_batch(h, cards)
+        self._after_ready[idx] = False
         # Draw phases: best deadwood after taking the face-up card and discarding another.
         self._take_dw[idx] = _NO_DW
-        can = (phase != _DISCARD) & (self.pile_len[idx] > 0) & ~self.forced[idx]
+        can = ~disc & (self.pile_len[idx] > 0) & ~self.forced[idx]
         self._can_take[idx] = can
         sel = np.flatnonzero(can)
         if sel.size:
@@ -276,7 +293,10 @@ class BatchGame:
             h = hand[sel]
             top = self.pile[g, self.pile_len[g] - 1]
             cards = cards_of_masks(h, 10)
-            self._take_dw[g] = deadwood_without_batch(h | _BIT[top], cards).min(axis=1)
+            rows = deadwood_without_batch(h | _BIT[top], cards)
+            self._take_rows[g] = rows
+            self._take_cards[g] = cards
+            self._take_dw[g] = rows.min(axis=1)
 
     def legal_action_masks(self) -> np.ndarray:
         """bool [N, 108]: the legal actions of each game's acting player (a view; do not keep)."""
@@ -406,6 +426,11 @@ class BatchGame:
             self.taken[g] = card
             self.phase[g] = _DISCARD
             self.turns[g] += 1
+            # The after-discard table of the 11 cards is what the take computation found.
+            self._after[g] = _NO_DW
+            self._after[g[:, None], self._take_cards[g]] = self._take_rows[g]
+            self._after[g, card] = self._dw10[g, p[g]]
+            self._after_ready[g] = True
         # Discard or knock: the card leaves the hand.
         g = np.flatnonzero((a >= 0) & (a < A.DRAW_STOCK))
         ended: list[int] = []
@@ -421,6 +446,7 @@ class BatchGame:
             if d.size:
                 dcard = card[~is_knock]
                 pd = pg[~is_knock]
+                self._dw10[d, pd] = self._after[d, dcard]  # the 10 cards kept
                 bit = _BIT[dcard]
                 self.discarded[d, pd] |= bit
                 self.pile[d, self.pile_len[d]] = dcard
