@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--imitation-matches", type=int, default=100,
                         help="matches of Expert play cloned before PPO (0 = PPO from scratch)")
     parser.add_argument("--matches", type=int, default=40, help="duplicate matches per opponent")
-    parser.add_argument("--n-envs", type=int, default=128,
+    parser.add_argument("--n-envs", type=int, default=32,
                         help="matches in the batched training environment (one process)")
     parser.add_argument("--opponents", default="random,simple,expert", help="baselines to evaluate against")
     parser.add_argument("--out", default="runs/demo", help="run folder")
@@ -92,10 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"== 1. training a small agent for {args.timesteps} steps ({out}) ==")
     model_path = train(Args(run_name=out.name, out_dir=str(out.parent), seed=args.seed,
                             total_timesteps=args.timesteps, n_envs=args.n_envs,
-                            n_steps=max(8, min(32, args.timesteps // (4 * args.n_envs))),
-                            batch_size=512, eval_every=0, checkpoint_every=0,
-                            # the shipped policy's network: the imitation phase clones the
-                            # Expert more closely with it than with train.ppo's smaller default
+                            n_steps=max(8, min(64, args.timesteps // (4 * args.n_envs))),
+                            batch_size=256, eval_every=0, checkpoint_every=0,
+                            # The PPO settings of the demo before the batched engine (2,048
+                            # decisions per rollout, minibatch 256, the shipped policy's network,
+                            # which clones the Expert more closely): only the environment changed.
                             hidden=256, summary=128, card_hidden=64,
                             imitation_matches=args.imitation_matches, learning_rate=1e-4,
                             ent_coef=0.003, clip_range=0.1))
