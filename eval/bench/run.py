@@ -63,7 +63,7 @@ class Sizes:
     heuristic_hands: int = 30  # heuristic hands per round (simple, expert)
     real_games: int = 300  # simple-vs-simple hands played to collect real-play hands
     batch_n: int = 1024  # games in the batched engine
-    batch_steps: int = 200  # batched steps per round (batch_n decisions each)
+    batch_steps: int = 300  # batched steps per round (batch_n decisions each)
     os_observed_steps: int = 3000  # OpenSpiel decisions per round with observation tensor + mask
     train_steps: int = 16384  # environment steps per PPO training contender (0 = skip)
     train_rounds: int = 2  # rounds that include the (slow) training contenders
@@ -270,13 +270,23 @@ def drive_batch(n: int, steps: int, seed: int) -> dict[str, float]:
     clear_caches()
     batch = BatchGame(n, seed=seed)
     agent = BatchedRandom(seed=seed)
-    hands = 0
+    since = np.zeros(n, dtype=np.int64)  # decisions of each game's current hand
+    lengths = []
     t0 = time.perf_counter()
     for _ in range(steps):
         obs = batch.observations()
         actions = agent.act(obs, batch.legal_action_masks())
-        hands += int(batch.step(actions).hand_over.sum())
-    return {"seconds": time.perf_counter() - t0, "steps": n * steps, "hands": hands}
+        over = batch.step(actions).hand_over
+        since += 1
+        if over.any():
+            lengths.append(since[over].copy())
+            since[over] = 0
+    seconds = time.perf_counter() - t0
+    # Hands played = decisions / mean decisions of a completed hand: counting completed hands
+    # alone would miss the hand each game is in the middle of when the clock stops.
+    done = np.concatenate(lengths) if lengths else np.zeros(0)
+    hands = n * steps / done.mean() if done.size else 0.0
+    return {"seconds": seconds, "steps": n * steps, "hands": hands}
 
 
 #: train.ppo's arguments at the defaults it had before the batched engine (4 processes with
