@@ -15,6 +15,7 @@ import io
 import json
 import os
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -87,20 +88,32 @@ def save_checkpoint(model: Any, path: str | Path, meta: dict) -> Path:
 
 
 def read_meta(path: str | Path) -> dict:
-    """The checkpoint's metadata, validated against this version of the environment."""
+    """The checkpoint's metadata, validated against this version of the environment.
+
+    Every way a file can be unusable (missing, a directory, unreadable, not a zip, a damaged
+    member, metadata that is not a JSON object of the expected fields, another layout or
+    rules version) raises :class:`CheckpointError` with a one-line reason.
+    """
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"checkpoint {path} does not exist")
+    if path.is_dir():
+        raise CheckpointError(f"{path} is a directory, not a checkpoint .zip")
     try:
         with zipfile.ZipFile(path) as zf:
             if META_NAME not in zf.namelist():
                 raise CheckpointError(f"{path} has no {META_NAME}: not a hgin_env checkpoint "
                                       "(save models with train.ppo, which writes it)")
-            meta = json.loads(zf.read(META_NAME))
-    except zipfile.BadZipFile as exc:
+            meta = json.loads(zf.read(META_NAME).decode("utf-8"))
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
         raise CheckpointError(f"{path} is not a valid checkpoint zip (corrupt?): {exc}") from None
-    except json.JSONDecodeError as exc:
+    except OSError as exc:
+        raise CheckpointError(f"{path}: cannot read the checkpoint ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CheckpointError(f"{path}: {META_NAME} is corrupt: {exc}") from None
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{path}: {META_NAME} is corrupt: a JSON {type(meta).__name__}, "
+                              "expected an object")
     if meta.get("format") != FORMAT:
         raise CheckpointError(f"{path}: unknown checkpoint format {meta.get('format')!r}")
     if meta.get("observation_version") != OBSERVATION_VERSION:
@@ -110,7 +123,19 @@ def read_meta(path: str | Path) -> dict:
     if meta.get("rules_version") != RULES_VERSION:
         raise CheckpointError(f"{path} was trained with rules version {meta.get('rules_version')}, "
                               f"this hgin_env uses version {RULES_VERSION}; retrain the policy")
+    rules = meta.get("rules")
+    size = meta.get("observation_size")
+    if not (isinstance(rules, dict) and type(rules.get("columns")) is int and type(size) is int):
+        raise CheckpointError(f"{path}: {META_NAME} is corrupt: 'rules' (with 'columns') and "
+                              "'observation_size' are missing or mistyped")
     return meta
+
+
+def load_error(path: str | Path, exc: BaseException) -> CheckpointError:
+    """A one-line :class:`CheckpointError` for a checkpoint that SB3/torch failed to load (their
+    messages can run over many lines)."""
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    return CheckpointError(f"{path} could not be loaded: {type(exc).__name__}: {first}".rstrip(": "))
 
 
 class PPOAgent:
@@ -141,7 +166,7 @@ class PPOAgent:
         try:
             model = MaskablePPO.load(str(path), device="cpu")
         except Exception as exc:  # SB3 raises many kinds on damaged files
-            raise CheckpointError(f"{path} could not be loaded: {exc}") from exc
+            raise load_error(path, exc) from None
         obs_shape = model.observation_space.shape
         if obs_shape != (meta["observation_size"],):
             raise CheckpointError(f"{path}: model observation shape {obs_shape} does not match its "

@@ -2,6 +2,10 @@
 after every action.
 
     python -m eval.soak --hands 1000000 --workers 2
+    python -m eval.soak --hands 5000 --profiles gin_three_hand hollywood_partnership
+
+Every profile's format is soaked: the duel through ``Game``, three-hand and partnership
+through ``hgin_env.match.Match`` (with the seating, zero-sum rewards and per-table checks).
 
 Half the matches use uniform random legal actions; the other half take a legal knock
 whenever there is one, so showdowns, lay-offs, undercuts and column closes happen often.
@@ -24,7 +28,10 @@ import numpy as np
 from tqdm import tqdm
 
 from hgin_env.game import Game, Phase
+from hgin_env.match import Match, SeatHand, Table
 from hgin_env.rules import PROFILES, Rules
+from hgin_env.scoring import Scoreboard
+from hgin_env.sheets import Sheet
 
 HARD_CAP_HANDS = 50_000  # a match still running after this many hands counts as a violation
 
@@ -45,7 +52,7 @@ class SoakReport:
         self.violations += other.violations
 
 
-def _check_state(game: Game, frozen: dict[int, tuple[int, int]], hand_ended: bool) -> str | None:
+def _check_state(game: Game, frozen: dict[int, tuple[int, ...]], hand_ended: bool) -> str | None:
     if not game.card_count_ok():
         return "cards not conserved"
     if hand_ended or game.is_over:  # the scoreboard changes only when a hand ends
@@ -66,18 +73,30 @@ def _check_state(game: Game, frozen: dict[int, tuple[int, int]], hand_ended: boo
     return None
 
 
-def _check_board(game: Game, frozen: dict[int, tuple[int, int]]) -> str | None:
-    board = game.scoreboard
-    for j, (a, b) in frozen.items():
-        if (int(board.columns[0, j]), int(board.columns[1, j])) != (a, b):
+def _check_board(game: Game, frozen: dict[int, tuple[int, ...]]) -> str | None:
+    return _check_sheet(game.scoreboard, game.rules.target, frozen)
+
+
+def _check_sheet(board: Scoreboard | Sheet, target: int,
+                 frozen: dict[int, tuple[int, ...]]) -> str | None:
+    """Decided columns never change; a column is decided exactly when a total reaches
+    the target (any number of rows: players or teams)."""
+    for j, before in frozen.items():
+        if tuple(int(v) for v in board.columns[:, j]) != before:
             return f"decided column {j} changed"
     for j, w in enumerate(board.column_winners):
         top = board.columns[:, j]
-        if w is None and (top >= game.rules.target).any():
+        if w is None and (top >= target).any():
             return f"column {j} reached the target but is undecided"
-        if w is not None and top[w] < game.rules.target:
+        if w is not None and top[w] < target:
             return f"column {j} decided below the target"
     return None
+
+
+def _freeze(board: Scoreboard | Sheet, frozen: dict[int, tuple[int, ...]]) -> None:
+    for j, w in enumerate(board.column_winners):
+        if w is not None and j not in frozen:
+            frozen[j] = tuple(int(v) for v in board.columns[:, j])
 
 
 def _check_result(game: Game) -> str | None:
@@ -107,7 +126,7 @@ def soak_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> SoakRepo
     for seed in seeds:
         rng = np.random.default_rng(seed)
         game = Game(rules=rules, seed=seed)
-        frozen: dict[int, tuple[int, int]] = {}
+        frozen: dict[int, tuple[int, ...]] = {}
         while not game.is_over:
             legal = game.legal_actions()
             if prefer_knock:
@@ -124,10 +143,7 @@ def soak_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> SoakRepo
                 problem = _check_result(game)
                 if problem:
                     report.violations.append(f"seed {seed}: {problem}")
-                for j, w in enumerate(game.scoreboard.column_winners):
-                    if w is not None and j not in frozen:
-                        frozen[j] = (int(game.scoreboard.columns[0, j]),
-                                     int(game.scoreboard.columns[1, j]))
+                _freeze(game.scoreboard, frozen)
                 if len(game.hand_history) >= HARD_CAP_HANDS:
                     report.violations.append(f"seed {seed}: match did not end in {HARD_CAP_HANDS} hands")
                     break
@@ -139,9 +155,115 @@ def soak_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> SoakRepo
     return report
 
 
+def _check_table(table: Table) -> str | None:
+    game = table.game
+    if not game.card_count_ok():
+        return f"table {table.index}: cards not conserved"
+    if game.hands[0] & game.hands[1]:
+        return f"table {table.index}: a card in both hands"
+    if game.is_over:
+        return None
+    sizes = [game.hands[0].bit_count(), game.hands[1].bit_count()]
+    want = [10, 10]
+    if game.phase == Phase.DISCARD:
+        want[game.current_player] = 11
+    if sizes != want:
+        return f"table {table.index}: hand sizes {sizes} in phase {game.phase.name}"
+    if not game.legal_actions():
+        return f"table {table.index}: no legal action while the hand runs"
+    return None
+
+
+def _check_seating(match: Match, previous: SeatHand | None, rounds_seen: int) -> str | None:
+    """Three-hand: the sitter is the dealer; the loser of the last hand deals next, the
+    same dealer after a dead hand. Partnership: the round's pairing and dealing team."""
+    if match.is_over:
+        return None
+    if match.format == "three_hand":
+        sitter = match.sitting_out
+        table = match.tables[0]
+        if set(table.seats) | {sitter} != {0, 1, 2} or table.non_dealer != (sitter + 1) % 3:
+            return f"three-hand seats {table.seats} with sitter {sitter}"
+        if previous is not None:
+            want = previous.dealer if previous.winner is None else previous.loser
+            if sitter != want:
+                return f"after hand {previous.number} seat {sitter} deals, expected {want}"
+    if match.format == "partnership":
+        r = match.round_number
+        pairs = [(0, 1), (2, 3)] if r % 2 == 0 else [(0, 3), (2, 1)]
+        if [t.seats for t in match.tables] != pairs:
+            return f"round {r}: tables {[t.seats for t in match.tables]}, expected {pairs}"
+        first = match.round_history[0].dealing_team if match.round_history else match.dealing_team
+        if r != rounds_seen or match.dealing_team != (first if r % 2 == 0 else 1 - first):
+            return f"round {r}: dealing team {match.dealing_team}"
+        if any(t.dealer % 2 != match.dealing_team for t in match.tables):
+            return f"round {r}: a table's dealer is not of the dealing team"
+    return None
+
+
+def soak_format_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> SoakReport:
+    """Three-hand and partnership matches through ``hgin_env.match.Match``: the checks of
+    the duel per table, plus the seating, zero-sum rewards (partners equal), the sheet's
+    frozen columns, and that no seat but the acting one has a legal action."""
+    report = SoakReport()
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        match = Match(rules, seed=seed)
+        frozen: dict[int, tuple[int, ...]] = {}
+        previous: SeatHand | None = None
+        problem = _check_seating(match, previous, 0)
+        while problem is None and not match.is_over:
+            legal = match.legal_actions()
+            if prefer_knock:
+                knocks = [a for a in legal if 52 <= a < 104]
+                legal = knocks or legal
+            acting = match.current_seat
+            if match.sitting_out == acting:
+                problem = f"seat {acting} acts while sitting out"
+                break
+            table = match.tables[match.current_table]
+            events = match.apply(legal[rng.integers(len(legal))])
+            report.actions += 1
+            rewards = match.last_rewards
+            if rewards.sum() != 0 or (match.format == "partnership" and
+                                      (rewards[0] != rewards[2] or rewards[1] != rewards[3])):
+                problem = f"rewards {rewards.tolist()} not zero-sum"
+            for event in events:
+                if not isinstance(event, SeatHand):
+                    continue
+                report.hands += 1
+                previous = event
+                if event.kind != "dead":
+                    report.showdowns += 1
+                problem = problem or _check_result(table.game)
+                if event.winner is not None and event.winner not in event.seats:
+                    problem = f"hand {event.number} won by seat {event.winner} not at the table"
+            if events:
+                problem = problem or _check_sheet(match.sheet, rules.target, frozen)
+                _freeze(match.sheet, frozen)
+                if len(match.hand_history) >= HARD_CAP_HANDS:
+                    problem = f"match did not end in {HARD_CAP_HANDS} hands"
+                problem = problem or _check_seating(match, previous, len(match.round_history))
+            for t in match.tables:
+                problem = problem or _check_table(t)
+            acting = match.current_seat
+            for seat in range(match.num_players):
+                if seat != acting and match.legal_action_mask(seat).any():
+                    problem = problem or f"seat {seat} has legal actions while {acting} acts"
+        if problem is None and match.is_over and \
+                (not match.sheet.match_over or abs(match.returns().sum()) > 1e-9):
+            problem = "match over without a finished sheet or with non-zero-sum returns"
+        if problem:
+            report.violations.append(f"{rules.name} seed {seed} action {report.actions}: {problem}")
+        report.matches += 1
+    return report
+
+
 def _worker(args: tuple[list[int], str, bool]) -> SoakReport:
     seeds, profile, prefer_knock = args
-    rules = PROFILES[profile].replace(max_hands=0)
+    rules = PROFILES[profile].replace(max_hands=0, name=profile)
+    if rules.format != "duel":
+        return soak_format_matches(seeds, rules, prefer_knock)
     return soak_matches(seeds, rules, prefer_knock)
 
 

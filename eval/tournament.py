@@ -27,11 +27,13 @@ Python::
 from __future__ import annotations
 
 import argparse
+import csv
 import inspect
 import json
 import math
 import multiprocessing as mp
 import os
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -413,12 +415,16 @@ def plot_summary(result: TournamentResult, path: str | Path) -> None:
 def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches: int = 200, seed: int = 0,
                    workers: int | None = None, rules: Rules | str | dict | None = "hollywood",
                    pairs: Iterable[tuple[int, int]] | None = None, chunk: int = 4,
-                   progress: bool = True) -> TournamentResult:
+                   progress: bool = True, out: str | Path | None = None) -> TournamentResult:
     """Round-robin (or the given index ``pairs``) over ``matches`` duplicate matches per pair.
 
     ``matches`` counts games: ``matches // 2`` seeds (``seed``, ``seed + 1``, ...), each
     played with both seatings; an odd count is rounded up. Every pair plays the same
     seeds. ``workers`` processes (default: all cores; 1 = in this process).
+
+    With ``out``, every finished match is appended to ``out/matches.csv`` as it arrives, so
+    an interrupted tournament keeps its matches; a run into a folder that holds matches of
+    the same tournament (same agents and rules, :class:`MatchLog`) plays only the missing ones.
     """
     specs = [as_spec(a) for a in agents]
     labels = [s.display for s in specs]
@@ -431,31 +437,137 @@ def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches
     seeds = [seed + i for i in range(n_seeds)]
     pair_idx = list(pairs) if pairs is not None else list(combinations(range(len(specs)), 2))
     rules_dict = rules_obj.to_dict()
+    log = MatchLog(out, specs, rules_dict) if out is not None else None
+    wanted = {(labels[i], labels[j], sd) for i, j in pair_idx for sd in seeds}
+    rows: list[dict[str, Any]] = [r for r in log.rows if (r["agent_a"], r["agent_b"], r["seed"]) in wanted] \
+        if log is not None else []
+    done = {(r["agent_a"], r["agent_b"], r["seed"]) for r in rows}
     tasks = []
     for i, j in pair_idx:
-        for k in range(0, n_seeds, chunk):
-            tasks.append((specs[i], specs[j], seeds[k:k + chunk], rules_dict))
+        todo = [sd for sd in seeds if (labels[i], labels[j], sd) not in done]
+        for k in range(0, len(todo), chunk):
+            tasks.append((specs[i], specs[j], todo[k:k + chunk], rules_dict))
     workers = workers or os.cpu_count() or 1
     total = 2 * n_seeds * len(pair_idx)
-    rows: list[dict[str, Any]] = []
     start = time.perf_counter()
     bar = _progress(total, progress)
-    if workers <= 1:
-        for task in tasks:
-            got = _run_chunk(task)
-            rows.extend(got)
-            bar.update(len(got))
-    else:
-        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        with ctx.Pool(workers) as pool:
-            for got in pool.imap_unordered(_run_chunk, tasks):
-                rows.extend(got)
-                bar.update(len(got))
-    bar.close()
+    bar.update(len(rows))
+
+    def arrived(got: list[dict[str, Any]]) -> None:
+        rows.extend(got)
+        if log is not None:
+            log.append(got)
+        bar.update(len(got))
+
+    try:
+        if workers <= 1:
+            for task in tasks:
+                arrived(_run_chunk(task))
+        elif tasks:
+            ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+            with ctx.Pool(workers) as pool:
+                for got in pool.imap_unordered(_run_chunk, tasks):
+                    arrived(got)
+    finally:
+        bar.close()
+        if log is not None:
+            log.close()
     rows.sort(key=lambda r: (labels.index(r["agent_a"]), labels.index(r["agent_b"]), r["seed"], r["a_seat"]))
     return TournamentResult(agents=labels, rows=rows, rules_name=rules_obj.name, matches_per_pair=2 * n_seeds,
                             seed=seed, pairs=[(labels[i], labels[j]) for i, j in pair_idx],
                             seconds=time.perf_counter() - start)
+
+
+#: Text columns of a match row (the others are numbers; ``truncated`` is a bool).
+_TEXT_FIELDS = {"agent_a", "agent_b", "player_0", "player_1", "winner", "winner_side"}
+
+
+def _typed_row(row: dict[str, str]) -> dict[str, Any]:
+    """A ``matches.csv`` row read back with the types :func:`play_match` gave it."""
+    out: dict[str, Any] = {}
+    for key, text in row.items():
+        if key in _TEXT_FIELDS or key.endswith("_winner"):
+            out[key] = text
+        elif key == "truncated":
+            out[key] = text == "True"
+        elif key == "seconds":
+            out[key] = float(text)
+        else:
+            out[key] = int(text)
+    return out
+
+
+class MatchLog:
+    """``matches.csv`` written as matches finish, and the matches an earlier run of the same
+    tournament (same agents and rules, recorded in ``tournament.json``) left in the folder.
+
+    A seed counts as played when both of its seatings are in the file; a row cut short by a
+    kill, or a seed with one seating only, is played again. A folder holding another
+    tournament is started afresh.
+    """
+
+    def __init__(self, out: str | Path, specs: Sequence[AgentSpec], rules_dict: dict):
+        self.dir = Path(out)
+        self.csv = self.dir / "matches.csv"
+        config = {"agents": [[s.name, [list(kv) for kv in s.kwargs], s.display] for s in specs],
+                  "rules": rules_dict}
+        config_path = self.dir / "tournament.json"
+        self.rows: list[dict[str, Any]] = []
+        try:
+            same = json.loads(config_path.read_text()) == json.loads(json.dumps(config))
+        except (OSError, ValueError):
+            same = False
+        if same and self.csv.is_file():
+            self.rows = self._read()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        config_path.write_text(json.dumps(config, indent=2))
+        self.fields: list[str] = list(self.rows[0]) if self.rows else []
+        self.file = None
+        self._rewrite()
+
+    def _read(self) -> list[dict[str, Any]]:
+        rows = []
+        with self.csv.open(newline="") as f:
+            lines = f.read().splitlines(keepends=True)
+        complete = [ln for ln in lines if ln.endswith("\n")]
+        for raw in csv.DictReader(complete):
+            try:
+                rows.append(_typed_row(raw))
+            except (TypeError, ValueError):  # a damaged row: its match is played again
+                continue
+        seats: dict[tuple, set] = {}
+        for r in rows:
+            seats.setdefault((r["agent_a"], r["agent_b"], r["seed"]), set()).add(r["a_seat"])
+        return [r for r in rows if seats[(r["agent_a"], r["agent_b"], r["seed"])] == {0, 1}]
+
+    def _rewrite(self) -> None:
+        tmp = self.csv.with_name(".matches.csv.tmp")
+        with tmp.open("w", newline="") as f:
+            if self.fields:
+                writer = csv.DictWriter(f, fieldnames=self.fields)
+                writer.writeheader()
+                writer.writerows(self.rows)
+        tmp.replace(self.csv)
+
+    def append(self, rows: list[dict[str, Any]]) -> None:
+        """Add finished matches to the file (flushed at once)."""
+        if not rows:
+            return
+        if self.file is None:
+            if not self.fields:
+                self.fields = list(rows[0])
+                self._rewrite()
+            self.file = self.csv.open("a", newline="")
+            self.writer = csv.DictWriter(self.file, fieldnames=self.fields)
+            if self.csv.stat().st_size == 0:
+                self.writer.writeheader()
+        self.writer.writerows(rows)
+        self.file.flush()
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
 
 
 class _NoBar:
@@ -497,21 +609,43 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--chunk", type=int, default=4, help="seeds per worker task")
     p.add_argument("--no-plot", action="store_true", help="skip the matplotlib plot")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the interrupted tournament in --out (a rerun into the same folder with "
+                        "the same agents and rules does so too): matches already in matches.csv are kept")
     return p.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> TournamentResult:
-    """Command-line entry point (see ``--help``)."""
+def main(argv: Sequence[str] | None = None) -> TournamentResult | int:
+    """Command-line entry point (see ``--help``). Returns the result, or an exit code: 2 after
+    a one-line error on stderr (a bad agent spec or checkpoint, bad ``--agent-kwargs``), 130
+    when interrupted (the matches played so far stay in ``matches.csv``; rerun to continue)."""
     args = _parse_args(argv)
-    extra = json.loads(args.agent_kwargs)
-    specs = []
-    for text in args.agents:
-        spec = as_spec(text)
-        kwargs = extra.get(spec.display, {})
-        specs.append(AgentSpec(spec.name, tuple(sorted(kwargs.items())), spec.display))
+    try:
+        extra = json.loads(args.agent_kwargs)
+        if not isinstance(extra, dict):
+            raise ValueError("--agent-kwargs must be a JSON object {label: {kwarg: value}}")
+        specs = []
+        for text in args.agents:
+            spec = as_spec(text)
+            kwargs = extra.get(spec.display, {})
+            specs.append(AgentSpec(spec.name, tuple(sorted(kwargs.items())), spec.display))
+        rules = get_rules(args.rules)
+        for spec in specs:  # refuse bad specs and checkpoints here, not in the workers
+            spec.build(rules.columns)
+        if args.resume and not (Path(args.out) / "matches.csv").is_file():
+            raise ValueError(f"--resume: {args.out} holds no matches.csv to continue")
+    except (ValueError, TypeError, KeyError) as exc:  # CheckpointError is a ValueError
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     pairs = [(0, j) for j in range(1, len(specs))] if args.vs_first else None
-    result = run_tournament(specs, matches=args.matches, seed=args.seed, workers=args.workers,
-                            rules=args.rules, pairs=pairs, chunk=args.chunk, progress=not args.quiet)
+    try:
+        result = run_tournament(specs, matches=args.matches, seed=args.seed, workers=args.workers,
+                                rules=rules, pairs=pairs, chunk=args.chunk, progress=not args.quiet,
+                                out=args.out)
+    except KeyboardInterrupt:
+        print(f"interrupted: the matches played so far are in {Path(args.out) / 'matches.csv'}; "
+              "run the same command again (or add --resume) to play the rest", file=sys.stderr)
+        return 130
     paths = result.save(args.out, plot=not args.no_plot)
     print(result.markdown())
     written = ", ".join(str(p) for p in paths.values())
@@ -520,4 +654,5 @@ def main(argv: Sequence[str] | None = None) -> TournamentResult:
 
 
 if __name__ == "__main__":
-    main()
+    code = main()
+    sys.exit(code if isinstance(code, int) else 0)

@@ -94,12 +94,15 @@ def load_match(path: str | Path) -> tuple[dict[str, Any], Game]:
     """
     path = Path(path)
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except OSError as exc:
         raise MatchFileError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
     try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise MatchFileError(f"{path}: not a saved match (not UTF-8 text: {exc.reason} at byte "
+                             f"{exc.start})") from None
+    except json.JSONDecodeError as exc:
         raise MatchFileError(f"{path}: not a saved match (invalid JSON: {exc})") from None
     if not isinstance(data, dict):
         raise MatchFileError(f"{path}: not a saved match (expected a JSON object)")
@@ -127,7 +130,9 @@ def load_match(path: str | Path) -> tuple[dict[str, Any], Game]:
     if not isinstance(actions, list) or not all(
             isinstance(a, int) and not isinstance(a, bool) for a in actions):
         raise MatchFileError(f"{path}: 'actions' must be a list of action ids (integers)")
-    single_hand = bool(data.get("single_hand", False))
+    single_hand = data.get("single_hand", False)
+    if not isinstance(single_hand, bool):
+        raise MatchFileError(f"{path}: 'single_hand' must be true or false, got {single_hand!r}")
     try:
         game = Game(rules=rules, seed=seed, single_hand=single_hand, first_dealer=data["first_dealer"])
     except ValueError as exc:
@@ -566,10 +571,10 @@ def cmd_rules(args: argparse.Namespace) -> int:
                 _say(f"  {key:<22} {value!r}")
         return 0
     _say(f"Rules profiles (rules version {RULES_VERSION}); use with --rules PROFILE. "
-         "'hgin rules PROFILE' lists every option.")
+         "'hgin rules PROFILE' lists every option; the rule book is docs/RULES.md.")
     for name, rules in PROFILES.items():
         diff = _differences(rules)
-        text = ", ".join(f"{k}={v!r}" for k, v in diff.items()) or "the default (RULES.md)"
+        text = ", ".join(f"{k}={v!r}" for k, v in diff.items()) or "the default (docs/RULES.md)"
         _say(f"  {name:<24} {text}")
     return 0
 
@@ -687,7 +692,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         return int(args.func(args))
     except CliError as exc:
-        print(f"hgin: error: {exc}", file=sys.stderr)
+        print("hgin: error: " + " ".join(str(exc).split()), file=sys.stderr)  # always one line
         return 2
     except BrokenPipeError:
         return 0

@@ -17,7 +17,7 @@
 Gin Rummy with three-column **Hollywood** match scoring, for two players. One episode is a
 whole Hollywood match by default: hands are dealt until all three columns are decided
 (a player reaches 100 in a column), and the player who won at least two columns wins.
-The rules are those of `RULES.md` (default profile `hollywood`); every other profile
+The rules are those of the rule book `docs/RULES.md` (default profile `hollywood`); every other profile
 (`hollywood_classic`, `hollywood_winner_deals`, `gin_us_uk`, `gin_classic`, `oklahoma`,
 `straight_gin`, `hollywood_short`) or any custom `Rules` can be selected.
 
@@ -123,6 +123,16 @@ knocker, deadwoods, melds and lay-offs shown, as a dict with agent names) and
 `wins`, `settlement`); at match end also `match_winner` (agent name or None).
 `hands_played` counts hands so far. These stay until the next hand ends.
 
+### Illegal actions, refusals and copies
+
+`env()` (a `GuardedEnv`) does what PettingZoo's standard wrappers do, natively: call order is
+enforced, out-of-bounds actions are refused, and an illegal action ends the game with -1 for
+the offender (every agent terminated and truncated, all masks zero). `raw_env()` raises
+`ValueError` naming the illegal action and the legal ones. Actions are integer ids (Python
+or numpy integers, `operator.index`); a `str`, `float` or `bool` raises `TypeError`. A
+refused action changes nothing in the env. `copy.deepcopy` and `pickle` carry the whole
+state: a copy taken mid-match plays on exactly like the original.
+
 ### Version history
 
 * v0: initial release (hgin_env 0.1.0), observation layout version 1, rules version 1.
@@ -130,10 +140,15 @@ knocker, deadwoods, melds and lay-offs shown, as a dict with agent names) and
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
+from pettingzoo.utils.env_logger import EnvLogger
 
 from . import actions as A
 from .game import Game, HandRecord
@@ -143,6 +158,23 @@ from .rules import Rules, get_rules
 
 REWARD_MODES = ("match", "columns", "points")
 EPISODES = ("match", "hand")
+_AGENT_INDEX = {"player_0": 0, "player_1": 1}
+
+
+def as_action(action: Any) -> int:
+    """``action`` as an action id: Python and numpy integers only (``operator.index``), in
+    ``0 .. NUM_ACTIONS - 1``. Anything else raises ``TypeError`` (str, float, bool, None) or
+    ``ValueError`` (out of bounds), naming the value; nothing is converted silently."""
+    if isinstance(action, (bool, np.bool_)):
+        raise TypeError(f"action must be an integer action id, got the bool {action!r}")
+    try:
+        a = operator.index(action)
+    except TypeError:
+        raise TypeError(f"action must be an integer action id, got {action!r} "
+                        f"({type(action).__name__})") from None
+    if not 0 <= a < A.NUM_ACTIONS:
+        raise ValueError(f"action {a} is out of bounds: action ids are 0..{A.NUM_ACTIONS - 1}")
+    return a
 
 
 class raw_env(AECEnv, EzPickle):
@@ -219,32 +251,40 @@ class raw_env(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict:
         game = self.game
-        assert game is not None, "call reset() first"
-        player = self.possible_agents.index(agent)
-        mask = bytearray(A.NUM_ACTIONS)
+        if game is None:
+            raise RuntimeError("call reset() before observe()")
+        player = _AGENT_INDEX[agent]
+        mask = bytearray(A.NUM_ACTIONS)  # a fresh buffer: the array below owns it
         if agent == self.agent_selection and not game.is_over and player == game.current_player:
             for a in game.legal_actions():
                 mask[a] = 1
-        return {"observation": encode(game, player),
-                "action_mask": np.frombuffer(mask, dtype=np.int8).copy()}
+        return {"observation": encode(game, player), "action_mask": np.frombuffer(mask, dtype=np.int8)}
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         """The legal-action mask of ``agent`` (default: the acting agent)."""
         return self.observe(agent or self.agent_selection)["action_mask"]
 
     def step(self, action: int | None) -> None:
+        """Play the acting agent's action (an integer id). A refused action (``None`` for an
+        agent that must act, a non-integer, out of bounds, or illegal: ``TypeError`` or
+        ``ValueError`` naming it and the legal actions) changes nothing."""
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        assert self.game is not None
         if action is None:
             raise ValueError(f"{agent} must act (action=None is only for finished agents)")
-        game = self.game
+        self._play(game, agent, as_action(action))
+
+    def _play(self, game: Game, agent: str, action: int) -> None:
+        """``step`` for a checked action id of the acting agent."""
+        columns_before = list(game.scoreboard.column_winners) if self.reward_mode == "columns" else []
+        record = game.apply(action)  # refuses an illegal action before changing anything
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        columns_before = list(game.scoreboard.column_winners) if self.reward_mode == "columns" else []
-        record = game.apply(int(action))  # raises ValueError naming the legal actions
         if record is not None:
             self._on_hand_end(record, columns_before)
             self._accumulate_rewards()
@@ -318,19 +358,114 @@ class raw_env(AECEnv, EzPickle):
     def close(self) -> None:
         pass
 
+    # ------------------------------------------------------------------ copies
+    # EzPickle would rebuild a fresh, never-reset env from the constructor arguments; a copy
+    # (pickle, copy.copy/deepcopy) carries the whole state instead and plays on identically.
+    def __getstate__(self) -> dict:
+        return self.__dict__.copy()
 
-def env(**kwargs) -> AECEnv:
-    """The wrapped environment: illegal moves end the game (reward -1), order is enforced.
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+
+#: Attributes that PettingZoo's order enforcement hides before the first reset().
+_BEFORE_RESET = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection",
+                           "num_agents", "agents", "_cumulative_rewards"})
+
+
+class GuardedEnv(raw_env):
+    """What ``env()`` returns: ``raw_env`` with PettingZoo's standard wrappers' behaviour,
+    done natively (one class, no delegation, none of it by ``assert``):
+
+    * order enforcement (``OrderEnforcingWrapper``): ``step``, ``observe``, ``render``,
+      ``agent_iter`` before ``reset`` raise, the PettingZoo state attributes do not exist
+      before ``reset``, ``agent_iter`` requires a ``step`` per agent, ``step`` after the end
+      warns;
+    * out-of-bounds and non-integer actions are refused (``AssertOutOfBoundsWrapper``,
+      here ``ValueError``/``TypeError`` that also hold under ``python -O``);
+    * an illegal action ends the game (``TerminateIllegalWrapper``): a warning, the offender
+      gets -1, every agent is terminated and truncated, and the offender's mask is all zeros.
+    """
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        del self.agents  # order enforcement: no PettingZoo state before reset()
+        self._has_reset = False
+        self._has_updated = False
+        self._illegal_end = False
+
+    def __getattr__(self, name: str) -> Any:  # only reached when the attribute is missing
+        if name in _BEFORE_RESET and not self.__dict__.get("_has_reset", False):
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        super().reset(seed=seed, options=options)
+        self._has_reset = True
+        self._has_updated = True
+        self._illegal_end = False
+
+    def observe(self, agent: str) -> dict:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        obs = raw_env.observe(self, agent)
+        if self._illegal_end:
+            obs["action_mask"][:] = 0  # the game ended: no agent has a legal move
+        return obs
+
+    def render(self) -> Any:
+        if not self._has_reset:
+            EnvLogger.error_render_before_reset()
+        return super().render()
+
+    def agent_iter(self, max_iter: int = 2**63) -> Iterator[str]:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return self._agent_iter(max_iter)
+
+    def _agent_iter(self, max_iter: int) -> Iterator[str]:
+        while max_iter > 0 and self.agents:
+            if not self._has_updated:
+                raise RuntimeError("need to call step() or reset() in a loop over `agent_iter`")
+            self._has_updated = False
+            max_iter -= 1
+            yield self.agent_selection
+
+    def step(self, action: int | None) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        self._has_updated = True
+        if not self.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent] or action is None:
+            super().step(action)  # a finished agent's None, or the refusal of None
+            return
+        action = as_action(action)
+        game = self.game
+        if action not in game.legal_actions():  # type: ignore[union-attr]
+            EnvLogger.warn_on_illegal_move()
+            self._cumulative_rewards[agent] = 0.0
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.truncations = dict.fromkeys(self.agents, True)
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self.rewards[agent] = -1.0
+            self._accumulate_rewards()
+            self._deads_step_first()
+            self._illegal_end = True
+            return
+        self._play(game, agent, action)  # type: ignore[arg-type]
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The standard environment: illegal moves end the game (reward -1 for the offender),
+    out-of-bounds and non-integer actions are refused, call order is enforced
+    (:class:`GuardedEnv`, PettingZoo's wrappers' behaviour without their cost).
 
     ``raw_env`` instead raises ``ValueError`` naming the illegal action and the legal ones.
     """
-    from pettingzoo.utils import wrappers
-
-    e = raw_env(**kwargs)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
-    return e
+    return GuardedEnv(**kwargs)
 
 
 ENV_ID = "hgin/HollywoodGin-v0"

@@ -128,6 +128,10 @@ class Game:
 
     def __post_init__(self) -> None:
         self.rules = get_rules(self.rules)
+        if self.rules.format != "duel" and not self.single_hand:
+            raise ValueError(f"format={self.rules.format!r} is a match of "
+                             f"{self.rules.num_players} seats: play it with hgin_env.match.Match; "
+                             "Game plays one of its hands (single_hand=True) or a duel")
         self.rng = np.random.default_rng(self.seed)
         self.scoreboard = Scoreboard(self.rules)
         self.hand_history = []

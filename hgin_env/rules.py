@@ -16,6 +16,17 @@ RULES_VERSION = 1
 
 DEALER_ROTATIONS = ("alternate", "loser", "winner")
 FIRST_DEALER = ("random", "cut")
+#: Match formats (RULES.md §13): two players, three players (the dealer sits out), or two
+#: teams of two at two tables.
+FORMATS = ("duel", "three_hand", "partnership")
+#: Seats per format.
+FORMAT_PLAYERS = {"duel": 2, "three_hand": 3, "partnership": 4}
+#: The dealing rule each multi-player format fixes (RULES.md §13), as the values of
+#: ``dealer_rotation`` and ``dead_hand_same_dealer`` it needs.
+FORMAT_DEALING = {
+    "three_hand": ("loser", True),  # 004: the loser deals; a dead hand is redealt
+    "partnership": ("alternate", False),  # the dealing team alternates every round
+}
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,9 @@ class Rules:
     max_turns: int = 100
     #: Safety cap on hands per match (a match of legal play ends long before; 0 = no cap).
     max_hands: int = 1000
+    #: "duel" (two players), "three_hand" or "partnership" (RULES.md §13). In a
+    #: partnership ``max_hands`` caps rounds (two hands each).
+    format: str = "duel"
     name: str = field(default="custom", compare=False)
 
     def __post_init__(self) -> None:
@@ -98,6 +112,18 @@ class Rules:
         need(self.max_turns >= 0, "max_turns", "must be >= 0 (0 = no cap)")
         need(not (self.oklahoma_ace_gin_only and not self.oklahoma), "oklahoma_ace_gin_only",
              "needs oklahoma=True")
+        need(self.format in FORMATS, "format", f"must be one of {FORMATS}")
+        if self.format in FORMAT_DEALING:
+            rotation, same = FORMAT_DEALING[self.format]
+            rule = ("the loser of a hand deals the next, a dead hand is redealt by the same "
+                    "dealer" if self.format == "three_hand" else
+                    "the dealing team alternates every round, dead hands included")
+            need(self.dealer_rotation == rotation, "dealer_rotation",
+                 f"format={self.format!r} deals by its own rule ({rule}): "
+                 f"needs dealer_rotation={rotation!r}")
+            need(self.dead_hand_same_dealer == same, "dead_hand_same_dealer",
+                 f"format={self.format!r} deals by its own rule ({rule}): "
+                 f"needs dead_hand_same_dealer={same!r}")
 
     def replace(self, **changes: object) -> Rules:
         """A copy with some options changed (validated again)."""
@@ -113,6 +139,8 @@ class Rules:
 
     @classmethod
     def from_dict(cls, data: dict) -> Rules:
+        """Inverse of ``to_dict``. Dicts saved before formats existed have no ``format``
+        key and load as the duel (the dataclass default)."""
         unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
             raise ValueError(f"unknown rule option(s): {sorted(unknown)}")
@@ -121,6 +149,11 @@ class Rules:
     @property
     def settles_columns(self) -> bool:
         return bool(self.box_bonus or self.game_bonus or self.shutout_game_bonus)
+
+    @property
+    def num_players(self) -> int:
+        """Seats at the match: 2 (duel), 3 (three-hand) or 4 (partnership)."""
+        return FORMAT_PLAYERS[self.format]
 
 
 PROFILES: dict[str, Rules] = {
@@ -138,7 +171,28 @@ PROFILES: dict[str, Rules] = {
     "oklahoma": Rules(name="oklahoma", oklahoma=True),
     "straight_gin": Rules(name="straight_gin", knock_limit=0),
     "hollywood_short": Rules(name="hollywood_short", short_session=True),
+    # RULES.md §13: 001's Hollywood sheet (box 25, game 100, first dealer by cutting) per
+    # player or per team; 004's one game to 100 with its game/shutout/box bonuses.
+    "hollywood_three_hand": Rules(
+        name="hollywood_three_hand", format="three_hand", dealer_rotation="loser",
+        dead_hand_same_dealer=True, first_dealer="cut", box_bonus=25, game_bonus=100),
+    "hollywood_partnership": Rules(
+        name="hollywood_partnership", format="partnership", first_dealer="cut",
+        box_bonus=25, game_bonus=100),
+    "gin_three_hand": Rules(
+        name="gin_three_hand", format="three_hand", columns=1, dealer_rotation="loser",
+        dead_hand_same_dealer=True, game_bonus=100, shutout_game_bonus=200, box_bonus=20),
+    "gin_partnership": Rules(
+        name="gin_partnership", format="partnership", columns=1, game_bonus=100,
+        shutout_game_bonus=200, box_bonus=20),
 }
+
+
+def profile_names(format: str | None = None) -> list[str]:
+    """Sorted profile names, all of them or those of one format ("duel", ...)."""
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}; known: {FORMATS}")
+    return sorted(n for n, r in PROFILES.items() if format is None or r.format == format)
 
 
 def get_rules(rules: Rules | str | dict | None = None) -> Rules:

@@ -50,3 +50,29 @@ def play_greedy(game: Game, rng: np.random.Generator) -> Game:
     while not game.is_over:
         game.apply(greedy_action(game, rng))
     return game
+
+
+def same_state(a: object, b: object, path: str = "env") -> None:
+    """Assert that two object graphs hold the same state, field by field (numpy arrays by
+    value, random generators by their state). Private fields of the engine (``Game``) are
+    derived-value caches and are skipped; the env's own private fields are compared."""
+    assert type(a) is type(b), f"{path}: {type(a).__name__} != {type(b).__name__}"
+    if isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), path
+    elif isinstance(a, np.random.Generator):
+        assert a.bit_generator.state == b.bit_generator.state, path
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), f"{path}: keys {sorted(a)} != {sorted(b)}"
+        for k in a:
+            same_state(a[k], b[k], f"{path}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), f"{path}: length {len(a)} != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            same_state(x, y, f"{path}[{i}]")
+    elif hasattr(a, "__dict__") and type(a).__module__.startswith(("hgin_env", "gymnasium")):
+        skip_private = isinstance(a, Game)
+        da = {k: v for k, v in vars(a).items() if not (skip_private and k.startswith("_"))}
+        db = {k: v for k, v in vars(b).items() if not (skip_private and k.startswith("_"))}
+        same_state(da, db, path)
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"

@@ -188,7 +188,7 @@ def train(args: Args) -> Path:
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from agents.ppo import CheckpointError, checkpoint_meta, read_meta, save_checkpoint
+    from agents.ppo import checkpoint_meta, load_error, read_meta, save_checkpoint
     from hgin_env.rules import get_rules
     from train.callbacks import (
         Checkpoints,
@@ -215,6 +215,13 @@ def train(args: Args) -> Path:
                               f"this run plays {rules.name!r}")
         if not args.run_name:
             run_dir = run_folder_of(Path(args.resume)) or run_dir
+    start_weights = None
+    for path in filter(None, (args.resume, args.init_from)):
+        read_meta(path)
+        try:  # the whole checkpoint loads, before any environment or file is made
+            start_weights = MaskablePPO.load(path, device="cpu")
+        except Exception as exc:  # SB3 raises many kinds on damaged files
+            raise load_error(path, exc) from None
     meta = checkpoint_meta(rules, {"run": run_dir.name, "args": dataclasses.asdict(args)})
 
     # 1. Environments: the learner against a mixture of opponents, one seat at random.
@@ -251,7 +258,7 @@ def train(args: Args) -> Path:
             model = MaskablePPO.load(args.resume, env=envs, device="cpu")
         except Exception as exc:  # SB3 raises many kinds on damaged files or other spaces
             envs.close()
-            raise CheckpointError(f"{args.resume} could not be loaded: {exc}") from None
+            raise load_error(args.resume, exc) from None
         start_step = int(model.num_timesteps)
         if args.total_timesteps <= start_step:
             envs.close()
@@ -266,10 +273,8 @@ def train(args: Args) -> Path:
                             gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
                             policy_kwargs=policy_kwargs, seed=args.seed, device="cpu", verbose=0,
                             target_kl=args.target_kl or None)
-        if args.init_from:
-            read_meta(args.init_from)
-            start = MaskablePPO.load(args.init_from, device="cpu")
-            model.policy.load_state_dict(start.policy.state_dict())
+        if start_weights is not None:  # --init-from
+            model.policy.load_state_dict(start_weights.policy.state_dict())
     if hasattr(envs, "set_live_model"):
         envs.set_live_model(model)  # the 'self' opponent samples the learner's current policy
     # The run folder is written from here on.

@@ -26,6 +26,9 @@ Commands (``cmd`` key); every reply is a JSON object, ``{"error": ...}`` on fail
   -> ``seconds``, ``steps`` (actions taken), ``hands`` (finished episodes).
 * ``env_openspiel``: ``steps`` N, ``seed`` s; random play in ``pyspiel`` gin_rummy ->
   ``seconds``, ``decisions`` (non-chance actions), ``chance`` (chance actions), ``hands``.
+  With ``"observe": true`` each decision also builds what a learner needs, as numpy arrays:
+  the acting player's ``observation_tensor`` (float32) and ``legal_actions_mask`` (int8),
+  and draws the action from the mask.
 * ``selfcheck``: ``n`` hands, ``seed``; anchors vs a brute-force min deadwood -> counts.
 * ``quit``.
 
@@ -272,11 +275,14 @@ def cmd_env_pettingzoo(req: dict[str, Any]) -> dict[str, Any]:
 
 def cmd_env_openspiel(req: dict[str, Any]) -> dict[str, Any]:
     """Random play in OpenSpiel ``gin_rummy`` driven from Python, counting decisions."""
+    import numpy as np
     import pyspiel
 
     n, seed = int(req["steps"]), int(req.get("seed", 0))
+    observe = bool(req.get("observe", False))
     rng = _Uniform(seed)
     game = pyspiel.load_game("gin_rummy")
+    flatnonzero, asarray, float32, int8 = np.flatnonzero, np.asarray, np.float32, np.int8
     decisions = chance = hands = 0
     t0 = time.perf_counter()
     state = game.new_initial_state()
@@ -289,44 +295,16 @@ def cmd_env_openspiel(req: dict[str, Any]) -> dict[str, Any]:
             outcomes = state.chance_outcomes()
             state.apply_action(outcomes[rng.pick(len(outcomes))][0])
             chance += 1
+        elif observe:
+            player = state.current_player()
+            _obs = asarray(state.observation_tensor(player), dtype=float32)
+            legal = flatnonzero(asarray(state.legal_actions_mask(player), dtype=int8))
+            state.apply_action(int(legal[rng.pick(len(legal))]))
+            decisions += 1
         else:
             legal = state.legal_actions()
             state.apply_action(legal[rng.pick(len(legal))])
             decisions += 1
-    seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "decisions": decisions, "chance": chance, "hands": hands}
-
-
-def cmd_env_openspiel_observed(req: dict[str, Any]) -> dict[str, Any]:
-    """Random play in OpenSpiel ``gin_rummy`` from Python as a learner drives it: at every
-    decision the observation tensor and the legal-action mask of the acting player become
-    numpy arrays, and the move is drawn from the mask."""
-    import numpy as np
-    import pyspiel
-
-    n, seed = int(req["steps"]), int(req.get("seed", 0))
-    rng = _Uniform(seed)
-    game = pyspiel.load_game("gin_rummy")
-    decisions = chance = hands = 0
-    flatnonzero = np.flatnonzero
-    t0 = time.perf_counter()
-    state = game.new_initial_state()
-    while decisions < n:
-        if state.is_terminal():
-            hands += 1
-            state = game.new_initial_state()
-        elif state.is_chance_node():
-            outcomes = state.chance_outcomes()
-            state.apply_action(outcomes[rng.pick(len(outcomes))][0])
-            chance += 1
-        else:
-            player = state.current_player()
-            obs = np.asarray(state.observation_tensor(player), dtype=np.float32)
-            mask = np.asarray(state.legal_actions_mask(player), dtype=bool)
-            legal = flatnonzero(mask)
-            state.apply_action(int(legal[rng.pick(len(legal))]))
-            decisions += 1
-            del obs
     seconds = time.perf_counter() - t0
     return {"seconds": seconds, "decisions": decisions, "chance": chance, "hands": hands}
 
@@ -433,7 +411,6 @@ COMMANDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "discards_rlcard": cmd_discards_rlcard,
     "env_pettingzoo": cmd_env_pettingzoo,
     "env_openspiel": cmd_env_openspiel,
-    "env_openspiel_observed": cmd_env_openspiel_observed,
     "selfcheck": cmd_selfcheck,
 }
 

@@ -112,13 +112,10 @@ class AnchorWorker:
         """Random legal play in PettingZoo gin_rummy_v4: seconds, steps, hands."""
         return self.request("env_pettingzoo", steps=steps, seed=seed)
 
-    def env_openspiel(self, steps: int, seed: int = 0) -> dict[str, Any]:
-        """Random play in OpenSpiel gin_rummy: seconds, decisions, chance, hands."""
-        return self.request("env_openspiel", steps=steps, seed=seed)
-
-    def env_openspiel_observed(self, steps: int, seed: int = 0) -> dict[str, Any]:
-        """OpenSpiel random play with observation tensor + legal mask per decision."""
-        return self.request("env_openspiel_observed", steps=steps, seed=seed)
+    def env_openspiel(self, steps: int, seed: int = 0, observe: bool = False) -> dict[str, Any]:
+        """Random play in OpenSpiel gin_rummy: seconds, decisions, chance, hands; with
+        ``observe`` each decision also builds the observation tensor and legal mask."""
+        return self.request("env_openspiel", steps=steps, seed=seed, observe=observe)
 
     def selfcheck(self, n: int = 300, seed: int = 0) -> dict[str, Any]:
         """Card mappings and anchor deadwood vs brute force: ok plus per-check counts."""

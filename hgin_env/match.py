@@ -1,0 +1,517 @@
+"""A match's seats and tables for every format (RULES.md §13): who plays at which table,
+who deals, who sits out, who acts next, and the results and rewards per seat.
+
+Every hand is a two-player hand of :class:`~hgin_env.game.Game` between two seats at one
+table; this module only decides who sits where and how hand results reach the sheets.
+
+- ``duel`` (2 seats, 1 table): the match *is* today's two-player ``Game`` match, wrapped
+  unchanged (same seed and actions, same states and results); its sheet is the game's
+  :class:`~hgin_env.scoring.Scoreboard`.
+- ``three_hand`` (3 seats, 1 table): the dealer sits out; the seat after the dealer is the
+  non-dealer, the other plays the dealer's part; the loser of a hand deals the next, a
+  dead hand is redealt by the same dealer. One :class:`~hgin_env.sheets.Sheet` row per
+  player.
+- ``partnership`` (4 seats, 2 tables, teams {0, 2} and {1, 3}): each round is two hands at
+  once, one per table, each with its own deck; even rounds 0 v 1 and 2 v 3, odd rounds
+  0 v 3 and 2 v 1; play alternates between the tables turn by turn while both run; one
+  team deals at both tables, and the dealing team alternates every round. One sheet row
+  per team, fed with the round score of source 004.
+
+Every random choice (first dealer, every deck, each table ``Game``'s own seed) comes
+from one generator seeded by ``seed``. Use :attr:`Match.current_seat`, :meth:`Match.legal_actions` /
+:meth:`Match.legal_action_mask` and :meth:`Match.apply`; the acting seat's own view of
+its hand is :meth:`Match.seat_view` (the table's ``Game`` and the seat's player index
+there).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import actions as A
+from .cards import NUM_CARDS, NUM_RANKS
+from .game import Game, HandRecord
+from .rules import Rules, get_rules
+from .scoring import Scoreboard
+from .sheets import Sheet
+
+#: Partnership teams: seat -> team is ``seat % 2``.
+TEAMS: tuple[tuple[int, int], tuple[int, int]] = ((0, 2), (1, 3))
+
+
+def partnership_tables(round_number: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The two tables of a partnership round as (team-0 seat, team-1 seat) pairs: even
+    rounds 0 v 1 and 2 v 3, odd rounds 0 v 3 and 2 v 1 (RULES.md §13)."""
+    if round_number % 2 == 0:
+        return (0, 1), (2, 3)
+    return (0, 3), (2, 1)
+
+
+def round_score(team_points: tuple[int, int] | list[int]) -> tuple[int | None, int]:
+    """Source 004's round score from the hand points each team won this round (a team
+    wins at most both hands, a dead hand adds nothing): (winning team, net points), or
+    (None, 0) when the net is 0. Both hands won by one team: the sum; one each: the
+    difference, to the team with the larger hand score."""
+    net = int(team_points[0]) - int(team_points[1])
+    if net == 0:
+        return None, 0
+    return (0, net) if net > 0 else (1, -net)
+
+
+@dataclass
+class Table:
+    """One table: two seats playing one hand of ``Game`` (``seats[p]`` plays player p)."""
+
+    index: int
+    seats: tuple[int, int]
+    game: Game
+    #: The seat sitting this hand out (three-hand), else None.
+    sitting_out: int | None = None
+
+    @property
+    def running(self) -> bool:
+        return not self.game.is_over
+
+    @property
+    def dealer(self) -> int:
+        """The seat that dealt the current (or last) hand: in three-hand the seat sitting
+        out (its ``Game`` gives the dealer's part to the second player)."""
+        if self.sitting_out is not None:
+            return self.sitting_out
+        return self.seats[self.game.dealer]
+
+    @property
+    def non_dealer(self) -> int:
+        """The seat with the first card and the first option on the upcard."""
+        return self.seats[1 - self.game.dealer]
+
+    @property
+    def current_seat(self) -> int:
+        return self.seats[self.game.current_player]
+
+    def player_of(self, seat: int) -> int:
+        """The seat's player index (0 or 1) in this table's ``Game``."""
+        if seat not in self.seats:
+            raise ValueError(f"seat {seat} does not play at table {self.index} (seats {self.seats})")
+        return self.seats.index(seat)
+
+    def opponent_of(self, seat: int) -> int:
+        return self.seats[1 - self.player_of(seat)]
+
+
+@dataclass(frozen=True)
+class SeatHand:
+    """One finished hand in seat terms. ``record`` is the table's ``HandRecord``, whose
+    players are the table's 0/1 (``seats[p]`` is player p's seat)."""
+
+    #: 1-based count of hands in the match.
+    number: int
+    table: int
+    seats: tuple[int, int]
+    #: The seat that dealt (in three-hand the seat sitting out).
+    dealer: int
+    #: Partnership round (0-based), else None.
+    round: int | None
+    sitting_out: int | None
+    knocker: int | None
+    winner: int | None
+    loser: int | None
+    points: int
+    record: HandRecord
+
+    @property
+    def kind(self) -> str:
+        return self.record.kind
+
+    def to_dict(self) -> dict:
+        return {"number": self.number, "table": self.table, "seats": list(self.seats),
+                "dealer": self.dealer, "round": self.round, "sitting_out": self.sitting_out,
+                "knocker": self.knocker, "winner": self.winner, "loser": self.loser,
+                "points": self.points, "kind": self.kind, "result": self.record.result.to_dict()}
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """A finished partnership round: both tables' hands and source 004's team score."""
+
+    number: int
+    dealing_team: int
+    hands: tuple[SeatHand, SeatHand]
+    #: Hand points won by each team this round.
+    team_points: tuple[int, int]
+    #: Team that scored the round (None: net 0, nobody's win).
+    winner: int | None
+    points: int
+    columns_decided: tuple[int, ...]
+
+    def to_dict(self) -> dict:
+        return {"number": self.number, "dealing_team": self.dealing_team,
+                "hands": [h.to_dict() for h in self.hands],
+                "team_points": list(self.team_points), "winner": self.winner,
+                "points": self.points, "columns_decided": list(self.columns_decided)}
+
+
+def _cut(rng: np.random.Generator, n: int) -> int:
+    """Each of n players cuts a card; the lowest rank deals; a tie for lowest cuts again."""
+    while True:
+        ranks = [int(c) % NUM_RANKS for c in rng.choice(NUM_CARDS, size=n, replace=False)]
+        low = min(ranks)
+        if ranks.count(low) == 1:
+            return ranks.index(low)
+
+
+@dataclass
+class Match:
+    """A whole match of any format. ``first_dealer`` fixes the first dealing seat (duel,
+    three-hand) or dealing team (partnership) instead of drawing it."""
+
+    rules: Rules | str | dict | None = None
+    seed: int | None = None
+    first_dealer: int | None = None
+
+    tables: list[Table] = field(init=False)
+    sheet: Scoreboard | Sheet = field(init=False)
+    hand_history: list[SeatHand] = field(init=False)
+    #: Partnership rounds played so far.
+    round_history: list[RoundResult] = field(init=False)
+    #: Partnership: the current round (0-based) and the team dealing it.
+    round_number: int = field(init=False, default=0)
+    dealing_team: int | None = field(init=False, default=None)
+    #: The table whose hand acts next.
+    current_table: int = field(init=False, default=0)
+    #: Per-seat rewards of the last ``apply`` (zero-sum; see :meth:`apply`).
+    last_rewards: np.ndarray = field(init=False)
+    truncated: bool = field(init=False, default=False)
+    rng: np.random.Generator = field(init=False, repr=False)
+    _over: bool = field(init=False, default=False)
+
+    def __post_init__(self) -> None:
+        self.rules = get_rules(self.rules)
+        self.hand_history = []
+        self.round_history = []
+        self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
+        fmt = self.rules.format
+        limit = 2 if fmt == "partnership" else self.num_players
+        if self.first_dealer is not None and (
+                not isinstance(self.first_dealer, int | np.integer)
+                or not 0 <= self.first_dealer < limit):
+            what = "a team, 0 or 1" if fmt == "partnership" else f"a seat in 0..{limit - 1}"
+            raise ValueError(f"first_dealer for format={fmt!r} must be None or {what}, "
+                             f"got {self.first_dealer!r}")
+        if fmt == "duel":
+            # The duel is today's Game match, unchanged: it owns the generator.
+            game = Game(self.rules, seed=self.seed, first_dealer=self.first_dealer)
+            self.rng = game.rng
+            self.tables = [Table(0, (0, 1), game)]
+            self.sheet = game.scoreboard
+            return
+        self.rng = np.random.default_rng(self.seed)
+        if fmt == "three_hand":
+            self.sheet = Sheet(self.rules, 3, tuple(f"player_{i}" for i in range(3)))
+            if self.first_dealer is not None:
+                dealer = int(self.first_dealer)
+            elif self.rules.first_dealer == "cut":
+                dealer = _cut(self.rng, 3)
+            else:
+                dealer = int(self.rng.integers(3))
+            self.tables = []
+            self._deal_three_hand(dealer)
+        else:
+            self.sheet = Sheet(self.rules, 2, ("team_0", "team_1"))
+            if self.first_dealer is not None:
+                self.dealing_team = int(self.first_dealer)
+            elif self.rules.first_dealer == "cut":
+                self.dealing_team = _cut(self.rng, 4) % 2
+            else:
+                self.dealing_team = int(self.rng.integers(2))
+            self.tables = []
+            self._deal_round()
+
+    # ------------------------------------------------------------------ seats
+    @property
+    def format(self) -> str:
+        return self.rules.format
+
+    @property
+    def num_players(self) -> int:
+        return self.rules.num_players
+
+    @property
+    def num_tables(self) -> int:
+        return 2 if self.rules.format == "partnership" else 1
+
+    @property
+    def teams(self) -> tuple[tuple[int, int], ...] | None:
+        """Partnership teams (seats), else None."""
+        return TEAMS if self.format == "partnership" else None
+
+    def team_of(self, seat: int) -> int:
+        self._check_seat(seat)
+        if self.format != "partnership":
+            raise ValueError(f"format={self.format!r} has no teams")
+        return seat % 2
+
+    def partner_of(self, seat: int) -> int:
+        return TEAMS[self.team_of(seat)][1 - seat // 2]
+
+    def sheet_row(self, seat: int) -> int:
+        """The seat's row on the sheet: its team in a partnership, else the seat."""
+        self._check_seat(seat)
+        return seat % 2 if self.format == "partnership" else seat
+
+    def _check_seat(self, seat: int) -> None:
+        if not isinstance(seat, int | np.integer) or not 0 <= seat < self.num_players:
+            raise ValueError(f"seat must be an int in 0..{self.num_players - 1}, got {seat!r}")
+
+    @property
+    def sitting_out(self) -> int | None:
+        """The seat sitting this hand out (three-hand), else None."""
+        return self.tables[0].sitting_out
+
+    def table_of(self, seat: int) -> int | None:
+        """The table the seat plays at this hand (None: sitting out)."""
+        self._check_seat(seat)
+        for table in self.tables:
+            if seat in table.seats:
+                return table.index
+        return None
+
+    def seat_view(self, seat: int) -> tuple[Game, int] | None:
+        """The seat's table ``Game`` and its player index there (None: sitting out)."""
+        index = self.table_of(seat)
+        if index is None:
+            return None
+        table = self.tables[index]
+        return table.game, table.player_of(seat)
+
+    def seat_context(self, seat: int) -> dict:
+        """What the seat knows of the match beyond its own table (RULES.md §13): its
+        table and opponent (None while sitting out), who sits out, its partner and whether
+        the partner's hand is still running (partnership), its sheet row, the round."""
+        index = self.table_of(seat)
+        table = None if index is None else self.tables[index]
+        partnership = self.format == "partnership"
+        partner = self.partner_of(seat) if partnership else None
+        return {
+            "seat": seat, "format": self.format, "table": index,
+            "opponent": None if table is None else table.opponent_of(seat),
+            "dealer": None if table is None else table.dealer,
+            "sitting_out": self.sitting_out, "partner": partner,
+            "partner_running": None if partner is None else
+            self.tables[self.table_of(partner)].running,
+            "row": self.sheet_row(seat),
+            "round": self.round_number if partnership else None,
+            "hand": len(self.hand_history) + (0 if self.is_over else 1),
+        }
+
+    # ------------------------------------------------------------------ acting
+    @property
+    def is_over(self) -> bool:
+        if self.format == "duel":
+            return self.tables[0].game.is_over
+        return self._over
+
+    @property
+    def current_seat(self) -> int | None:
+        """The seat that acts next (None once the match is over)."""
+        if self.is_over:
+            return None
+        return self.tables[self.current_table].current_seat
+
+    @property
+    def current_game(self) -> Game:
+        """The ``Game`` of the table that acts next."""
+        return self.tables[self.current_table].game
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids of the acting seat (empty once the match is over)."""
+        if self.is_over:
+            return []
+        return self.current_game.legal_actions()
+
+    def legal_action_mask(self, seat: int | None = None) -> np.ndarray:
+        """The acting seat's mask; for any other ``seat`` (waiting, sitting out, or the
+        match over) all zeros."""
+        if self.is_over or (seat is not None and seat != self.current_seat):
+            return np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        return self.current_game.legal_action_mask()
+
+    def apply(self, action: int) -> list[SeatHand | RoundResult]:
+        """Apply the acting seat's action. Returns what it finished: the hand (and, in a
+        partnership, the round) when it ended one, else an empty list.
+
+        ``last_rewards`` then holds each seat's reward for this step, zero-sum: at the end
+        of a hand (duel, three-hand) the winner +points, the loser −points, a seat sitting
+        out 0; at the end of a partnership round each partner of the scoring team +net,
+        each of the other −net; 0 otherwise (dead hands, net-0 rounds, mid-hand steps).
+        """
+        if self.is_over:
+            raise ValueError("the match is over; no action is legal")
+        self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
+        table = self.tables[self.current_table]
+        game = table.game
+        acting = table.current_seat
+        hands_before = len(game.hand_history)
+        game.apply(action)
+        if len(game.hand_history) == hands_before:
+            if self.format == "partnership":
+                self._next_table(table, acting)
+            return []
+        hand = self._seat_hand(table, game.hand_history[-1])
+        self.hand_history.append(hand)
+        if self.format == "duel":
+            self._hand_rewards(hand)
+            self.truncated = game.truncated
+            return [hand]
+        if self.format == "three_hand":
+            return [hand, *self._end_three_hand(hand)]
+        return [hand, *self._end_partnership_hand(table)]
+
+    def _seat_hand(self, table: Table, record: HandRecord) -> SeatHand:
+        seats = table.seats
+        winner = None if record.winner is None else seats[record.winner]
+        return SeatHand(
+            number=len(self.hand_history) + 1, table=table.index, seats=seats,
+            dealer=table.sitting_out if table.sitting_out is not None else seats[record.dealer],
+            round=self.round_number if self.format == "partnership" else None,
+            sitting_out=table.sitting_out,
+            knocker=None if record.knocker is None else seats[record.knocker],
+            winner=winner, loser=None if winner is None else seats[1 - record.winner],
+            points=record.points, record=record)
+
+    def _hand_rewards(self, hand: SeatHand) -> None:
+        if hand.winner is not None:
+            self.last_rewards[hand.winner] = hand.points
+            self.last_rewards[hand.loser] = -hand.points
+
+    def _table_seed(self) -> int:
+        """A seed for a table's ``Game`` generator (unused by a stacked single hand, but
+        then still drawn from the match's seed like every other random choice)."""
+        return int(self.rng.integers(2**32))
+
+    # ------------------------------------------------------------------ three-hand
+    def _deal_three_hand(self, dealer: int) -> None:
+        non_dealer, other = (dealer + 1) % 3, (dealer + 2) % 3
+        deck = self.rng.permutation(NUM_CARDS).tolist()
+        game = Game(self.rules, seed=self._table_seed(), single_hand=True, first_dealer=1,
+                    deck=deck)
+        self.tables = [Table(0, (non_dealer, other), game, sitting_out=dealer)]
+        self.current_table = 0
+
+    def _end_three_hand(self, hand: SeatHand) -> list[SeatHand | RoundResult]:
+        self._hand_rewards(hand)
+        if hand.winner is None:
+            self.sheet.record_void()
+        else:
+            self.sheet.record(hand.winner, hand.points)
+        if self.sheet.match_over:
+            self._over = True
+        elif self.rules.max_hands and len(self.hand_history) >= self.rules.max_hands:
+            self._over = self.truncated = True
+        else:  # the loser deals next; a dead hand is redealt by the same dealer
+            self._deal_three_hand(hand.loser if hand.winner is not None else hand.dealer)
+        return []
+
+    # ------------------------------------------------------------------ partnership
+    def _deal_round(self) -> None:
+        assert self.dealing_team is not None
+        self.tables = []
+        for index, seats in enumerate(partnership_tables(self.round_number)):
+            deck = self.rng.permutation(NUM_CARDS).tolist()
+            game = Game(self.rules, seed=self._table_seed(), single_hand=True,
+                        first_dealer=self.dealing_team, deck=deck)
+            self.tables.append(Table(index, seats, game))
+        self.current_table = 0
+
+    def _next_table(self, table: Table, acting: int) -> None:
+        """Play alternates between the tables turn by turn while both hands run: after a
+        turn (the acting seat at a table changes) or a hand's end, the other table acts."""
+        other = self.tables[1 - table.index]
+        if other.running and (not table.running or table.current_seat != acting):
+            self.current_table = other.index
+
+    def _end_partnership_hand(self, table: Table) -> list[SeatHand | RoundResult]:
+        other = self.tables[1 - table.index]
+        if other.running:
+            self.current_table = other.index
+            return []
+        hands = tuple(sorted(self.hand_history[-2:], key=lambda h: h.table))
+        team_points = [0, 0]
+        for h in hands:
+            if h.winner is not None:
+                team_points[h.winner % 2] += h.points
+        winner, points = round_score(team_points)
+        if winner is None:
+            self.sheet.record_void()
+            decided: list[int] = []
+        else:
+            decided = self.sheet.record(winner, points)
+            for seat in range(4):
+                self.last_rewards[seat] = points if seat % 2 == winner else -points
+        assert self.dealing_team is not None
+        result = RoundResult(number=self.round_number, dealing_team=self.dealing_team,
+                             hands=(hands[0], hands[1]), team_points=(team_points[0], team_points[1]),
+                             winner=winner, points=points, columns_decided=tuple(decided))
+        self.round_history.append(result)
+        if self.sheet.match_over:
+            self._over = True
+        elif self.rules.max_hands and len(self.round_history) >= self.rules.max_hands:
+            self._over = self.truncated = True
+        else:
+            self.round_number += 1
+            self.dealing_team = 1 - self.dealing_team
+            self._deal_round()
+        return [result]
+
+    # ------------------------------------------------------------------ results
+    @property
+    def match_winner(self) -> int | None:
+        """The winning sheet row: a seat (duel, three-hand) or a team (partnership); None
+        while running, for a draw, or for a truncated match."""
+        if self.format == "duel":
+            return self.tables[0].game.match_winner
+        return self.sheet.match_winner if self._over else None
+
+    @property
+    def winning_seats(self) -> tuple[int, ...]:
+        winner = self.match_winner
+        if winner is None:
+            return ()
+        return TEAMS[winner] if self.format == "partnership" else (winner,)
+
+    def returns(self) -> np.ndarray:
+        """Per-seat match outcome (OpenSpiel style), zero-sum: 0 for all while running,
+        for a draw or a truncated match; else duel +1/−1, three-hand +1 to the winner and
+        −1/2 to each other player, partnership +1 to each winner and −1 to each loser."""
+        out = np.zeros(self.num_players, dtype=np.float64)
+        if not self.is_over or self.match_winner is None:
+            return out
+        lose = -1.0 / (self.num_players - 1) if self.format == "three_hand" else -1.0
+        out[:] = lose
+        out[list(self.winning_seats)] = 1.0
+        return out
+
+    def card_count_ok(self) -> bool:
+        """Every table holds its 52 cards exactly once."""
+        return all(t.game.card_count_ok() for t in self.tables)
+
+    def clone(self) -> Match:
+        return copy.deepcopy(self)
+
+    def to_dict(self) -> dict:
+        """A summary: format, seats at each table, sheet, results so far."""
+        return {
+            "format": self.format, "num_players": self.num_players,
+            "tables": [{"index": t.index, "seats": list(t.seats), "dealer": t.dealer,
+                        "sitting_out": t.sitting_out, "running": t.running} for t in self.tables],
+            "teams": [list(t) for t in TEAMS] if self.format == "partnership" else None,
+            "round": self.round_number if self.format == "partnership" else None,
+            "dealing_team": self.dealing_team,
+            "sheet": self.sheet.to_dict(),
+            "hands": len(self.hand_history),
+            "is_over": self.is_over, "truncated": self.truncated,
+            "match_winner": self.match_winner, "returns": self.returns().tolist(),
+        }

@@ -1,0 +1,75 @@
+"""An interrupted tournament keeps its matches: matches.csv is written as matches finish, and a
+rerun (or --resume) into the same folder plays only the missing ones."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from eval.tournament import main, run_tournament
+
+ROOT = Path(__file__).resolve().parents[1]
+AGENTS = ["expert", "simple"]
+MATCHES = 16
+
+
+def _complete_rows(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    lines = [ln for ln in path.read_text().splitlines(keepends=True) if ln.endswith("\n")]
+    return list(csv.DictReader(lines))
+
+
+def _strip(rows: list[dict]) -> list[dict]:
+    return [{k: str(v) for k, v in r.items() if k != "seconds"} for r in rows]
+
+
+def test_sigint_keeps_matches_and_rerun_plays_the_rest(tmp_path):
+    out = tmp_path / "t"
+    argv = ["--agents", *AGENTS, "--matches", str(MATCHES), "--workers", "1", "--chunk", "1",
+            "--out", str(out), "--quiet", "--no-plot", "--seed", "5"]
+    proc = subprocess.Popen([sys.executable, "-m", "eval.tournament", *argv], cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and len(_complete_rows(out / "matches.csv")) < 4:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-2000:]
+    assert "interrupted" in err and "Traceback" not in err and err.count("\n") == 1
+    kept = _complete_rows(out / "matches.csv")
+    assert 4 <= len(kept) < MATCHES
+    # Rerun with --resume: only the missing matches are played; the kept ones stay as they were.
+    result = main([*argv, "--resume"])
+    assert len(result.rows) == MATCHES
+    by_key = {(r["agent_a"], r["agent_b"], str(r["seed"]), str(r["a_seat"])): r for r in _strip(result.rows)}
+    assert len(by_key) == MATCHES
+    for r in kept:
+        key = (r["agent_a"], r["agent_b"], r["seed"], r["a_seat"])
+        assert by_key[key]["winner"] == r["winner"] and by_key[key]["hands"] == r["hands"]
+    assert [r["seconds"] for r in _complete_rows(out / "matches.csv")
+            if (r["seed"], r["a_seat"]) in {(k["seed"], k["a_seat"]) for k in kept}] == \
+        [k["seconds"] for k in kept]  # the same rows (their timings too): not played again
+    # And the result is the tournament an uninterrupted run plays.
+    fresh = run_tournament(AGENTS, matches=MATCHES, seed=5, workers=1, progress=False)
+    assert _strip(result.rows) == _strip(fresh.rows)
+    # A rerun of the finished tournament plays nothing new.
+    again = main(argv)
+    assert _strip(again.rows) == _strip(result.rows)
+
+
+def test_resume_needs_matches_and_other_tournaments_start_afresh(tmp_path, capsys):
+    out = tmp_path / "t"
+    argv = ["--matches", "2", "--workers", "1", "--out", str(out), "--quiet", "--no-plot"]
+    assert main(["--agents", "simple", "random", *argv, "--resume"]) == 2
+    assert "no matches.csv" in capsys.readouterr().err
+    main(["--agents", "simple", "random", *argv])
+    other = main(["--agents", "simple", "expert", *argv])  # another tournament in the folder
+    assert {r["agent_b"] for r in other.rows} == {"expert"}
+    assert {r["agent_b"] for r in _complete_rows(out / "matches.csv")} == {"expert"}
