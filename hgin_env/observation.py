@@ -52,6 +52,7 @@ import numpy as np
 from .cards import NUM_CARDS, format_cards
 from .game import Game, Phase
 from .melds import cached_after_discard, cached_deadwood
+from .scoring import Scoreboard
 
 #: Bump when the layout changes; stored with checkpoints, which refuse other versions.
 OBSERVATION_VERSION = 1
@@ -255,13 +256,20 @@ def _match_context(game: Game, player: int) -> np.ndarray:
     hit = cache.get(player)
     if hit is not None and hit[0] == key:
         return hit[1]
-    columns = game.rules.columns
+    ctx = scoreboard_context(game.scoreboard, player)
+    cache[player] = (key, ctx)
+    return ctx
+
+
+def scoreboard_context(board: Scoreboard, player: int) -> np.ndarray:
+    """The match-context part of ``player``'s vector (from ``context_start`` to the end),
+    computed from a scoreboard (also used by the batched engine)."""
+    columns = board.rules.columns
     layout = _slices(columns)
     start = context_start(columns)
     ctx = np.zeros(_size(columns) - start, dtype=np.float32)
     opp = 1 - player
-    board = game.scoreboard
-    target = float(game.rules.target)
+    target = float(board.rules.target)
 
     def put(name: str, values) -> None:
         sl = layout[name]
@@ -275,7 +283,6 @@ def _match_context(game: Game, player: int) -> np.ndarray:
     put("won_by_me", [float(w == player) for w in winners])
     put("won_by_opponent", [float(w == opp) for w in winners])
     put("wins", [min(board.wins[player] / 10.0, WINS_CLIP), min(board.wins[opp] / 10.0, WINS_CLIP)])
-    cache[player] = (key, ctx)
     return ctx
 
 

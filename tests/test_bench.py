@@ -18,7 +18,8 @@ def test_bench_tiny_without_anchors(tmp_path, capsys) -> None:
                 "**ours deadwood_after_discard_mask**", "**ours raw_env**", "**ours env() wrapped**",
                 "**ours Game engine**", "**simple vs simple**", "**expert vs expert**"):
         assert row in text, row
-    assert "| contender | per unit | per second | x ours | notes |" in text
+    assert "| contender | per unit | per second | x ref | notes |" in text
+    assert "**ours BatchGame N=64**" in text
     assert "OpenSpiel" not in text.split("What a hand is")[0].split("Inputs:")[1]
     data = json.loads((tmp_path / "bench.json").read_text())
     assert data["anchors"] is None

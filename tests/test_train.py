@@ -14,10 +14,10 @@ from train.ppo import Args, parse_args, parse_mixture, train
 @pytest.fixture(scope="module")
 def toy_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs")
-    args = Args(run_name="toy", out_dir=str(out), total_timesteps=1024, n_envs=2, n_steps=256,
+    args = Args(run_name="toy", out_dir=str(out), total_timesteps=1024, n_envs=8, n_steps=64,
                 batch_size=128, n_epochs=1, eval_every=512, eval_matches=2, eval_opponents="simple",
-                checkpoint_every=512, self_play_every=512, opponents="simple:1,random:1",
-                episode="hand", progress_bar=False)
+                checkpoint_every=512, self_play_every=512, opponents="simple:1,random:1,self:1",
+                progress_bar=False)
     model_path = train(args)
     return out / "toy", model_path
 
@@ -48,6 +48,22 @@ def test_reload_evaluate_and_resume(toy_run, tmp_path):
                 batch_size=128, n_epochs=1, eval_every=0, checkpoint_every=0, resume=str(ckpt),
                 progress_bar=False, vec_env="dummy")
     assert read_meta(train(args))["timesteps"] == 768  # the run's total, counted from step 0
+
+
+def test_toy_training_on_the_previous_path(tmp_path):
+    """One TrainingEnv per environment (``--vec-env dummy``/``subproc``), hands as episodes."""
+    args = Args(run_name="old", out_dir=str(tmp_path), total_timesteps=256, n_envs=2, n_steps=128,
+                batch_size=128, n_epochs=1, eval_every=0, checkpoint_every=0, opponents="simple:1,random:1",
+                episode="hand", vec_env="dummy", progress_bar=False)
+    assert train(args).exists()
+    assert "charts/match_win_rate" in (tmp_path / "old" / "progress.csv").read_text().splitlines()[0]
+
+
+def test_help_shows_each_default_once(capsys):
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    text = capsys.readouterr().out
+    assert "(default: )" not in text and "(default: 0 = by --vec-env)" in text and "(default: 'batched')" in text
 
 
 def test_checkpoints_are_refused_with_clear_messages(toy_run, tmp_path):

@@ -174,16 +174,28 @@ class PeriodicEval(BaseCallback):
 
 
 def evaluate_against(agent: object, opponent: str, matches: int, seed: int, rules: object) -> dict:
-    """Duplicate matches (each seed twice, seats swapped) in this process, via the tournament
-    harness's ``play_match``; returns its pair summary with the agent as side A."""
+    """Duplicate matches (each seed twice, seats swapped) in this process; returns the
+    tournament's pair summary with the agent as side A. A PPO agent plays all its matches
+    at once on the batched engine (:func:`eval.batched_play.play_matches_batched`, the same
+    deals and rows as ``play_match``); other agents play them one by one with ``play_match``."""
     from agents.base import make_agent
     from eval.tournament import play_match, summarize_pair
     from hgin_env.rules import get_rules
 
     rules = get_rules(rules)
-    opp = make_agent(opponent, seed=seed, columns=rules.columns)
-    rows = [play_match(agent, opp, s, seat, rules, "learner", opponent)
-            for s in range(seed, seed + max(1, matches // 2)) for seat in (0, 1)]
+    seeds = range(seed, seed + max(1, matches // 2))
+    model = getattr(agent, "model", None)
+    if model is not None and hasattr(agent, "deterministic"):
+        # A PPO policy: every match at once on the batched engine, one torch call per step.
+        from agents.batched import BatchedPolicy, make_batched_agent
+        from eval.batched_play import play_matches_batched
+
+        learner = BatchedPolicy(model, deterministic=agent.deterministic, seed=seed)
+        opp_b = make_batched_agent(opponent, seed=seed, columns=rules.columns)
+        rows = play_matches_batched(learner, opp_b, list(seeds), rules, "learner", opponent)
+    else:
+        opp = make_agent(opponent, seed=seed, columns=rules.columns)
+        rows = [play_match(agent, opp, s, seat, rules, "learner", opponent) for s in seeds for seat in (0, 1)]
     summary = summarize_pair(rows, "learner", opponent)
     for side in "ab":  # mean final total of each column
         summary[f"{side}_columns"] = [sum(r[f"{side}_col{j + 1}"] for r in rows) / len(rows)
@@ -359,3 +371,42 @@ def continued_tensorboard_output(folder: Path, step: int | None) -> TensorBoardO
     if step is None:
         return TensorBoardOutputFormat(str(folder))
     return _PurgingTensorBoard(str(folder), step + 1)
+
+
+class ProgressFps(BaseCallback):
+    """A progress bar of training steps, with environment steps per second since the start
+    (PPO updates included) and the mean episode return of the last 100 matches."""
+
+    def __init__(self, total: int):
+        super().__init__()
+        self.total = total
+        self.bar = None
+        self.start = 0.0
+        self.start_steps = 0
+
+    def _on_training_start(self) -> None:
+        import time
+
+        from tqdm import tqdm
+
+        self.start = time.perf_counter()
+        self.start_steps = self.num_timesteps
+        self.bar = tqdm(total=self.total, initial=self.num_timesteps, unit="step", unit_scale=True,
+                        desc="training", smoothing=0.1)
+
+    def _on_step(self) -> bool:
+        assert self.bar is not None
+        self.bar.update(self.num_timesteps - self.bar.n)
+        return True
+
+    def _on_rollout_end(self) -> None:
+        import time
+
+        assert self.bar is not None
+        fps = (self.num_timesteps - self.start_steps) / max(1e-9, time.perf_counter() - self.start)
+        buffer = getattr(self.model, "ep_info_buffer", None) or []
+        self.bar.set_postfix(fps=f"{fps:,.0f}", ep_rew=f"{np.mean([e['r'] for e in buffer]):.2f}" if buffer else "-")
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

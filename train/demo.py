@@ -4,7 +4,8 @@ print the three-column results and write plots.
     python -m train.demo --timesteps 50000 --matches 40
 
 1. Clones the Expert's play (``--imitation-matches``), then trains MaskablePPO (card-aware
-   policy) for ``--timesteps`` against Simple and Expert (a few minutes on 2 cores).
+   policy) for ``--timesteps`` against Simple and Expert on the batched engine
+   (``train.ppo``'s default environment: ``--n-envs`` matches stepped together).
 2. Plays ``--matches`` duplicate Hollywood matches (each deal twice, seats swapped) of the
    new agent, and of the shipped policy when present, against Random, Simple and Expert.
 3. Prints a table: match win rate with 95% CI, columns won, mean column totals I/II/III of
@@ -75,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--imitation-matches", type=int, default=100,
                         help="matches of Expert play cloned before PPO (0 = PPO from scratch)")
     parser.add_argument("--matches", type=int, default=40, help="duplicate matches per opponent")
-    parser.add_argument("--n-envs", type=int, default=2, help="training environments (processes)")
+    parser.add_argument("--n-envs", type=int, default=32,
+                        help="matches in the batched training environment (one process)")
     parser.add_argument("--opponents", default="random,simple,expert", help="baselines to evaluate against")
     parser.add_argument("--out", default="runs/demo", help="run folder")
     parser.add_argument("--seed", type=int, default=0, help="seed of training and evaluation")
@@ -90,8 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"== 1. training a small agent for {args.timesteps} steps ({out}) ==")
     model_path = train(Args(run_name=out.name, out_dir=str(out.parent), seed=args.seed,
                             total_timesteps=args.timesteps, n_envs=args.n_envs,
-                            n_steps=max(64, min(1024, args.timesteps // (4 * args.n_envs))),
+                            n_steps=max(8, min(64, args.timesteps // (4 * args.n_envs))),
                             batch_size=256, eval_every=0, checkpoint_every=0,
+                            # The PPO settings of the demo before the batched engine (2,048
+                            # decisions per rollout, minibatch 256, the shipped policy's network,
+                            # which clones the Expert more closely): only the environment changed.
+                            hidden=256, summary=128, card_hidden=64,
                             imitation_matches=args.imitation_matches, learning_rate=1e-4,
                             ent_coef=0.003, clip_range=0.1))
     opponents = [o for o in args.opponents.split(",") if o]

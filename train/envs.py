@@ -1,4 +1,6 @@
-"""Training environments: the single-agent adapter with opponents built from agent specs.
+"""Training environments: the single-agent adapter with opponents built from agent specs,
+and :class:`BatchedVecEnv`, the batched engine as one SB3 ``VecEnv`` (the default of
+``train.ppo``).
 
 Opponents are given as specs (``"simple"``, ``"expert"``, ``"ppo:runs/x/snapshots/s1.zip"``)
 so that ``SubprocVecEnv`` workers build them locally: a self-play snapshot travels as a
@@ -8,6 +10,10 @@ path, not as a pickled torch model.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+import gymnasium
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv
 
 from agents.base import make_agent
 from hgin_env.adapters import SingleAgentEnv
@@ -56,3 +62,135 @@ class TrainingEnv(SingleAgentEnv):
         if summary is not None:
             info["opponent_spec"] = self.opponent_specs[self.opponent_index] if self.opponent_specs else ""
         return obs, reward, terminated, truncated, info
+
+
+def batched_opponent(spec: str, seed: int, columns: int) -> object:
+    """A batched opponent from a spec: ``random``, ``simple``, ``ppo:PATH`` (one torch call
+    per batch), ``self`` (the live learner, see :class:`LivePolicy`), or any registered name
+    (``expert``...) row by row."""
+    from agents.batched import make_batched_agent
+
+    if spec == "self":
+        return LivePolicy(seed=seed)
+    return make_batched_agent(spec, seed=seed, columns=columns)
+
+
+class LivePolicy:
+    """The learner as its own opponent (self-play on both seats): samples the current
+    policy, whose model the trainer sets with ``BatchedVecEnv.set_live_model``."""
+
+    name = "self"
+
+    def __init__(self, seed: int | None = None):
+        self.model = None
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        from agents.batched import BatchedPolicy
+
+        if self.model is None:
+            raise RuntimeError("self-play opponent has no model yet (call set_live_model)")
+        policy = BatchedPolicy(self.model, deterministic=False)
+        policy.rng = self.rng
+        return policy.act(observations, masks)
+
+
+class BatchedVecEnv(VecEnv):
+    """Stable-Baselines3 ``VecEnv`` over the batched engine (:class:`hgin_env.vector.LearnerBatch`).
+
+    One process, N matches stepped by numpy; opponents (specs as in :class:`TrainingEnv`,
+    plus ``self``) act on whole batches inside ``step_wait``. ``action_masks()`` (and
+    ``env_method("action_masks")``) give the learners' legal actions as MaskablePPO reads
+    them. Finished matches report ``episode_summary``, ``opponent_spec`` and SB3's
+    ``episode`` (return, length) in their info, like ``Monitor(TrainingEnv)``.
+    """
+
+    def __init__(self, n_envs: int, opponent_specs: Sequence[str], opponent_weights: Sequence[float] | None = None,
+                 rules: Rules | str | dict | None = None, reward: str = "points", match_bonus: float = 0.0,
+                 seed: int = 0):
+        from hgin_env.observation import observation_bounds
+        from hgin_env.rules import get_rules
+        from hgin_env.vector import LearnerBatch
+
+        self.rules = get_rules(rules)
+        self._seed = seed
+        self._cache: dict[str, object] = {}
+        self.opponent_specs = list(opponent_specs)
+        self.core = LearnerBatch(n_envs, self._build(opponent_specs), opponent_weights, self.rules, reward,
+                                 match_bonus, seed, names=self.opponent_specs)
+        low, high = observation_bounds(self.rules.columns)
+        self.render_mode = None
+        super().__init__(n_envs, gymnasium.spaces.Box(low, high, dtype=np.float32), gymnasium.spaces.Discrete(108))
+        self._actions: np.ndarray | None = None
+
+    def _build(self, specs: Sequence[str]) -> list:
+        out = []
+        for i, spec in enumerate(specs):
+            if spec not in self._cache:
+                self._cache[spec] = batched_opponent(spec, seed=self._seed * 1000 + i, columns=self.rules.columns)
+            out.append(self._cache[spec])
+        return out
+
+    # ------------------------------------------------------------------ training hooks
+    def set_opponent_specs(self, specs: Sequence[str], weights: Sequence[float] | None = None) -> None:
+        """Swap the opponent pool (self-play snapshots); new matches draw from it."""
+        self.core.set_opponents(self._build(specs), weights, names=list(specs))
+        self.opponent_specs = list(specs)
+
+    def set_live_model(self, model: object) -> None:
+        """Give ``self`` opponents the learner's model (called once before training)."""
+        for agent in self._cache.values():
+            if isinstance(agent, LivePolicy):
+                agent.model = model
+
+    def action_masks(self) -> np.ndarray:
+        return self.core.action_masks().copy()
+
+    # ------------------------------------------------------------------ VecEnv API
+    def reset(self) -> np.ndarray:
+        return self.core.observations().copy()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions)
+
+    def step_wait(self):
+        assert self._actions is not None, "step_async first"
+        last = self.core.observations().copy()
+        rewards, terminated, truncated, finished = self.core.step(self._actions)
+        self._actions = None
+        infos: list[dict] = [{} for _ in range(self.num_envs)]
+        for i, info in finished.items():
+            info = dict(info)
+            info["terminal_observation"] = last[i]
+            info["TimeLimit.truncated"] = bool(truncated[i])
+            infos[i] = info
+        return self.core.observations().copy(), rewards, terminated | truncated, infos
+
+    def close(self) -> None:
+        return None
+
+    def get_attr(self, attr_name: str, indices=None) -> list:
+        return [getattr(self, attr_name)] * len(self._get_indices(indices))
+
+    def set_attr(self, attr_name: str, value, indices=None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list:
+        if method_name == "action_masks":
+            return list(self.action_masks()[self._get_indices(indices)])
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result] * len(self._get_indices(indices))
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False] * len(self._get_indices(indices))
+
+    def _get_indices(self, indices) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)

@@ -45,7 +45,7 @@ from hgin_env.melds import (
 from hgin_env.observation import encode
 
 DEFAULT_OUT = Path("runs/bench")
-GROUPS = ("meld", "discard", "env", "heuristic")
+GROUPS = ("meld", "discard", "env", "heuristic", "batch", "train")
 
 
 # ----------------------------------------------------------------------------- sizes
@@ -62,18 +62,25 @@ class Sizes:
     pz_steps: int = 3000  # PettingZoo is slow: fewer steps (per-step time is what counts)
     heuristic_hands: int = 30  # heuristic hands per round (simple, expert)
     real_games: int = 300  # simple-vs-simple hands played to collect real-play hands
+    batch_n: int = 1024  # games in the batched engine
+    batch_steps: int = 300  # batched steps per round (batch_n decisions each)
+    os_observed_steps: int = 3000  # OpenSpiel decisions per round with observation tensor + mask
+    train_steps: int = 16384  # environment steps per PPO training contender (0 = skip)
+    train_rounds: int = 2  # rounds that include the (slow) training contenders
 
     @classmethod
     def quick(cls) -> Sizes:
         return cls(rounds=3, hands=300, meld_repeat=3, rlcard_hands=40, hands11=100,
                    discard_repeat=2, rlcard_hands11=10, env_steps=1500, pz_steps=500,
-                   heuristic_hands=3, real_games=40)
+                   heuristic_hands=3, real_games=40, batch_steps=40, os_observed_steps=800,
+                   train_steps=4096, train_rounds=1)
 
     @classmethod
     def tiny(cls) -> Sizes:
         return cls(rounds=2, hands=40, meld_repeat=1, rlcard_hands=10, hands11=20,
                    discard_repeat=1, rlcard_hands11=3, env_steps=200, pz_steps=100,
-                   heuristic_hands=1, real_games=6)
+                   heuristic_hands=1, real_games=6, batch_n=64, batch_steps=20, os_observed_steps=100,
+                   train_steps=0, train_rounds=0)
 
 
 # ----------------------------------------------------------------------------- results
@@ -253,6 +260,62 @@ def drive_heuristic(name: str, hands: int, seed: int) -> dict[str, float]:
     return {"seconds": time.perf_counter() - t0, "steps": n, "hands": hands}
 
 
+def drive_batch(n: int, steps: int, seed: int) -> dict[str, float]:
+    """Random legal play on the batched engine: every step builds all N observations and
+    masks, draws one uniform legal action per game (``agents.batched.BatchedRandom``) and
+    steps. Construction (dealing the first N hands) is not timed."""
+    from agents.batched import BatchedRandom
+    from hgin_env.batch import BatchGame
+
+    clear_caches()
+    batch = BatchGame(n, seed=seed)
+    agent = BatchedRandom(seed=seed)
+    since = np.zeros(n, dtype=np.int64)  # decisions of each game's current hand
+    lengths = []
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        obs = batch.observations()
+        actions = agent.act(obs, batch.legal_action_masks())
+        over = batch.step(actions).hand_over
+        since += 1
+        if over.any():
+            lengths.append(since[over].copy())
+            since[over] = 0
+    seconds = time.perf_counter() - t0
+    # Hands played = decisions / mean decisions of a completed hand: counting completed hands
+    # alone would miss the hand each game is in the middle of when the clock stops.
+    done = np.concatenate(lengths) if lengths else np.zeros(0)
+    hands = n * steps / done.mean() if done.size else 0.0
+    return {"seconds": seconds, "steps": n * steps, "hands": hands}
+
+
+#: train.ppo's arguments at the defaults it had before the batched engine (4 processes with
+#: one TrainingEnv each, 1,024 steps per env per rollout, minibatch 512, the shipped
+#: network sizes), for the training-speed comparison.
+PREVIOUS_TRAIN_DEFAULTS = {"vec_env": "subproc", "n_envs": 4, "n_steps": 1024, "batch_size": 512,
+                           "hidden": 256, "summary": 128, "card_hidden": 64}
+
+
+def drive_training(steps: int, seed: int, previous: bool) -> dict[str, float]:
+    """``train.ppo`` against Simple for ``steps`` environment steps (whole rollouts), with no
+    evaluation or checkpoints; timed from the call to its return (environment start-up,
+    PPO updates, saving and plotting included)."""
+    import tempfile
+
+    from train.ppo import Args, resolved, train
+
+    extra = PREVIOUS_TRAIN_DEFAULTS if previous else {}
+    with tempfile.TemporaryDirectory() as tmp:
+        args = Args(run_name="bench", out_dir=tmp, seed=seed, total_timesteps=steps, opponents="simple:1",
+                    eval_every=0, checkpoint_every=0, progress_bar=False, **extra)
+        t0 = time.perf_counter()
+        train(args)
+        seconds = time.perf_counter() - t0
+    full = resolved(args)
+    rollout = full.n_envs * full.n_steps
+    return {"seconds": seconds, "steps": -(-steps // rollout) * rollout}
+
+
 # ----------------------------------------------------------------------------- the run
 class Runner:
     def __init__(self, sizes: Sizes, anchors: AnchorWorker | None, seed: int, log: Callable,
@@ -428,6 +491,101 @@ class Runner:
 
         return [run("simple"), run("expert")]
 
+    def batch_contenders(self) -> list[Callable[[int], None]]:
+        s = self.s
+        steps_b = self.bench("batch_steps", "Random legal play with an observation and a legal-action mask at "
+                             "every decision: time per decision", f"ours BatchGame N={s.batch_n}")
+        hands_b = self.bench("batch_hands", "Random legal play: time per hand", f"ours BatchGame N={s.batch_n}")
+
+        def record(label: str, rep: dict, ours: bool, note: str, decisions: str = "steps") -> None:
+            steps_b.row(label, "decision", ours, note).times.append(rep["seconds"] / rep[decisions])
+            hr = hands_b.row(label, "hand", ours, note)
+            if rep["hands"]:
+                hr.times.append(rep["seconds"] / rep["hands"])
+            hr.extra.setdefault("decisions_per_hand", []).append(rep[decisions] / max(rep["hands"], 1))
+
+        def batched(r: int) -> None:
+            rep = drive_batch(s.batch_n, s.batch_steps, self.seed + 8000 + r)
+            record(f"ours BatchGame N={s.batch_n}", rep, True,
+                   "observations() [N,394] + legal_action_masks() [N,108] + BatchedRandom + step, one core")
+
+        def raw(r: int) -> None:
+            from hgin_env import hollywood_gin_v0
+
+            rep = drive_aec(lambda: hollywood_gin_v0.raw_env(episode="hand"), s.os_observed_steps,
+                            self.seed + 8500 + r)
+            record("ours raw_env", rep, True, "AEC raw_env(episode='hand'): observation + mask per decision")
+
+        out = [batched, raw]
+        if self.anchors is not None:
+            w = self.anchors
+
+            def observed(r: int) -> None:
+                rep = w.env_openspiel_observed(s.os_observed_steps, seed=self.seed + 9000 + r)
+                record("OpenSpiel gin_rummy (Python), obs tensor + mask", rep, False,
+                       "observation_tensor + legal_actions_mask as numpy per decision; chance actions "
+                       "in the loop", decisions="decisions")
+
+            def bare(r: int) -> None:
+                rep = w.env_openspiel(s.os_observed_steps, seed=self.seed + 9500 + r)
+                record("OpenSpiel gin_rummy (Python), no observation", rep, False,
+                       "legal_actions/apply_action only", decisions="decisions")
+
+            out += [observed, bare]
+        return out
+
+    def agent_contenders(self) -> list[Callable[[int], None]]:
+        """Batched agents deciding on the same stored states (observations + masks of a
+        Simple-vs-Simple batch), timed per decision."""
+        from agents.batched import BatchedSimple, make_batched_agent
+        from hgin_env.batch import BatchGame
+
+        s = self.s
+        n = min(s.batch_n, 256)
+        batch, player = BatchGame(n, seed=self.seed), BatchedSimple(seed=self.seed)
+        states = []
+        for _ in range(max(2, s.batch_steps // 10)):
+            obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
+            states.append((obs, masks))
+            batch.step(player.act(obs, masks))
+        b = self.bench("batch_agents", f"Batched agents: time per decision on stored states (N={n} per call)",
+                       "random (batched)")
+
+        def run(name: str, label: str, note: str) -> Callable[[int], None]:
+            agent = make_batched_agent(name, seed=self.seed)
+
+            def go(r: int) -> None:
+                todo = states if name != "expert" else states[:2]
+                t0 = time.perf_counter()
+                for obs, masks in todo:
+                    agent.act(obs, masks)
+                b.row(label, "decision", True, note).times.append(
+                    (time.perf_counter() - t0) / (len(todo) * n))
+            return go
+
+        return [run("random", "random (batched)", "BatchedRandom: a few numpy calls"),
+                run("simple", "simple (batched)", "BatchedSimple: vectorised Neller rules"),
+                run("expert", "expert (row by row)", "RowByRow(ExpertAgent): one Python call per row")]
+
+    def train_contenders(self) -> list[Callable[[int], None]]:
+        s = self.s
+        b = self.bench("train_steps", "PPO training against Simple (train.ppo): time per environment step, "
+                       "updates included", "ours train.ppo (batched, default)")
+
+        def run(label: str, previous: bool, note: str) -> Callable[[int], None]:
+            def go(r: int) -> None:
+                if r >= s.train_rounds:
+                    return
+                rep = drive_training(s.train_steps, self.seed + r, previous)
+                row = b.row(label, "step", True, note)
+                row.times.append(rep["seconds"] / rep["steps"])
+            return go
+
+        return [run("ours train.ppo (batched, default)", False,
+                    "128 games in one process, minibatch 1024, card net 128/64/32"),
+                run("train.ppo previous defaults (--vec-env subproc)", True,
+                    "4 processes x TrainingEnv, n_steps 1024, minibatch 512, card net 256/128/64")]
+
     # -------------------------------------------------------------- driver
     def run(self) -> None:
         s = self.s
@@ -462,6 +620,11 @@ class Runner:
             groups.append(self.env_contenders())
         if "heuristic" in self.only:
             groups.append(self.heuristic_contenders())
+        if "batch" in self.only:
+            groups.append(self.batch_contenders())
+            groups.append(self.agent_contenders())
+        if "train" in self.only and s.train_steps and s.train_rounds:
+            groups.append(self.train_contenders())
         self.benches = {k: v for k, v in self.benches.items() if k.split("_")[0] in self.only}
         for r in range(s.rounds):
             t0 = time.perf_counter()
@@ -529,6 +692,12 @@ TARGETS = [
      "env() >= 1.5x OpenSpiel's Python loop with observation + mask, per decision"),
     ("env_steps", "ours raw_env", OPENSPIEL_OBS, 2.0,
      "raw_env >= 2x OpenSpiel's Python loop with observation + mask, per decision"),
+    ("batch_steps", "ours BatchGame N=1024", "OpenSpiel gin_rummy (Python), obs tensor + mask", 20.0,
+     "batched engine >= 20x OpenSpiel Python loop with obs tensor + mask, decisions/s"),
+    ("batch_hands", "ours BatchGame N=1024", "OpenSpiel gin_rummy (Python), no observation", 10.0,
+     "batched engine >= 10x OpenSpiel Python loop, hands/s"),
+    ("train_steps", "ours train.ppo (batched, default)", "train.ppo previous defaults (--vec-env subproc)", 10.0,
+     "PPO training >= 10x the previous train.ppo defaults, steps/s (opponent Simple)"),
 ]
 
 
@@ -543,8 +712,8 @@ def report(runner: Runner, machine: dict[str, Any], anchors_info: dict[str, Any]
                      + ".")
     lines.append(f"Anchors: {anchors_note}")
     lines.append(f"{sizes.rounds} rounds, contenders alternated within each round; median per-unit time; "
-                 f"'x ours' = median over rounds of (its time / our reference's time), >1 means ours is "
-                 f"faster. Wall time {wall:.0f} s.")
+                 f"'x ref' = median over rounds of (its time / the bench's reference row's time), >1 means "
+                 f"the reference is faster. Wall time {wall:.0f} s.")
     lines.append("")
     lines.append("Inputs: " + "; ".join(f"**{k}**: {v}" for k, v in runner.inputs.items()) + ".")
     lines.append("")
@@ -552,12 +721,15 @@ def report(runner: Runner, machine: dict[str, Any], anchors_info: dict[str, Any]
                             "sizes": sizes.__dict__, "inputs": runner.inputs, "benches": {},
                             "targets": [], "mismatches": runner.meld_mismatch}
     for b in runner.benches.values():
-        lines += [f"## {b.title}", "", "| contender | per unit | per second | x ours | notes |",
-                  "|---|---|---|---|---|"]
+        lines += [f"## {b.title}", "", f"Reference row: **{b.ref}**. 'x ref' = a row's time / the reference's "
+                  "time in the same round (median over rounds); above 1 the reference is that many times "
+                  "faster, below 1 the row is faster than the reference.", "",
+                  "| contender | per unit | per second | x ref | notes |", "|---|---|---|---|---|"]
         jb: dict[str, Any] = {"title": b.title, "ref": b.ref, "rows": {}}
         for label, row in b.rows.items():
             ratio = b.ratio(label) if b.ref in b.rows and label != b.ref else float("nan")
-            rtxt = "ref" if label == b.ref else ("-" if ratio != ratio else f"{ratio:.2f}")
+            rtxt = "ref" if label == b.ref else ("-" if ratio != ratio else f"{ratio:.2f} (ref {b.ref})"
+                                                 if row.ours else f"{ratio:.2f}")
             note = row.note
             dph = row.extra.get("decisions_per_hand")
             if dph:

@@ -1,0 +1,212 @@
+"""Agents that act on a whole batch of observations at once: ``act(obs[N, 394], masks[N, 108])``.
+
+Why: the batched engine (:mod:`hgin_env.batch`) produces thousands of observations per
+call; an opponent that answers them one Python call at a time would set the pace again.
+Random and Simple are a few numpy operations over the batch; a PPO snapshot is one torch
+forward pass; agents without a batched form (Expert, search) are run row by row through
+:class:`RowByRow`, which gives them exactly the observation dicts they always see.
+
+Every agent reads only the observation (through :class:`hgin_env.observation.ObservationLayout`)
+and the legal-action mask, like the scalar agents; :func:`make_batched_agent` builds one
+from the same names as :func:`agents.base.make_agent`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from hgin_env import actions as A
+from hgin_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from hgin_env.observation import ObservationLayout
+
+from .base import make_agent
+
+
+class BatchedAgent(Protocol):
+    """``agent.act(observations, masks) -> int64 actions``; ``reset(seed)`` re-seeds."""
+
+    def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray: ...
+
+    def reset(self, seed: int | None = None) -> None: ...
+
+
+class _Seeded:
+    def __init__(self, seed: int | None = None, columns: int = 3):
+        self.columns = columns
+        self.layout = ObservationLayout(columns)
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+
+def uniform_choice(rng: np.random.Generator, allowed: np.ndarray) -> np.ndarray:
+    """One index per row, uniform over the row's True entries (each row needs one)."""
+    n, width = allowed.shape
+    flat = np.flatnonzero(allowed)  # row-major: each row's allowed columns, in order
+    counts = np.bincount(flat // width, minlength=n)
+    if (counts == 0).any():
+        raise ValueError("a row has no legal action")
+    first = np.cumsum(counts) - counts
+    pick = (rng.random(n) * counts).astype(np.int64)  # 0 .. count-1
+    return flat[first + pick] - np.arange(n) * width
+
+
+class BatchedRandom(_Seeded):
+    """Uniform over the legal actions of each row (as :class:`agents.random_agent.RandomAgent`)."""
+
+    name = "random"
+
+    def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return uniform_choice(self.rng, np.asarray(masks, dtype=bool))
+
+
+class BatchedSimple(_Seeded):
+    """Neller's simple player (:class:`agents.simple.SimpleAgent`) over a batch.
+
+    Take the face-up card only if it melds with the hand; discard uniformly among the legal
+    discards leaving the least deadwood (read from the observation's ``discard_deadwood``,
+    exact since a 10-card hand never counts more than 98); knock whenever that card may
+    knock. Decisions equal the scalar agent's wherever it has no random tie to break.
+    """
+
+    name = "simple"
+
+    def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        obs = np.asarray(observations)
+        masks = np.asarray(masks, dtype=bool)
+        lay = self.layout
+        n = obs.shape[0]
+        out = np.empty(n, dtype=np.int64)
+        phase = lay.get(obs, "phase").argmax(axis=1)
+        drawing = np.flatnonzero(phase < 2)
+        if drawing.size:
+            m = masks[drawing]
+            hand = lay.get(obs[drawing], "hand") > 0.5
+            top_v = lay.get(obs[drawing], "discard_top") > 0.5
+            has_top = top_v.any(axis=1)
+            top = top_v.argmax(axis=1)
+            take = m[:, A.TAKE_DISCARD] & has_top & _melds_with(top, hand)
+            fallback = np.where(m[:, A.PASS], A.PASS, A.DRAW_STOCK)
+            out[drawing] = np.where(take, A.TAKE_DISCARD, fallback)
+        disc = np.flatnonzero(phase == 2)
+        if disc.size:
+            m = masks[disc]
+            legal = m[:, A.DISCARD:A.DISCARD + NUM_CARDS]
+            dd = lay.get(obs[disc], "discard_deadwood")
+            dd = np.where(legal, dd, np.inf)
+            best = legal & (dd == dd.min(axis=1, keepdims=True))
+            card = uniform_choice(self.rng, best)
+            knock = m[np.arange(disc.size), A.KNOCK + card]
+            out[disc] = np.where(knock, A.KNOCK + card, A.DISCARD + card)
+        return out
+
+
+def _melds_with(top: np.ndarray, hand: np.ndarray) -> np.ndarray:
+    """Vectorised :func:`agents.view.melds_with`: does card ``top[i]`` meld with ``hand[i]``."""
+    n = top.shape[0]
+    rows = np.arange(n)
+    rank, suit = top % NUM_RANKS, top // NUM_RANKS
+    grid = hand.reshape(n, NUM_SUITS, NUM_RANKS)
+    same_rank = grid[rows, :, rank].sum(axis=1) - grid[rows, suit, rank]
+    padded = np.zeros((n, NUM_RANKS + 4), dtype=bool)
+    padded[:, 2:-2] = grid[rows, suit]
+    w = padded[rows[:, None], rank[:, None] + np.arange(5)]  # ranks r-2 .. r+2
+    run = (w[:, 0] & w[:, 1]) | (w[:, 1] & w[:, 3]) | (w[:, 3] & w[:, 4])
+    return (same_rank >= 2) | run
+
+
+class RowByRow:
+    """Any scalar agent (``agent(obs_dict) -> action``) behind the batched interface.
+
+    The agent sees the usual ``{"observation", "action_mask"}`` dicts, one row at a time.
+    """
+
+    def __init__(self, agent: Any):
+        self.agent = agent
+        self.name = getattr(agent, "name", type(agent).__name__)
+
+    def reset(self, seed: int | None = None) -> None:
+        reset = getattr(self.agent, "reset", None)
+        if reset is not None:
+            reset(seed=seed)
+
+    def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        masks8 = np.asarray(masks).astype(np.int8)
+        return np.array([int(self.agent({"observation": o, "action_mask": m}))
+                         for o, m in zip(observations, masks8, strict=True)], dtype=np.int64)
+
+
+#: Kind boundaries of the action ids (see :data:`agents.ppo.MOVE_KINDS`).
+_KIND_STARTS = np.array([0, 52, 104, 105, 106, 107])
+
+
+def most_likely_moves(probs: np.ndarray) -> np.ndarray:
+    """Vectorised :func:`agents.ppo.most_likely_move`: the kind of move with the most
+    probability, then its most likely action (first one on ties, as the scalar version)."""
+    kind = np.add.reduceat(probs, _KIND_STARTS, axis=1).argmax(axis=1)
+    ids = np.arange(probs.shape[1])
+    kind_of = np.searchsorted(_KIND_STARTS, ids, side="right") - 1
+    inside = kind_of[None, :] == kind[:, None]
+    return np.where(inside, probs, -1.0).argmax(axis=1)
+
+
+class BatchedPolicy:
+    """A MaskablePPO model acting on a batch in one torch forward pass.
+
+    ``deterministic`` plays :func:`most_likely_moves` (as :class:`agents.ppo.PPOAgent`),
+    else samples the masked distribution with the agent's own generator.
+    """
+
+    name = "ppo"
+
+    def __init__(self, model: Any, deterministic: bool = True, seed: int | None = None):
+        self.model = model
+        self.deterministic = deterministic
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        import torch
+
+        policy = self.model.policy
+        with torch.no_grad():
+            obs_t = torch.as_tensor(np.asarray(observations, dtype=np.float32))
+            dist = policy.get_distribution(obs_t, action_masks=np.asarray(masks, dtype=bool))
+            return dist.distribution.probs.cpu().numpy()
+
+    def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        probs = self.probabilities(observations, masks)
+        if self.deterministic:
+            return most_likely_moves(probs)
+        cum = np.cumsum(probs, axis=1)
+        u = self.rng.random(probs.shape[0]) * cum[:, -1]
+        choice = (cum <= u[:, None]).sum(axis=1)
+        # Never an illegal action from rounding at the top of the cumulative sum.
+        legal = np.asarray(masks, dtype=bool)
+        bad = ~legal[np.arange(len(choice)), np.minimum(choice, probs.shape[1] - 1)]
+        choice = np.minimum(choice, probs.shape[1] - 1)
+        if bad.any():
+            choice[bad] = np.where(legal[bad], probs[bad], -1.0).argmax(axis=1)
+        return choice
+
+
+def make_batched_agent(spec: str, seed: int | None = None, columns: int = 3) -> Any:
+    """A batched agent from a name: ``random``, ``simple``, ``ppo:PATH``; any other name
+    registered with :mod:`agents.base` (``expert``...) runs row by row."""
+    if spec == "random":
+        return BatchedRandom(seed=seed, columns=columns)
+    if spec == "simple":
+        return BatchedSimple(seed=seed, columns=columns)
+    if spec.startswith("ppo:"):
+        from .ppo import SHIPPED_POLICY, PPOAgent
+
+        agent = PPOAgent.load(spec[4:] or SHIPPED_POLICY, seed=seed, columns=columns)
+        return BatchedPolicy(agent.model, deterministic=agent.deterministic, seed=seed)
+    return RowByRow(make_agent(spec, seed=seed, columns=columns))

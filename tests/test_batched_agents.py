@@ -1,0 +1,97 @@
+"""Batched agents decide as the scalar agents on the same observations."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.batched import (
+    BatchedPolicy,
+    BatchedRandom,
+    BatchedSimple,
+    RowByRow,
+    make_batched_agent,
+    most_likely_moves,
+)
+from agents.expert import ExpertAgent
+from agents.ppo import SHIPPED_POLICY, PPOAgent, most_likely_move
+from agents.simple import SimpleAgent
+from hgin_env import actions as A
+from hgin_env.batch import BatchGame
+from hgin_env.observation import ObservationLayout
+
+
+def _states(n: int = 48, steps: int = 120, seed: int = 0):
+    """Observations and masks from Simple-vs-Simple play in a batch."""
+    batch = BatchGame(n, seed=seed)
+    player = BatchedSimple(seed=seed)
+    out = []
+    for _ in range(steps):
+        obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
+        out.append((obs, masks))
+        batch.step(player.act(obs, masks))
+    return np.concatenate([o for o, _ in out]), np.concatenate([m for _, m in out])
+
+
+def test_simple_equals_scalar_where_deterministic():
+    obs, masks = _states()
+    batched = BatchedSimple(seed=1).act(obs, masks)
+    scalar = SimpleAgent(seed=1)
+    layout = ObservationLayout()
+    compared = 0
+    for o, m, b in zip(obs, masks, batched, strict=True):
+        assert m[b]
+        phase = int(layout.get(o, "phase").argmax())
+        if phase == 2:
+            dd = np.where(m[:52], layout.get(o, "discard_deadwood"), np.inf)
+            if (dd == dd.min()).sum() > 1:
+                continue  # a random tie: both pick uniformly among the same cards
+        assert scalar({"observation": o, "action_mask": m.astype(np.int8)}) == b
+        compared += 1
+    assert compared > 3000
+
+
+def test_simple_takes_and_knocks():
+    obs, masks = _states()
+    actions = BatchedSimple(seed=2).act(obs, masks)
+    assert (actions == A.TAKE_DISCARD).any() and (actions >= A.KNOCK).any()
+
+
+def test_random_is_legal_and_uniform():
+    obs, masks = _states(n=8, steps=40)
+    agent = BatchedRandom(seed=3)
+    picks = np.stack([agent.act(obs, masks) for _ in range(200)])
+    assert masks[np.arange(len(obs))[None, :], picks].all()
+    row = int(np.argmax(masks.sum(axis=1)))  # a discard state with ~20 legal moves
+    counts = np.bincount(picks[:, row], minlength=108)[masks[row]]
+    assert (counts > 0).sum() == masks[row].sum()
+
+
+def test_row_by_row_is_the_scalar_agent():
+    obs, masks = _states(n=4, steps=20)
+    batched = RowByRow(ExpertAgent(seed=0)).act(obs, masks)
+    scalar = ExpertAgent(seed=0)
+    assert [scalar({"observation": o, "action_mask": m.astype(np.int8)}) for o, m in zip(obs, masks, strict=True)] \
+        == batched.tolist()
+
+
+def test_most_likely_moves_equals_scalar():
+    rng = np.random.default_rng(0)
+    probs = rng.random((200, 108)) ** 4
+    probs[:, 52:104] *= rng.random((200, 1))
+    probs /= probs.sum(axis=1, keepdims=True)
+    assert most_likely_moves(probs).tolist() == [most_likely_move(p) for p in probs]
+
+
+def test_policy_one_call_equals_ppo_agent():
+    obs, masks = _states(n=16, steps=30)
+    scalar = PPOAgent.load(SHIPPED_POLICY)
+    batched = make_batched_agent(f"ppo:{SHIPPED_POLICY}")
+    assert isinstance(batched, BatchedPolicy)
+    probs = batched.probabilities(obs, masks)
+    one = np.stack([scalar.action_probabilities({"observation": o, "action_mask": m})
+                    for o, m in zip(obs[:50], masks[:50], strict=True)])
+    np.testing.assert_allclose(probs[:50], one, atol=1e-5)
+    acts = batched.act(obs, masks)
+    assert masks[np.arange(len(obs)), acts].all()
+    sampled = BatchedPolicy(scalar.model, deterministic=False, seed=0).act(obs, masks)
+    assert masks[np.arange(len(obs)), sampled].all()
