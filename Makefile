@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test lint demo soak bench tournament clean
+.PHONY: venv test lint demo play soak bench tournament clean
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ lint: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m train.demo
+
+# Play a match in the terminal: make play ARGS="--opponent simple --seed 7"
+play: $(STAMP)
+	$(VENV)/bin/hgin play $(ARGS)
 
 soak: $(STAMP)
 	$(PY) -m eval.soak

@@ -374,7 +374,11 @@ def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
 
 
 def plot_summary(result: TournamentResult, path: str | Path) -> None:
-    """Win rates with 95% CI bars, and the hand outcome mix of each pair (Agg backend)."""
+    """Win rates with 95% CI bars, and how each pair's hands ended (Agg backend).
+
+    Each row is one pair "A vs B"; the left panel is A's match win rate, the right one
+    splits all hands of the pair by who won them and how (knock, gin, undercut) or dead.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -382,19 +386,23 @@ def plot_summary(result: TournamentResult, path: str | Path) -> None:
 
     summaries = result.summaries()
     names = [f"{s['agent_a']} vs {s['agent_b']}" for s in summaries]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 1.2 + 0.6 * max(1, len(names))))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 1.6 + 0.6 * max(1, len(names))), layout="constrained")
     y = np.arange(len(names))
     rate = np.array([s["a_win_rate"] for s in summaries])
     err = np.array([[s["a_win_rate"] - s["ci_low"] for s in summaries],
                     [s["ci_high"] - s["a_win_rate"] for s in summaries]])
-    ax1.barh(y, rate, xerr=err, color="tab:blue", capsize=4)
-    ax1.axvline(0.5, color="grey", linestyle="--", linewidth=1)
+    ax1.barh(y, rate, xerr=err, color="tab:blue", capsize=4, label="A's match win rate, 95% CI")
+    ax1.axvline(0.5, color="grey", linestyle="--", linewidth=1, label="50% (even)")
     ax1.set_yticks(y, names)
     ax1.set_xlim(0, 1)
-    ax1.set_xlabel("match win rate of A (95% CI, duplicate pairs)")
+    ax1.set_xlabel("match win rate of A (share of matches)")
+    ax1.set_ylabel("pair (A vs B)")
+    ax1.set_title("Who wins the match (95% CI over duplicate pairs)", fontsize=10)
     ax1.invert_yaxis()
-    parts = [(f"{side}_{k}_rate", f"{side.upper()} {k}") for side in "ab" for k in OUTCOME_KINDS]
-    parts.append(("dead_rate", "dead"))
+    ax1.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22 - 0.3 / max(1, len(names))), ncol=2)
+    how = {"knock": "by knocking", "gin": "by gin", "undercut": "by undercut"}
+    parts = [(f"{side}_{k}_rate", f"{side.upper()} won {how[k]}") for side in "ab" for k in OUTCOME_KINDS]
+    parts.append(("dead_rate", "dead hand (nobody scores)"))
     left = np.zeros(len(names))
     colors = ["#1f77b4", "#6baed6", "#c6dbef", "#d62728", "#fc9272", "#fee0d2", "#999999"]
     for (key, label), color in zip(parts, colors, strict=True):
@@ -403,11 +411,14 @@ def plot_summary(result: TournamentResult, path: str | Path) -> None:
         left += vals
     ax2.set_yticks(y, names)
     ax2.set_xlim(0, 1)
-    ax2.set_xlabel("share of hands")
+    ax2.set_xlabel("share of the pair's hands")
+    ax2.set_ylabel("pair (A vs B)")
+    ax2.set_title("How hands ended: who won them, and how", fontsize=10)
     ax2.invert_yaxis()
-    ax2.legend(fontsize=7, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.0))
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    ax2.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.22 - 0.3 / max(1, len(names))))
+    fig.suptitle(f"Tournament, rules '{result.rules_name}': {result.matches_per_pair} matches per pair "
+                 f"(duplicate deals, seats swapped)", fontsize=11)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
 

@@ -2,6 +2,7 @@
 fronts for the tournament, training and benchmark scripts.
 
     hgin play --opponent expert --seed 7 --save my_match.json
+    hgin play --resume my_match.json                                 (play on from a saved match)
     hgin replay my_match.json --moves
     hgin rules [PROFILE]
     hgin tournament --agents expert simple random --matches 200     (= python -m eval.tournament)
@@ -38,7 +39,7 @@ from . import actions as A
 from .cards import format_card, format_cards
 from .game import Game, HandRecord, Phase
 from .observation import encode
-from .render import grouped_hand, render_hand_result, render_table
+from .render import grouped_hand, hand_order, render_hand_result, render_table
 from .rules import PROFILES, RULES_VERSION, Rules, get_rules
 
 MATCH_FORMAT = "hgin-match"
@@ -280,8 +281,9 @@ class HumanMatch:
             if A.TAKE_DISCARD in legal:
                 parts.append(f"take ({top})")
             return "legal moves: " + ", ".join(parts)
-        discards = [format_card(a - A.DISCARD) for a in legal if A.DISCARD <= a < A.KNOCK]
-        knocks = [format_card(a - A.KNOCK) for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
+        order = hand_order(g.hands[g.current_player])  # as the hand is shown: melds, then loose cards
+        discards = [format_card(c) for c in order if A.DISCARD + c in legal]
+        knocks = [format_card(c) for c in order if A.KNOCK + c in legal]
         text = "legal moves: discard " + " ".join(discards)
         if knocks:
             text += " | knock " + " / knock ".join(knocks)
@@ -406,7 +408,9 @@ class HumanMatch:
             return f"You {'go gin' if gin else 'knock'}, discarding {card} face down"
         if action == A.BIG_GIN:
             return "You lay down big gin!"
-        return None  # a draw is told after it (the card), a discard needs no echo
+        if A.DISCARD <= action < A.KNOCK:
+            return f"You discard {_card(action - A.DISCARD, self.symbols)}"
+        return None  # a draw is told after it, with the card drawn
 
     def agent_move(self) -> int:
         g = self.game
@@ -440,13 +444,22 @@ class HumanMatch:
                 _say("", f"=== Hand {g.hand_number}: player_{g.dealer} deals, "
                          f"upcard {_card(g.discard_top, self.symbols)} ===")
 
-    def run(self) -> bool:
-        """Play until the match ends (True) or the human quits / input ends (False)."""
+    def run(self, resumed_from: str | None = None) -> bool:
+        """Play until the match ends (True) or the human quits / input ends (False).
+
+        ``resumed_from`` names the saved match the game was loaded from: the greeting then
+        says where the match stands instead of announcing the first deal.
+        """
         g = self.game
         _say(f"Hollywood Gin, rules '{get_rules(g.rules).name}', seed {g.seed}. "
              f"You are player_{self.human}; {self.names[1 - self.human]} is your opponent.",
-             "Type 'help' for the moves.",
-             f"=== Hand 1: player_{g.dealer} deals, upcard {_card(g.discard_top, self.symbols)} ===")
+             "Type 'help' for the moves.")
+        if resumed_from is None:
+            _say(f"=== Hand 1: player_{g.dealer} deals, upcard {_card(g.discard_top, self.symbols)} ===")
+        else:
+            _say(f"Resuming {resumed_from} in hand {g.hand_number} (player_{g.dealer} deals), after "
+                 f"{len(g.hand_history)} finished hand(s) and {len(g.action_history)} moves.",
+                 str(g.scoreboard))
         try:
             while not g.is_over:
                 self.step()
@@ -488,26 +501,57 @@ def _make_opponent(spec: str, seed: int, rules: Rules) -> tuple[Any, str]:
     return agent, label
 
 
+def _resume(args: argparse.Namespace) -> tuple[Game, int, str, list[str]]:
+    """The saved match of ``--resume``: (game at its last move, human seat, opponent spec, labels)."""
+    given = [flag for flag, value in (("--seed", args.seed), ("--rules", args.rules), ("--seat", args.seat))
+             if value is not None]
+    if given:
+        raise CliError(f"--resume takes the seed, rules and seat from {args.resume}; drop {', '.join(given)}")
+    data, game = load_match(args.resume)
+    if game.is_over:
+        raise CliError(f"{args.resume}: the match is already finished; watch it with: hgin replay {args.resume}")
+    players = data.get("players")
+    if not (isinstance(players, list) and len(players) == 2 and players.count("human") == 1):
+        raise CliError(f"{args.resume}: no human seat in the saved match (players {players!r}); "
+                       "only matches saved by 'hgin play --save' can be resumed")
+    human = players.index("human")
+    label = players[1 - human]
+    opponent = args.opponent
+    if opponent is None:
+        if not isinstance(label, str) or not (label in BUILTIN_OPPONENTS + ("ppo",) or label.startswith("ppo:")):
+            raise CliError(f"{args.resume}: the opponent was {label!r}; say which agent to resume against "
+                           "with --opponent (e.g. --opponent PATH.zip)")
+        opponent = label
+    return game, human, opponent, list(players)
+
+
 def cmd_play(args: argparse.Namespace) -> int:
-    rules = get_rules(args.rules)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
-    if args.seat == "random":
-        human = random.Random(seed).randrange(2)
+    """``hgin play``: a new match, or (``--resume FILE``) the rest of a saved unfinished one."""
+    if args.resume is not None:
+        game, human, opponent, _ = _resume(args)
+        rules = get_rules(game.rules)
+        seed = game.seed if game.seed is not None else 0
+        save = args.save if args.save is not None else args.resume
     else:
-        human = int(args.seat)
-    agent, label = _make_opponent(args.opponent, seed, rules)
+        rules = get_rules(args.rules or "hollywood")
+        seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+        seat = args.seat or "0"
+        human = random.Random(seed).randrange(2) if seat == "random" else int(seat)
+        opponent = args.opponent or "expert"
+        game = Game(rules=rules, seed=seed)
+        save = args.save
+    agent, label = _make_opponent(opponent, seed, rules)
     symbols = not args.ascii and _can_print_symbols()
-    game = Game(rules=rules, seed=seed)
     match = HumanMatch(game, human, agent, label, symbols=symbols)
     try:
-        finished = match.run()
+        finished = match.run(resumed_from=args.resume)
     except KeyboardInterrupt:
         _say("", "Interrupted.")
         finished = False
-    if args.save:
-        players = match.labels
-        path = save_match(game, args.save, players=players)
-        _say(f"Saved the match to {path} (replay it with: hgin replay {path})")
+    if save:
+        path = save_match(game, save, players=match.labels)
+        _say(f"Saved the match to {path} (replay it with: hgin replay {path}"
+             + ("" if finished else f"; play on with: hgin play --resume {path}") + ")")
     if not finished:
         _say("The match was not finished.")
     return 0
@@ -624,6 +668,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "benchmarks.",
         epilog="Examples:\n"
                "  hgin play --opponent expert --seed 7 --save match.json\n"
+               "  hgin play --resume match.json\n"
                "  hgin replay match.json --moves\n"
                "  hgin rules\n"
                "  hgin tournament --agents expert simple random --matches 200 --workers 2\n"
@@ -639,17 +684,21 @@ def build_parser() -> argparse.ArgumentParser:
                     "cards the opponent picked up, the three-column scoreboard and your legal moves. "
                     "Type moves as: draw, take, pass, 7H (discard 7H), knock 7H, big gin; also help, "
                     "show, quit. End of input (Ctrl-D) also ends the match.")
-    p.add_argument("--opponent", default="expert", metavar="AGENT",
+    p.add_argument("--opponent", default=None, metavar="AGENT",
                    help="random, simple, expert (default), ppo (the shipped policy), or the PATH of a "
-                        "PPO checkpoint .zip (also ppo:PATH)")
+                        "PPO checkpoint .zip (also ppo:PATH); with --resume, the saved opponent")
     p.add_argument("--seed", type=int, default=None,
                    help="match seed: the same seed deals the same cards (default: a random seed, printed)")
-    p.add_argument("--rules", default="hollywood", choices=sorted(PROFILES), metavar="PROFILE",
+    p.add_argument("--rules", default=None, choices=sorted(PROFILES), metavar="PROFILE",
                    help="rules profile (default: hollywood); one of: " + ", ".join(sorted(PROFILES)))
-    p.add_argument("--seat", default="0", choices=("0", "1", "random"),
+    p.add_argument("--seat", default=None, choices=("0", "1", "random"),
                    help="your seat: 0 (player_0, default), 1, or random (drawn from the seed)")
     p.add_argument("--save", metavar="FILE", default=None,
-                   help="save the match (also an unfinished one) as JSON when it ends, for 'hgin replay'")
+                   help="save the match (also an unfinished one) as JSON when it ends, for 'hgin replay' "
+                        "and 'hgin play --resume'")
+    p.add_argument("--resume", metavar="FILE", default=None,
+                   help="play on from an unfinished match saved with --save (its seed, rules, seat and "
+                        "opponent); saves back to FILE unless --save says otherwise")
     p.add_argument("--ascii", action="store_true", help="suit letters C D H S instead of ♣ ♦ ♥ ♠")
     p.set_defaults(func=cmd_play)
 

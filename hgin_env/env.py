@@ -47,7 +47,11 @@ env.close()
 | `rules`       | `"hollywood"`| a profile name, a `hgin_env.rules.Rules`, or a dict of options    |
 | `episode`     | `"match"`    | `"match"`: a whole match; `"hand"`: one hand per episode          |
 | `reward`      | `"match"`    | `"match"`, `"columns"` or `"points"` (see Rewards)               |
-| `render_mode` | `None`       | `None`, `"ansi"` (render returns text) or `"human"` (prints it)  |
+| `render_mode` | `None`       | `None`, `"ansi"` (text), `"human"` (prints it), `"rgb_array"` (image) |
+
+`"rgb_array"` returns the table as an `(H, W, 3)` uint8 array, drawn by
+`hgin_env.render_image`: the acting player's hand in melds, the stock and discard pile,
+the Hollywood sheet, and once after each hand the showdown (both hands, lay-offs, points).
 
 ### Action space
 
@@ -181,7 +185,7 @@ class raw_env(AECEnv, EzPickle):
     """The Hollywood Gin AEC environment (see the module docstring for the full spec)."""
 
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "hollywood_gin_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -337,7 +341,13 @@ class raw_env(AECEnv, EzPickle):
         self.rewards[self.possible_agents[winner]] += amount
         self.rewards[self.possible_agents[1 - winner]] -= amount
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the table as text; ``human``: print it; ``rgb_array``: the table as an image.
+
+        Right after a hand ends, the text starts with the hand's result and the image shows
+        the showdown (both hands in melds, lay-offs, points) instead of the new deal, once;
+        after the match it shows the last hand. Otherwise the acting player's hand is shown.
+        """
         if self.render_mode is None:
             import gymnasium
 
@@ -345,6 +355,12 @@ class raw_env(AECEnv, EzPickle):
             return None
         if self.game is None:
             return None
+        if self.render_mode == "rgb_array":
+            from .render_image import table_array
+
+            showdown = getattr(self, "_last_hand_text", None) is not None or self.game.is_over
+            self._last_hand_text = None
+            return table_array(self.game, showdown=showdown)
         text = render_table(self.game)
         last = getattr(self, "_last_hand_text", None)
         if last:

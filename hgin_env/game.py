@@ -375,6 +375,13 @@ class Game:
             count += 1
         return count == NUM_CARDS and seen == (1 << NUM_CARDS) - 1
 
+    def _repr_html_(self) -> str:
+        """The table as HTML (Jupyter shows it when a game is a cell's value): the deal, both
+        hands grouped into melds, the discard pile and stock, and the Hollywood sheet."""
+        from .render import game_html  # render imports this module
+
+        return game_html(self)
+
     def describe(self) -> str:
         """One-line summary (for logs)."""
         return (f"hand {self.hand_number} dealer {self.dealer} phase {self.phase.name} "

@@ -391,6 +391,46 @@ def _suits_array(masks: np.ndarray) -> np.ndarray:
     return ((h >> _SUIT_SHIFTS) & np.uint64(SUIT_BITS)).astype(np.int64)
 
 
+_MASK_LIMIT = 1 << NUM_CARDS
+_HAS_BITWISE_COUNT = hasattr(np, "bitwise_count")  # numpy >= 2.0
+
+
+def _mask_array(hand_masks: np.ndarray | Iterable[int]) -> np.ndarray:
+    """Check the input of :func:`min_deadwood_batch` and return it as a uint64 array.
+
+    Raises ``TypeError`` for a non-integer dtype and ``ValueError`` for a negative mask, a
+    mask with bits above 51, a hand of more than 11 cards, or an array that holds card ids
+    (rows of 10 or 11 values, all below 64) instead of masks. A few microseconds per call.
+    """
+    arr = np.asarray(hand_masks)
+    if arr.size == 0:
+        return arr.astype(np.uint64)
+    if arr.dtype == object:  # Python ints too large for int64 and uint64 alike
+        raise ValueError("min_deadwood_batch takes 52-bit hand masks (ints in 0..2**52-1); got values "
+                         "that do not fit in 64 bits")
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"min_deadwood_batch takes integer 52-bit hand masks (e.g. uint64), got dtype "
+                        f"{arr.dtype}; build masks with hgin_env.cards.cards_to_mask")
+    if arr.dtype.kind == "i" and int(arr.min()) < 0:
+        raise ValueError(f"hand masks cannot be negative, got {int(arr.min())}")
+    masks = arr.astype(np.uint64, copy=False)
+    union = int(np.bitwise_or.reduce(masks, axis=None))  # one pass for both range checks
+    if union >= _MASK_LIMIT:
+        raise ValueError(f"hand masks have 52 bits (cards 0..51), got a mask with bit {union.bit_length() - 1} set")
+    if union < 64 and arr.ndim >= 1 and arr.shape[-1] in (10, 11):
+        raise ValueError(f"min_deadwood_batch takes one 52-bit mask per hand, but this array of shape "
+                         f"{arr.shape} holds only values below 64: card ids, it seems. Convert each hand "
+                         "with hgin_env.cards.cards_to_mask(ids), or (np.uint64(1) << ids).sum(axis=-1)")
+    if _HAS_BITWISE_COUNT:
+        counts = np.bitwise_count(masks)
+        most = int(counts.max())
+        if most > 11:
+            where = np.unravel_index(int(np.argmax(counts)), masks.shape)
+            raise ValueError(f"min_deadwood_batch supports hands of at most 11 cards; the hand at index "
+                             f"{tuple(int(i) for i in where)} has {most}")
+    return masks
+
+
 def min_deadwood_batch(hand_masks: np.ndarray | Iterable[int]) -> np.ndarray:
     """Minimum deadwood of each hand in an array of 52-bit masks (uint64), hands of <= 11 cards.
 
@@ -398,8 +438,13 @@ def min_deadwood_batch(hand_masks: np.ndarray | Iterable[int]) -> np.ndarray:
     vectorised over whole columns (one array per suit): set ranks no run can use are taken as
     full sets, one remaining set rank uses the closed form, and only the few hands left with
     two or three set ranks enumerate their set choices.
+
+    Input is checked: a non-integer dtype raises ``TypeError``; negative masks, bits above
+    51, hands of more than 11 cards and card ids given instead of masks (rows of 10 or 11
+    values all below 64) raise ``ValueError``. Build masks with
+    :func:`hgin_env.cards.cards_to_mask`.
     """
-    masks = np.asarray(hand_masks, dtype=np.uint64)
+    masks = _mask_array(hand_masks)
     shape = masks.shape
     h = masks.reshape(-1).view(np.int64)  # masks have 52 bits: the signed view is the same number
     s0 = h & SUIT_BITS

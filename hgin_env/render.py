@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
-from .cards import CARD_VALUES, format_cards, mask_to_cards
+import html
+
+from .cards import NUM_RANKS, format_card, format_cards, mask_to_cards
 from .game import Game, HandRecord, Phase
 from .melds import best_arrangement_of_mask
 
 
-def grouped_hand(mask: int, symbols: bool = True) -> str:
-    """A hand grouped into its best melds, then the deadwood: ``[4♥ 5♥ 6♥] [9♣ 9♦ 9♠] K♦ (dw 10)``."""
+def hand_groups(mask: int) -> tuple[list[tuple[int, ...]], tuple[int, ...], int]:
+    """A hand as it is shown: its best melds, then the loose cards, and the deadwood.
+
+    Every group (each meld, the loose cards) is sorted by suit (♣ ♦ ♥ ♠) then rank, and
+    the melds are ordered by their first card, so a hand always reads the same way.
+    """
     melds, dw = best_arrangement_of_mask(mask)
     melded = 0
-    parts = []
     for m in melds:
         melded |= m
-        parts.append("[" + format_cards(mask_to_cards(m), symbols) + "]")
-    loose = sorted(mask_to_cards(mask & ~melded), key=lambda c: (CARD_VALUES[c], c))
+    groups = sorted(mask_to_cards(m) for m in melds)
+    return groups, mask_to_cards(mask & ~melded), dw
+
+
+def hand_order(mask: int) -> list[int]:
+    """The cards of a hand in the order :func:`grouped_hand` shows them."""
+    melds, loose, _ = hand_groups(mask)
+    return [c for m in melds for c in m] + list(loose)
+
+
+def grouped_hand(mask: int, symbols: bool = True) -> str:
+    """A hand grouped into its best melds, then the deadwood: ``[4♥ 5♥ 6♥] [9♣ 9♦ 9♠] K♦ (dw 10)``."""
+    melds, loose, dw = hand_groups(mask)
+    parts = ["[" + format_cards(m, symbols) + "]" for m in melds]
     if loose:
         parts.append(format_cards(loose, symbols))
     return " ".join(parts) + f"  (deadwood {dw})"
@@ -77,3 +94,50 @@ def _what_happened(record: HandRecord) -> str:
     if kind == "undercut":
         return f"player_{k} knocks, player_{1 - k} undercuts"
     return f"player_{k} knocks"
+
+
+def _cards_html(cards: tuple[int, ...] | list[int]) -> str:
+    """Cards with suit symbols, hearts and diamonds in red."""
+    out = []
+    for c in cards:
+        colour = "#c8102e" if c // NUM_RANKS in (1, 2) else "inherit"
+        out.append(f'<span style="color:{colour}">{html.escape(format_card(c, True))}</span>')
+    return " ".join(out)
+
+
+def grouped_hand_html(mask: int) -> str:
+    """:func:`grouped_hand` as HTML: ``[4♥ 5♥ 6♥] [9♣ 9♦ 9♠] K♦ (deadwood 10)``."""
+    melds, loose, dw = hand_groups(mask)
+    parts = ["[" + _cards_html(m) + "]" for m in melds]
+    if loose:
+        parts.append(_cards_html(loose))
+    return " ".join(parts) + f" &nbsp;(deadwood {dw})"
+
+
+def game_html(game: Game) -> str:
+    """A ``Game`` as an HTML table (its ``_repr_html_``): both hands are shown, as the
+    engine sees them; the environment's observations never show the opponent's cards."""
+    cell = "padding:2px 10px;text-align:left;border:1px solid #bbb"
+    if game.is_over:
+        state = "match over" if game.phase == Phase.MATCH_OVER else "hand over"
+    else:
+        state = f"player_{game.current_player} to act ({Phase(game.phase).name.lower()})"
+    top = _cards_html([game.discard_top]) if game.discard_pile else "-"
+    rows = [
+        ("deal", f"hand {game.hand_number}, player_{game.dealer} deals, knock limit {game.knock_limit}"
+         + (f", hand x{game.multiplier}" if game.multiplier > 1 else "")),
+        ("state", html.escape(state)),
+        ("stock", f"{len(game.stock)} cards"),
+        ("discard pile", f"{len(game.discard_pile)} cards, top {top}"),
+    ]
+    for p in (0, 1):
+        rows.append((f"player_{p} hand", grouped_hand_html(game.hands[p])))
+        if game.known_cards[p]:
+            rows.append((f"player_{p} took", _cards_html(mask_to_cards(game.known_cards[p]))))
+    if game.hand_history:
+        rows.append(("last hand", html.escape(render_hand_result(game.hand_history[-1]).splitlines()[0])))
+    body = "".join(f'<tr><th style="{cell}">{k}</th><td style="{cell}">{v}</td></tr>' for k, v in rows)
+    rules = html.escape(getattr(game.rules, "name", str(game.rules)))
+    origin = "stacked first deal" if game.deck is not None else f"seed {game.seed}"
+    return (f'<div><table style="border-collapse:collapse"><caption style="text-align:left">Hollywood Gin '
+            f'({rules}), {origin}</caption>{body}</table>{game.scoreboard._repr_html_()}</div>')

@@ -252,10 +252,17 @@ class Scoreboard:
     """
 
     rules: Rules = field(default_factory=Rules)
+    #: Running totals: an int64 numpy array of shape (2, columns), row = player, so that
+    #: ``columns[p, j]``, ``columns[:, j]`` and ``columns.sum(axis=1)`` work; ``to_dict()``
+    #: (and the environment's ``info["scoreboard"]``) gives the same numbers as nested lists.
     columns: np.ndarray = field(init=False)
+    #: Per column: the player who won it, or None while it is open.
     column_winners: list[int | None] = field(init=False)
+    #: Hands won by each player.
     wins: list[int] = field(init=False)
+    #: Hands each player scored in each column (int64 array, 2 x columns).
     boxes: np.ndarray = field(init=False)
+    #: Box and game bonuses settled as columns close (int64 array, 2 x columns).
     settlement: np.ndarray = field(init=False)
     dead_hands: int = field(init=False, default=0)
     #: Order in which columns were decided.
@@ -362,6 +369,37 @@ class Scoreboard:
             "match_over": self.match_over,
             "match_winner": self.match_winner,
         }
+
+    def _repr_html_(self) -> str:
+        """The sheet as an HTML table (Jupyter shows it when the board is a cell's value):
+        one column per contest, ``-`` where a player has not opened it, a decided column's
+        winning total in bold on gold, and the hands won."""
+        names = ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"][: self.num_columns]
+        cell = "padding:2px 10px;text-align:right;border:1px solid #bbb"
+        head = "".join(f'<th style="{cell}">{n}</th>' for n in names)
+        rows = []
+        for p in (0, 1):
+            cells = []
+            for j in range(self.num_columns):
+                if j >= self.wins[p]:
+                    cells.append(f'<td style="{cell}">-</td>')
+                elif self.column_winners[j] == p:
+                    cells.append(f'<td style="{cell};background:#f9d45c;color:#000;font-weight:bold" '
+                                 f'title="column won">{int(self.columns[p, j])}</td>')
+                else:
+                    cells.append(f'<td style="{cell}">{int(self.columns[p, j])}</td>')
+            rows.append(f'<tr><th style="{cell};text-align:left">player_{p}</th>{"".join(cells)}'
+                        f'<td style="{cell}">{self.wins[p]}</td><td style="{cell}">{self.columns_won[p]}</td></tr>')
+        status = "match running"
+        if self.match_over:
+            w = self.match_winner
+            status = "match over: " + ("a draw" if w is None else f"player_{w} wins")
+        if self.dead_hands:
+            status += f"; {self.dead_hands} dead hand{'s' if self.dead_hands > 1 else ''}"
+        return (f'<table style="border-collapse:collapse"><caption style="text-align:left">Hollywood sheet '
+                f'({self.num_columns} column{"s" if self.num_columns > 1 else ""} to {self.rules.target}); '
+                f'{status}</caption><tr><th style="{cell}"></th>{head}<th style="{cell}">hands won</th>'
+                f'<th style="{cell}">columns won</th></tr>{"".join(rows)}</table>')
 
     def __str__(self) -> str:
         names = ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"][: self.num_columns]

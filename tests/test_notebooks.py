@@ -24,6 +24,7 @@ OVERRIDES = {
     "01_quickstart.ipynb": "",
     "02_heuristic_benchmark.ipynb": "MATCHES = 6\nWORKERS = 1",
     "03_evaluate_policy.ipynb": "MATCHES = 2\nOPPONENTS = ['simple']\nDECISIONS = 3",
+    "04_table_pictures.ipynb": "RULES = {'target': 25}",
 }
 CELL_TIMEOUT = 180
 
@@ -72,6 +73,8 @@ def test_notebook_runs(name: str, tmp_path: Path) -> None:
     overrides = OVERRIDES[name]
     if name.startswith("03_"):
         overrides += f"\nTRAINING_LOGS = {str(_fake_training_logs(tmp_path / 'logs'))!r}"
+    if name.startswith("04_"):
+        overrides += f"\nGIF_PATH = {str(tmp_path / 'match.gif')!r}"
     if overrides:
         params[0].source += "\n# test overrides\n" + overrides
     _kernel_uses_this_python()
@@ -92,6 +95,14 @@ def test_notebook_runs(name: str, tmp_path: Path) -> None:
     assert not [o for o in outputs if o.output_type == "error"]
     if name.startswith(("02_", "03_")):  # the plots were drawn
         assert any("image/png" in o.get("data", {}) for o in outputs), f"{name}: no figure"
+    if name.startswith("04_"):  # the frames, the GIF and the HTML tables were shown
+        from PIL import Image
+
+        with Image.open(tmp_path / "match.gif") as gif:
+            assert gif.n_frames > 10
+        assert any("image/png" in o.get("data", {}) for o in outputs), f"{name}: no frame shown"
+        assert any("image/gif" in o.get("data", {}) for o in outputs), f"{name}: no GIF shown"
+        assert any("Hollywood sheet" in o.get("data", {}).get("text/html", "") for o in outputs)
     if name.startswith("03_"):
         text = "".join(o.get("text", "") for o in outputs)
         assert "training logs in" in text and "probability" in "".join(

@@ -50,22 +50,35 @@ def results_table(rows: list[dict]) -> str:
 
 
 def plot_results(rows: list[dict], path: Path) -> Path:
+    """Grouped bars: each evaluated agent's match win rate (95% CI) against each opponent,
+    one colour per agent."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, ax = plt.subplots(figsize=(8, 4))
-    labels = [f"{r['agent_a']}\nvs {r['agent_b']}" for r in rows]
-    rates = np.array([r["a_win_rate"] for r in rows])
-    err = np.array([[r["a_win_rate"] - r["ci_low"] for r in rows], [r["ci_high"] - r["a_win_rate"] for r in rows]])
-    ax.bar(range(len(rows)), rates, yerr=err, capsize=4, color="tab:blue")
-    ax.axhline(0.5, color="grey", ls="--", lw=0.8)
-    ax.set_xticks(range(len(rows)), labels, fontsize=8)
-    ax.set(ylim=(0, 1), ylabel="match win rate", title="Hollywood match win rate (duplicate deals, 95% CI)")
+    agents = list(dict.fromkeys(r["agent_a"] for r in rows))
+    opponents = list(dict.fromkeys(r["agent_b"] for r in rows))
+    width = 0.8 / max(1, len(agents))
+    colours = ["tab:blue", "tab:orange", "tab:green", "tab:purple"]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for i, agent in enumerate(agents):
+        mine = {r["agent_b"]: r for r in rows if r["agent_a"] == agent}
+        xs = [j + (i - (len(agents) - 1) / 2) * width for j, o in enumerate(opponents) if o in mine]
+        rs = [mine[o] for o in opponents if o in mine]
+        rates = np.array([r["a_win_rate"] for r in rs])
+        err = np.array([[r["a_win_rate"] - r["ci_low"] for r in rs], [r["ci_high"] - r["a_win_rate"] for r in rs]])
+        ax.bar(xs, rates, width=width * 0.95, yerr=err, capsize=4, color=colours[i % len(colours)],
+               label=f"{agent}: match win rate, 95% CI")
+    ax.axhline(0.5, color="grey", ls="--", lw=0.8, label="50% (even)")
+    ax.set_xticks(range(len(opponents)), [f"vs {o}" for o in opponents])
+    matches = rows[0]["matches"] if rows else 0
+    ax.set(ylim=(0, 1.05), xlabel="opponent", ylabel="match win rate (share of matches won)",
+           title=f"Hollywood match win rate over {matches} duplicate matches per opponent")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
     return path
 

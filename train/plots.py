@@ -27,7 +27,12 @@ def _read_imitation(run_dir: Path) -> list[dict]:
 
 
 def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> Path:
-    """Write ``learning_curve.png``: rolling training win rate per opponent, eval win rates."""
+    """Write ``learning_curve.png``: rolling training win rate per opponent, then (when the
+    run has them) the periodic evaluations and the imitation warm start.
+
+    A panel is drawn only for data the run has: a run with ``--eval-every 0`` (like
+    ``make demo``) gets no evaluation panel, a run without imitation no imitation panel.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -39,8 +44,10 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
     episodes = _read_csv(run_dir / "episodes.csv")
     evals = _read_csv(run_dir / "eval.csv")
     imitation = _read_imitation(run_dir)
-    fig, axes = plt.subplots(1, 3 if imitation else 2, figsize=(18 if imitation else 12, 4.5))
-    ax = axes[0]
+    panels = ["train"] + (["eval"] if evals else []) + (["imitation"] if imitation else [])
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.6), squeeze=False)
+    ax_of = dict(zip(panels, axes[0], strict=True))
+    ax = ax_of["train"]
     by_opp: dict[str, list[tuple[int, float]]] = {}
     for r in episodes:
         opp = r["opponent"] if not r["opponent"].startswith("ppo:") else "self-play"
@@ -50,33 +57,42 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
         w = np.array([p[1] for p in pts])
         k = max(1, min(200, len(w) // 5))
         smooth = np.convolve(w, np.ones(k) / k, mode="valid")
-        ax.plot(t[k - 1:], smooth, label=f"vs {opp}")
-    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
-    ax.set(title="training matches: win rate (rolling)", xlabel="timesteps", ylabel="match win rate",
-           ylim=(0, 1))
-    if by_opp:
-        ax.legend(loc="lower right")
-    ax = axes[1]
-    by_eval: dict[str, list[tuple[int, float, float, float]]] = {}
-    for r in evals:
-        by_eval.setdefault(r["opponent"], []).append(
-            (int(r["timesteps"]), float(r["win_rate"]), float(r["ci_low"]), float(r["ci_high"])))
-    for opp, pts in sorted(by_eval.items()):
-        t = [p[0] for p in pts]
-        ax.plot(t, [p[1] for p in pts], marker="o", label=f"vs {opp}")
-        ax.fill_between(t, [p[2] for p in pts], [p[3] for p in pts], alpha=0.15)
-    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
-    ax.set(title="evaluation: duplicate matches (95% CI)", xlabel="timesteps", ylabel="match win rate",
-           ylim=(0, 1))
-    if by_eval:
-        ax.legend(loc="lower right")
+        ax.plot(t[k - 1:], smooth, label=f"vs {opp} (mean of the last {k} matches)")
+    ax.axhline(0.5, color="grey", lw=0.8, ls="--", label="50% (even)")
+    ax.set(title="Training matches: win rate", xlabel="learner steps (decisions)",
+           ylabel="match win rate (share of matches won)", ylim=(0, 1))
+    if not by_opp:
+        ax.text(0.5, 0.5, "no finished training match yet", ha="center", va="center", transform=ax.transAxes)
+    ax.legend(loc="lower right", fontsize=8)
+    if evals:
+        ax = ax_of["eval"]
+        by_eval: dict[str, list[tuple[int, float, float, float]]] = {}
+        for r in evals:
+            by_eval.setdefault(r["opponent"], []).append(
+                (int(r["timesteps"]), float(r["win_rate"]), float(r["ci_low"]), float(r["ci_high"])))
+        matches = evals[0].get("matches", "?")
+        for opp, pts in sorted(by_eval.items()):
+            t = [p[0] for p in pts]
+            line, = ax.plot(t, [p[1] for p in pts], marker="o", label=f"vs {opp}: win rate, 95% CI band")
+            ax.fill_between(t, [p[2] for p in pts], [p[3] for p in pts], alpha=0.15, color=line.get_color())
+        ax.axhline(0.5, color="grey", lw=0.8, ls="--", label="50% (even)")
+        ax.set(title=f"Evaluation: {matches} duplicate matches per point", xlabel="learner steps (decisions)",
+               ylabel="match win rate (share of matches won)", ylim=(0, 1))
+        ax.legend(loc="lower right", fontsize=8)
     if imitation:
-        ax = axes[2]
+        ax = ax_of["imitation"]
         epochs = [h["epoch"] for h in imitation]
-        ax.plot(epochs, [h["accuracy"] for h in imitation], marker="o", label="agreement with teacher")
-        ax.plot(epochs, [h["loss"] for h in imitation], marker="s", label="loss")
-        ax.set(title="imitation warm start", xlabel="epoch", ylim=(0, max(1.0, imitation[0]["loss"])))
-        ax.legend(loc="center right")
+        acc_line, = ax.plot(epochs, [h["accuracy"] for h in imitation], marker="o", color="tab:blue",
+                            label="agreement: share of the teacher's moves predicted (left axis)")
+        ax.set(title="Imitation warm start (cloning the Expert)", xlabel="epoch (passes over the recorded moves)",
+               ylabel="agreement with the teacher (share of moves)", ylim=(0, 1))
+        loss_ax = ax.twinx()
+        loss_line, = loss_ax.plot(epochs, [h["loss"] for h in imitation], marker="s", color="tab:orange",
+                                  label="loss per move: cross-entropy (nats) + value error (right axis)")
+        loss_ax.set_ylabel("training loss per move (cross-entropy in nats + 0.5 x value MSE)")
+        loss_ax.set_ylim(0, max(h["loss"] for h in imitation) * 1.1)
+        ax.legend(handles=[acc_line, loss_line], loc="lower right", fontsize=8)
+    fig.suptitle(f"Learning curves of run '{run_dir.name}'", fontsize=12)
     fig.tight_layout()
     fig.savefig(out, dpi=100)
     plt.close(fig)

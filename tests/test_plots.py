@@ -1,0 +1,100 @@
+"""Every plot has a title, labelled axes and a legend that says what is counted."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+from matplotlib.figure import Figure  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED_LOGS = ROOT / "agents" / "policies" / "hgin_ppo_training"
+
+
+@pytest.fixture
+def figures(monkeypatch: pytest.MonkeyPatch) -> list[Figure]:
+    """Figures as they are saved (the plotting functions close them right after)."""
+    saved: list[Figure] = []
+    original = Figure.savefig
+
+    def capture(self: Figure, *args, **kwargs):  # noqa: ANN002, ANN003
+        saved.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", capture)
+    return saved
+
+
+def _check_readable(fig: Figure) -> None:
+    axes = [ax for ax in fig.axes if ax.get_title() or ax.get_xlabel()]  # twin axes share the x label
+    assert axes
+    for ax in axes:
+        assert ax.get_title(), "every panel has a title"
+        assert ax.get_xlabel() and ax.get_ylabel(), (ax.get_title(), "axes are labelled")
+        legend = ax.get_legend()
+        assert legend is not None, (ax.get_title(), "every panel has a legend")
+        labels = [t.get_text() for t in legend.get_texts()]
+        assert labels and all(labels), (ax.get_title(), labels)
+
+
+def _write_run(folder: Path, evals: bool, imitation: bool) -> Path:
+    folder.mkdir(parents=True)
+    shutil.copy(SHIPPED_LOGS / "episodes.csv", folder / "episodes.csv")
+    if evals:
+        shutil.copy(SHIPPED_LOGS / "eval.csv", folder / "eval.csv")
+    if imitation:
+        history = [{"epoch": e, "loss": 1.0 / e, "accuracy": 0.8 + 0.01 * e} for e in (1, 2, 3)]
+        (folder / "imitation.json").write_text(json.dumps({"history": history}))
+    return folder
+
+
+@pytest.mark.parametrize("evals,imitation", [(True, True), (False, True), (True, False)])
+def test_learning_curves(evals: bool, imitation: bool, tmp_path: Path, figures: list[Figure]) -> None:
+    from train.plots import plot_learning_curves
+
+    run = _write_run(tmp_path / "run", evals, imitation)
+    out = plot_learning_curves(run)
+    assert out.is_file() and len(figures) == 1
+    fig = figures[0]
+    assert fig.get_suptitle() == "Learning curves of run 'run'"
+    _check_readable(fig)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert any(t.startswith("Evaluation") for t in titles) == evals  # no empty evaluation panel
+    assert any(t.startswith("Imitation") for t in titles) == imitation
+    if imitation:  # both imitation curves are named, each with its axis and unit
+        imitation_axes = [ax for ax in fig.axes if not ax.get_title() and ax.get_ylabel()]
+        assert imitation_axes and "nats" in imitation_axes[0].get_ylabel()
+
+
+def test_tournament_summary(tmp_path: Path, figures: list[Figure]) -> None:
+    from eval.tournament import plot_summary, run_tournament
+
+    result = run_tournament(["simple", "random"], matches=2, seed=0, workers=1, progress=False)
+    plot_summary(result, tmp_path / "summary.png")
+    fig = figures[0]
+    assert "Tournament" in fig.get_suptitle() and "2 matches per pair" in fig.get_suptitle()
+    _check_readable(fig)
+    labels = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]
+    assert "A won by knocking" in labels and "dead hand (nobody scores)" in labels
+    assert not any(label in ("A knock", "B knock") for label in labels)
+
+
+def test_demo_results_give_each_agent_its_colour(tmp_path: Path, figures: list[Figure]) -> None:
+    from train.demo import plot_results
+
+    rows = [{"agent_a": a, "agent_b": o, "a_win_rate": 0.5, "ci_low": 0.4, "ci_high": 0.6, "matches": 10}
+            for a in ("demo agent", "shipped policy") for o in ("random", "simple", "expert")]
+    plot_results(rows, tmp_path / "results.png")
+    fig = figures[0]
+    _check_readable(fig)
+    ax = fig.axes[0]
+    colours = {tuple(bar.get_facecolor()) for container in ax.containers for bar in container
+               if hasattr(bar, "get_facecolor")}
+    assert len(colours) == 2  # one colour per evaluated agent
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "demo agent: match win rate, 95% CI" in labels and "shipped policy: match win rate, 95% CI" in labels

@@ -1,0 +1,130 @@
+"""Pictures of the table (``render_mode="rgb_array"``, GIFs) and the notebook HTML views."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pettingzoo.test import render_test
+from PIL import Image
+
+from hgin_env import actions as A
+from hgin_env import hollywood_gin_v0
+from hgin_env.cards import parse_card
+from hgin_env.game import Game, build_deck
+from hgin_env.render_image import GOLD, LAYOFF, card_face, save_gif, table_array, table_image
+from hgin_env.scoring import Scoreboard
+
+# The README's settlement: the defender lays 6♠ 7♠ and 9♥ off on the knocker's melds.
+KNOCKER = "3S 4S 5S 9C 9D 9S AC 2C 3C 2H"
+DEFENDER = "6S 7S 8D 8H KD QD JD 4C 5C 9H"
+
+
+def _knocked_game() -> Game:
+    g = Game(deck=build_deck(KNOCKER, DEFENDER, "KC", "KH"), first_dealer=1)
+    for a in (A.PASS, A.PASS, A.DRAW_STOCK, A.KNOCK + parse_card("KH")):
+        g.apply(a)
+    return g
+
+
+def _has_colour(img: np.ndarray, colour: tuple[int, int, int]) -> bool:
+    return bool((img == np.array(colour, dtype=np.uint8)).all(axis=2).any())
+
+
+def test_pettingzoo_render_test_rgb_array() -> None:
+    assert "rgb_array" in hollywood_gin_v0.raw_env.metadata["render_modes"]
+    render_test(lambda render_mode=None: hollywood_gin_v0.env(render_mode=render_mode))
+
+
+def test_rgb_array_shows_the_showdown_once_then_the_new_deal() -> None:
+    env = hollywood_gin_v0.env(render_mode="rgb_array")
+    env.reset(seed=0, options={"deck": build_deck(KNOCKER, DEFENDER, "KC", "KH"), "first_dealer": 1})
+    first = env.render()
+    assert first.dtype == np.uint8 and first.ndim == 3 and first.shape[2] == 3
+    assert first.shape[0] >= 400 and first.shape[1] >= 900  # readable at 1x
+    for a in (A.PASS, A.PASS, A.DRAW_STOCK, A.KNOCK + parse_card("KH")):
+        env.step(a)
+    game = env.unwrapped.game
+    showdown = env.render()
+    np.testing.assert_array_equal(showdown, table_array(game, showdown=game.hand_history[0]))
+    assert _has_colour(showdown, LAYOFF)  # the laid-off cards are outlined
+    after = env.render()  # the showdown is shown once, then the new deal
+    np.testing.assert_array_equal(after, table_array(game, showdown=False))
+    assert not np.array_equal(after, showdown)
+
+
+def test_match_end_shows_the_last_hand_and_decided_columns() -> None:
+    env = hollywood_gin_v0.env(render_mode="rgb_array", rules={"target": 20})
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    for _agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        knocks = [a for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
+        env.step(int(knocks[0]) if knocks else int(rng.choice(legal)))
+    game = env.unwrapped.game
+    assert game.is_over
+    img = env.render()
+    np.testing.assert_array_equal(img, table_array(game, showdown=game.hand_history[-1]))
+    assert _has_colour(img, GOLD)  # decided columns are filled with gold
+
+
+def test_table_image_is_deterministic_and_sized_by_columns() -> None:
+    g = Game(seed=5)
+    np.testing.assert_array_equal(table_array(g), table_array(g))
+    assert not np.array_equal(table_array(g, player=0), table_array(g, player=1))
+    one = table_image(Game(rules="gin_us_uk", seed=5))
+    assert one.width < table_image(g).width < table_image(Game(rules={"columns": 5}, seed=5)).width
+    # A card face is drawn with its suit colour.
+    face = np.asarray(card_face(parse_card("7H")))
+    assert _has_colour(face[..., :3], (200, 16, 46))
+
+
+def test_table_image_rejects_bad_input() -> None:
+    g = Game(seed=1)
+    with pytest.raises(TypeError, match="needs a hgin_env.game.Game"):
+        table_image("not a game")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="player must be 0, 1 or None"):
+        table_image(g, player=2)
+    with pytest.raises(ValueError, match="no hand has ended yet"):
+        table_image(g, showdown=True)
+    with pytest.raises(TypeError, match="showdown must be"):
+        table_image(g, showdown="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="names must be two strings"):
+        table_image(g, names=["only one"])
+    with pytest.raises(ValueError, match="outside 0..51"):
+        card_face(52)
+
+
+def test_save_gif_round_trip_and_errors(tmp_path: Path) -> None:
+    g = _knocked_game()
+    frames = [table_array(Game(deck=build_deck(KNOCKER, DEFENDER, "KC", "KH"), first_dealer=1)),
+              table_image(g, showdown=True)]
+    path = save_gif(frames, tmp_path / "m.gif", duration_ms=[300, 1500])
+    with Image.open(path) as gif:
+        assert gif.format == "GIF" and gif.n_frames == 2 and gif.size == frames[1].size
+    with pytest.raises(ValueError, match="at least one frame"):
+        save_gif([], tmp_path / "x.gif")
+    with pytest.raises(ValueError, match="all frames need one size"):
+        save_gif([frames[0], np.zeros((10, 10, 3), np.uint8)], tmp_path / "x.gif")
+    with pytest.raises(ValueError, match="1 durations for 2 frames"):
+        save_gif(frames, tmp_path / "x.gif", duration_ms=[100])
+
+
+def test_scoreboard_and_game_html() -> None:
+    board = Scoreboard()
+    board.record(0, 60)
+    board.record(0, 50)
+    html = board._repr_html_()
+    assert html.startswith("<table") and "<th" in html and "III" in html
+    assert "font-weight:bold" in html and ">110<" in html and "match running" in html
+    g = _knocked_game()
+    page = g._repr_html_()
+    assert "<table" in page and "player_0 hand" in page and "player_1 hand" in page
+    assert "Hollywood sheet" in page and "player_0 knocks -&gt; player_0 scores 17" in page
+    assert "stacked first deal" in page
+    assert '<span style="color:#c8102e">' in page  # red suits
