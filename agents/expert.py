@@ -30,7 +30,7 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, mask_to_cards
-from hgin_env.melds import cached_deadwood, deadwood_after_discard_mask, min_deadwood_batch
+from hgin_env.melds import cached_deadwood, deadwood_after_discard_mask, meld_partners, min_deadwood_batch
 
 from .base import SeededAgent
 from .view import ObsView, parse
@@ -216,7 +216,7 @@ class ExpertAgent(SeededAgent):
         if hints:
             suppressed = 0
             for y in hints:
-                suppressed |= _meld_partners(y)
+                suppressed |= meld_partners(y)
             for i, c in enumerate(unseen):
                 if suppressed >> c & 1:
                     weights[i] = self.params.decline_factor
@@ -239,15 +239,3 @@ class ExpertAgent(SeededAgent):
             out[i] = 1.0 - miss
         return out
 
-
-def _meld_partners(card: int) -> int:
-    """Mask of the cards that could form a meld together with ``card``."""
-    r, s = card % NUM_RANKS, card // NUM_RANKS
-    mask = 0
-    for t in range(4):
-        if t != s:
-            mask |= 1 << (t * NUM_RANKS + r)
-    for dr in (-2, -1, 1, 2):
-        if 0 <= r + dr < NUM_RANKS:
-            mask |= 1 << (s * NUM_RANKS + r + dr)
-    return mask
