@@ -27,7 +27,10 @@ What a sample respects:
 
 The opponent's hidden cards are drawn from the unseen cards (not in the player's hand, not
 in the pile, not known to be in the opponent's hand), the rest is shuffled into the stock.
-By default uniformly (``decline_weight=1``): exactly consistent, no modelling. With
+By default uniformly (``decline_weight=1``, ``model="uniform"``): exactly consistent, no
+modelling. ``model="improved"`` replays the opponent's hand improvement (see
+:meth:`InfoSet.sample`): still consistent, but mid-hand opponent hands hold realistic
+deadwood instead of a random hand's. With
 ``decline_weight=w < 1`` each unseen card that could meld with a card the opponent declined
 (a discard of mine it did not take, the first upcard it passed) or discarded gets weight
 ``w`` (the others 1), drawn sequentially without replacement: a heuristic prior (the
@@ -52,12 +55,14 @@ import numpy as np
 from . import actions as A
 from .cards import NUM_CARDS
 from .game import Game, Phase
-from .melds import meld_partners
+from .melds import deadwood_after_discard_mask, meld_partners
 from .observation import ObservationLayout, encode
 from .rules import Rules, get_rules
 from .scoring import Scoreboard
 
 FULL = (1 << NUM_CARDS) - 1
+#: Priors over the opponent's hidden cards (see :meth:`InfoSet.sample`).
+SAMPLE_MODELS = ("uniform", "improved")
 _BITS = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
 #: Cards in the stock right after the deal (52 - 2 * 10 - the upcard).
 FULL_STOCK = NUM_CARDS - 21
@@ -216,9 +221,52 @@ class InfoSet:
         if self.own_known & ~self.hand:
             raise ValueError("own_known must be a subset of the hand")
 
-    def sample(self, rng: np.random.Generator, decline_weight: float = 1.0) -> Game:
-        """One full game state consistent with this information set (module docstring)."""
+    def sample(self, rng: np.random.Generator, decline_weight: float = 1.0,
+               model: str = "uniform") -> Game:
+        """One full game state consistent with this information set (module docstring).
+
+        ``model="uniform"`` draws the opponent's hidden cards uniformly (after the optional
+        ``decline_weight``). ``model="improved"`` starts from such a draw and replays the
+        opponent's improvement: for each card it has discarded this hand, it draws an
+        unseen card and throws the hidden card whose loss leaves the least deadwood (ties
+        at random). Real opponents keep their best cards, so mid-hand their deadwood is far
+        below a random hand's (about 15 against 50 for the Expert ten turns in); the
+        uniform model makes knocking look much safer than it is. Either model is only a
+        prior over the same consistent states: it never uses a hidden card.
+        """
+        if model not in SAMPLE_MODELS:
+            raise ValueError(f"model must be one of {SAMPLE_MODELS}, got {model!r}")
         self.check()
+        hidden, stock = self._draw_hidden(rng, decline_weight)
+        if model == "improved" and self.hidden > 0:
+            hidden, stock = self._improve(hidden, stock, rng)
+        return self._build(hidden.tolist(), stock.tolist(), int(rng.integers(2**63 - 1)))
+
+    def _improve(self, hidden: np.ndarray, stock: np.ndarray,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Replay one greedy stock draw per opponent discard on the sampled hidden cards."""
+        held = set(hidden.tolist())
+        pool = stock.tolist()
+        for _ in range(self.opponent_discards.bit_count()):
+            if not pool:
+                break
+            card = pool.pop(int(rng.integers(len(pool))))
+            mask = self.opponent_known | sum(1 << c for c in held) | 1 << card
+            after = deadwood_after_discard_mask(mask)
+            options = [c for c in (*held, card)]
+            best = min(after[c] for c in options)
+            ties = [c for c in options if after[c] == best]
+            out = ties[int(rng.integers(len(ties)))]
+            if out != card:
+                held.discard(out)
+                held.add(card)
+            pool.append(out)
+        rest = np.array(pool, dtype=np.int64)
+        return np.array(sorted(held), dtype=np.int64), rng.permutation(rest)
+
+    def _draw_hidden(self, rng: np.random.Generator,
+                     decline_weight: float) -> tuple[np.ndarray, np.ndarray]:
+        """The opponent's hidden cards and the stock (in drawing order), consistently."""
         unseen = np.array(_cards(self.unseen), dtype=np.int64)
         if decline_weight == 1.0 or self.hidden == 0:
             order = rng.permutation(unseen)
@@ -233,7 +281,7 @@ class InfoSet:
             hidden = rng.choice(unseen, size=self.hidden, replace=False, p=w / w.sum())
             rest = np.setdiff1d(unseen, hidden)
             stock = rng.permutation(rest)
-        return self._build(hidden.tolist(), stock.tolist(), int(rng.integers(2**63 - 1)))
+        return hidden, stock
 
     def _build(self, hidden: list[int], stock: list[int], seed: int) -> Game:
         me, opp = self.seat, 1 - self.seat
@@ -283,11 +331,11 @@ class InfoSet:
 
 
 def determinize(game: Game, player: int, rng: np.random.Generator, n: int = 1,
-                decline_weight: float = 1.0) -> list[Game]:
+                decline_weight: float = 1.0, model: str = "uniform") -> list[Game]:
     """``n`` full states consistent with what ``player`` (about to act) knows in ``game``.
 
     Shorthand for ``InfoSet.from_game(game, player).sample(rng)`` repeated ``n`` times; only
     the player's observation and its own moves are read (see :meth:`InfoSet.from_game`).
     """
     info = InfoSet.from_game(game, player)
-    return [info.sample(rng, decline_weight) for _ in range(n)]
+    return [info.sample(rng, decline_weight, model) for _ in range(n)]

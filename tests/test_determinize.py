@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import swap_hidden
 
 from agents.base import make_agent
 from hgin_env.determinize import InfoSet, determinize
@@ -26,26 +27,6 @@ def _states(seed: int, every: int = 7, rules: str = "hollywood") -> list[Game]:
     return out
 
 
-def _swap_hidden(game: Game, rng: np.random.Generator) -> Game:
-    """The same state for the acting player with the opponent's unseen cards and the stock
-    reshuffled: the two states differ only in what the player cannot see."""
-    other = game.clone()
-    me = game.current_player
-    opp = 1 - me
-    known = game.known_cards[opp]
-    pool = [c for c in range(52) if (game.hands[opp] & ~known) >> c & 1] + list(game.stock)
-    pool = rng.permutation(pool).tolist()
-    n_hidden = (game.hands[opp] & ~known).bit_count()
-    hand = known
-    for c in pool[:n_hidden]:
-        hand |= 1 << c
-    other.hands[opp] = hand
-    other.stock = pool[n_hidden:]
-    other._legal = None
-    other._after_discard = None
-    return other
-
-
 def _fingerprint(g: Game) -> tuple:
     return (tuple(g.hands), tuple(g.stock), tuple(g.discard_pile), g.phase, g.current_player,
             g.dealer, g.taken_card, g.forced_stock_draw, tuple(g.known_cards), tuple(g.discarded),
@@ -59,23 +40,24 @@ def test_samples_leak_nothing(seed):
     states = _states(seed)
     assert {s.phase for s in states} >= {Phase.DRAW, Phase.DISCARD}
     for game in states:
-        twin = _swap_hidden(game, rng)
+        twin = swap_hidden(game, rng)
         p = game.current_player
         assert twin.hands[1 - p] != game.hands[1 - p] or twin.stock != game.stock or len(game.stock) < 2
         assert InfoSet.from_game(game, p) == InfoSet.from_game(twin, p)
-        for decline_weight in (1.0, 0.5):
-            a = determinize(game, p, np.random.default_rng(99), n=3, decline_weight=decline_weight)
-            b = determinize(twin, p, np.random.default_rng(99), n=3, decline_weight=decline_weight)
+        for decline_weight, model in ((1.0, "uniform"), (0.5, "uniform"), (1.0, "improved")):
+            a = determinize(game, p, np.random.default_rng(99), 3, decline_weight, model)
+            b = determinize(twin, p, np.random.default_rng(99), 3, decline_weight, model)
             assert [_fingerprint(x) for x in a] == [_fingerprint(x) for x in b]
 
 
-@pytest.mark.parametrize("rules", ["hollywood", "oklahoma"])
-def test_samples_are_consistent_and_continue_legally(rules):
+@pytest.mark.parametrize("rules,model", [("hollywood", "uniform"), ("oklahoma", "uniform"),
+                                         ("hollywood", "improved")])
+def test_samples_are_consistent_and_continue_legally(rules, model):
     rng = np.random.default_rng(5)
     for game in _states(3, every=5, rules=rules):
         p = game.current_player
         obs = encode(game, p)
-        for sample in determinize(game, p, rng, n=4, decline_weight=0.5):
+        for sample in determinize(game, p, rng, n=4, decline_weight=0.5, model=model):
             assert sample.card_count_ok()
             assert sample.hands[p] == game.hands[p]
             opp = 1 - p
@@ -142,3 +124,20 @@ def test_not_to_act_and_inconsistent_raise():
     bad = InfoSet(**{**info.__dict__, "stock_size": info.stock_size + 1})
     with pytest.raises(ValueError, match="inconsistent"):
         bad.sample(np.random.default_rng(0))
+    with pytest.raises(ValueError, match="model"):
+        info.sample(np.random.default_rng(0), model="oracle")
+
+
+def test_improved_model_holds_less_deadwood_mid_hand():
+    from hgin_env.melds import cached_deadwood
+
+    game = next(g for g in _states(7, every=2) if g.discarded[1 - g.current_player].bit_count() >= 5)
+    p = game.current_player
+    info = InfoSet.from_game(game, p)
+    rng = np.random.default_rng(3)
+
+    def mean_deadwood(model: str) -> float:
+        return float(np.mean([cached_deadwood(info.sample(rng, model=model).hands[1 - p])
+                              for _ in range(40)]))
+
+    assert mean_deadwood("improved") < mean_deadwood("uniform") - 10
