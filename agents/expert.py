@@ -68,6 +68,16 @@ class ExpertParams:
     threat_win: float = 20.0
 
 
+def knock_timing(p: ExpertParams, deadwood: int, stock_size: int) -> bool:
+    """The Expert's knock timing without the match state: gin always; any legal deadwood
+    early in the hand and in the last stock cards; in between only ``knock_late`` or less."""
+    if deadwood == 0:
+        return True
+    if stock_size >= p.knock_any_stock or stock_size <= p.knock_end_stock:
+        return True
+    return deadwood <= p.knock_late
+
+
 class ExpertAgent(SeededAgent):
     """Heuristic expert on observation dicts (see the module docstring)."""
 
@@ -141,16 +151,9 @@ class ExpertAgent(SeededAgent):
 
     # ------------------------------------------------------------------ knock policy
     def _should_knock(self, view: ObsView, deadwood: int) -> bool:
-        p = self.params
-        if deadwood == 0:
+        if knock_timing(self.params, deadwood, view.stock_size):
             return True
-        if view.stock_size >= p.knock_any_stock or view.stock_size <= p.knock_end_stock:
-            return True
-        if deadwood <= p.knock_late:
-            return True
-        if p.match_aware and self._match_point(view):
-            return True
-        return False
+        return bool(self.params.match_aware and self._match_point(view))
 
     def _match_point(self, view: ObsView) -> bool:
         """Whether one small won hand decides the match, for me or for the opponent.

@@ -12,6 +12,7 @@ How a decision is made (only when there is a real choice):
    never sees the true hidden state: it only gets observation dicts, like every agent.
 3. **Rollouts.** In each world every candidate is applied and the hand is played out by the
    rollout policy for both players (``"simple"``: Neller's rule on the sampled game, fast;
+   ``"timed"``: Neller's draws and discards with the Expert's knock timing, as fast;
    ``"expert"``: the Expert on the sampled observations, ~10x slower). All candidates of a
    world share its sample and the rollout's random seed (common random numbers), so their
    difference is measured on the same deals: far less noise than independent rollouts.
@@ -41,12 +42,13 @@ from hgin_env.observation import encode
 from hgin_env.rules import Rules, get_rules
 
 from .base import SeededAgent
-from .expert import ExpertAgent
+from .expert import ExpertAgent, ExpertParams, knock_timing
 from .simple import simple_action
 from .view import ObsView, parse
 
-ROLLOUT_POLICIES = ("simple", "expert")
+ROLLOUT_POLICIES = ("simple", "timed", "expert")
 _DRAWING = (Phase.FIRST_UPCARD, Phase.DRAW)
+_EXPERT_PARAMS = ExpertParams()
 
 
 class SearchAgent(SeededAgent):
@@ -197,11 +199,14 @@ class SearchAgent(SeededAgent):
                 agent.reset(int(rng.integers(2**63 - 1)))
         while True:
             p = game.current_player
-            if self.rollout == "simple":
+            if self.rollout != "expert":
                 drawing = game.phase in _DRAWING
                 top = game.discard_pile[-1] if game.discard_pile else -1
-                action = simple_action(game.hands[p], top, game.legal_actions(), drawing, rng,
-                                       None if drawing else game.deadwood_after_discard())
+                after = None if drawing else game.deadwood_after_discard()
+                action = simple_action(game.hands[p], top, game.legal_actions(), drawing, rng, after)
+                if self.rollout == "timed" and A.KNOCK <= action < A.DRAW_STOCK and \
+                        not knock_timing(_EXPERT_PARAMS, after[action - A.KNOCK], len(game.stock)):
+                    action -= A.KNOCK - A.DISCARD  # the same card, discarded face up
             else:
                 action = int(self._rollout_agents[p]({"observation": encode(game, p),
                                                       "action_mask": game.legal_action_mask()}))

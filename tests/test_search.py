@@ -30,8 +30,9 @@ def test_registered_and_validates_arguments():
         SearchAgent(columns=1, rules="hollywood")
 
 
-def test_plays_legal_moves_within_its_budget():
-    agent = SearchAgent(seed=3, rollouts=100_000, budget_ms=5.0, min_worlds=1)
+@pytest.mark.parametrize("rollout", ["simple", "timed", "expert"])
+def test_plays_legal_moves_within_its_budget(rollout):
+    agent = SearchAgent(seed=3, rollouts=100_000, budget_ms=5.0, min_worlds=1, rollout=rollout)
     expert = make_agent("expert", seed=4)
     rules = get_rules("hollywood")
     for seed in (10, 11):
