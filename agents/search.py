@@ -18,7 +18,10 @@ How a decision is made (only when there is a real choice):
    difference is measured on the same deals: far less noise than independent rollouts.
 4. **Value** of the finished hand for the agent: ± (hand points / 100 + ``column_weight``
    × columns the hand decided), 0 for a dead hand. The candidate with the best mean wins;
-   ties go to the Expert's choice (the first candidate).
+   ties go to the Expert's choice (the first candidate). With ``confidence=z > 0`` the
+   search leaves the Expert's choice only when the paired mean advantage exceeds ``z``
+   standard errors (a one-sided test on the per-world differences), so rollout noise
+   alone does not make it deviate.
 
 Budget: ``rollouts`` worlds per decision (deterministic given the seed), stopped early once
 ``budget_ms`` milliseconds have been spent (at least ``min_worlds`` worlds). With a time
@@ -64,7 +67,8 @@ class SearchAgent(SeededAgent):
                  rules: Rules | str | dict | None = "hollywood", rollouts: int = 24,
                  budget_ms: float | None = None, min_worlds: int = 4, width: int = 3,
                  rollout: str = "simple", decline_weight: float = 1.0,
-                 column_weight: float = 1.0, draws: bool = True, model: str = "improved"):
+                 column_weight: float = 1.0, draws: bool = True, model: str = "improved",
+                 confidence: float = 0.0):
         self.rules = get_rules(rules)
         if columns is not None and columns != self.rules.columns:
             raise ValueError(f"columns={columns} disagrees with the rules ({self.rules.columns})")
@@ -82,6 +86,7 @@ class SearchAgent(SeededAgent):
         self.column_weight = column_weight
         self.draws = draws
         self.model = model
+        self.confidence = confidence
         self.expert = ExpertAgent(seed=seed, columns=self.rules.columns)
         self._rollout_agents = [ExpertAgent(seed=0, columns=self.rules.columns) for _ in range(2)]
         self.decision_ms: list[float] = []
@@ -166,7 +171,7 @@ class SearchAgent(SeededAgent):
     def _search(self, observation: dict, candidates: list[int], start: float) -> int:
         info = InfoSet.from_observation(observation, self.rules, own_known=self._own_known,
                                         own_passed=self._own_passed)
-        totals = np.zeros(len(candidates))
+        values: list[list[float]] = []
         deadline = None if self.budget_ms is None else start + self.budget_ms / 1000.0
         worlds = 0
         while worlds < self.rollouts:
@@ -174,13 +179,19 @@ class SearchAgent(SeededAgent):
                 break
             world = info.sample(self.rng, self.decline_weight, self.model)
             rollout_seed = int(self.rng.integers(2**63 - 1))
-            for i, action in enumerate(candidates):
-                game = world.clone() if i < len(candidates) - 1 else world
-                totals[i] += self._value(game, action, rollout_seed, info.seat)
+            values.append([self._value(world.clone() if i < len(candidates) - 1 else world,
+                                       action, rollout_seed, info.seat)
+                           for i, action in enumerate(candidates)])
             worlds += 1
         self.worlds.append(worlds)
-        best = float(totals.max())
-        return next(a for a, t in zip(candidates, totals, strict=True) if t == best)
+        v = np.array(values)
+        means = v.mean(axis=0)
+        best = int(np.flatnonzero(means == means.max())[0])  # ties: the earliest (Expert's first)
+        if best and self.confidence > 0 and worlds > 1:
+            diff = v[:, best] - v[:, 0]  # paired by world: common random numbers
+            if diff.mean() <= self.confidence * diff.std(ddof=1) / np.sqrt(worlds):
+                best = 0
+        return candidates[best]
 
     # ------------------------------------------------------------------ rollouts
     def _value(self, game: Game, action: int, seed: int, me: int) -> float:

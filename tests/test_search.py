@@ -30,9 +30,11 @@ def test_registered_and_validates_arguments():
         SearchAgent(columns=1, rules="hollywood")
 
 
-@pytest.mark.parametrize("rollout", ["simple", "timed", "expert"])
-def test_plays_legal_moves_within_its_budget(rollout):
-    agent = SearchAgent(seed=3, rollouts=100_000, budget_ms=5.0, min_worlds=1, rollout=rollout)
+@pytest.mark.parametrize("rollout,confidence", [("simple", 0.0), ("simple", 1.0), ("timed", 0.0),
+                                               ("expert", 0.0)])
+def test_plays_legal_moves_within_its_budget(rollout, confidence):
+    agent = SearchAgent(seed=3, rollouts=100_000, budget_ms=5.0, min_worlds=2, rollout=rollout,
+                        confidence=confidence)
     expert = make_agent("expert", seed=4)
     rules = get_rules("hollywood")
     for seed in (10, 11):
