@@ -67,7 +67,8 @@ def known_agents() -> list[str]:
 
 
 def make_agent(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
-    """Build an agent from its name: ``"random"``, ``"simple"``, ``"expert"`` or ``"prefix:ARG"``.
+    """Build an agent from its name: ``"random"``, ``"simple"``, ``"expert"``, ``"search"`` or
+    ``"prefix:ARG"``.
 
     Unknown names raise ``ValueError`` listing the known ones.
     """
@@ -99,8 +100,10 @@ def _ensure_builtin() -> None:
         return
     from .expert import ExpertAgent
     from .random_agent import RandomAgent
+    from .search import SearchAgent
     from .simple import SimpleAgent
 
     _REGISTRY.setdefault("random", RandomAgent)
     _REGISTRY.setdefault("simple", SimpleAgent)
     _REGISTRY.setdefault("expert", ExpertAgent)
+    _REGISTRY.setdefault("search", SearchAgent)

@@ -47,6 +47,8 @@ env.close()
 | `rules`       | `"hollywood"`| a profile name, a `hgin_env.rules.Rules`, or a dict of options    |
 | `episode`     | `"match"`    | `"match"`: a whole match; `"hand"`: one hand per episode          |
 | `reward`      | `"match"`    | `"match"`, `"columns"` or `"points"` (see Rewards)               |
+| `shaping`     | `0.0`        | weight of potential-based deadwood shaping added to `reward` (0 = off) |
+| `shaping_gamma` | `1.0`      | discount of the shaping terms: set it to the learner's `gamma`   |
 | `render_mode` | `None`       | `None`, `"ansi"` (text), `"human"` (prints it), `"rgb_array"` (image) |
 
 `"rgb_array"` returns the table as an `(H, W, 3)` uint8 array, drawn by
@@ -117,7 +119,19 @@ The default is `"match"`: it is exactly the objective of Hollywood Gin (win two 
 columns); denser rewards are available for shaping, but a policy trained on points alone
 plays a different game (it ignores which columns are open or nearly decided). With
 `episode="hand"`, `"match"` gives ±1 to the hand's winner. Dead hands give 0. A match cut
-by `Rules.max_hands` is truncated with reward 0.
+by `Rules.max_hands` is truncated with reward 0. The arithmetic of every mode lives in
+`hgin_env.rewards`.
+
+**Shaping** (`shaping=w > 0`, with any `reward`): potential-based shaping (Ng, Harada &
+Russell 1999) added to the base reward. Each player has its own potential
+Φ = −w × (its best reachable deadwood)/100, read from its own observation (the `deadwood`
+slice, or the least `discard_deadwood` in the discard phase). Between two consecutive
+decisions of a player it receives `shaping_gamma`·Φ(new) − Φ(old); when the episode ends
+(truncation included) it receives −Φ(last) (Φ = 0 at the end). For each player the terms
+telescope to −Φ(first observation), which no decision can change, so every policy's return
+moves by the same constant and the optimal policy (and the best response to any opponent)
+is unchanged, provided `shaping_gamma` is the learner's discount per decision. Shaped
+rewards are no longer zero-sum. The full argument is in `hgin_env/rewards.py`.
 
 ### Infos
 
@@ -158,9 +172,9 @@ from . import actions as A
 from .game import Game, HandRecord
 from .observation import ObservationLayout, encode, observation_bounds
 from .render import render_hand_result, render_table
+from .rewards import REWARD_MODES, PotentialShaping, hand_end_rewards
 from .rules import Rules, get_rules
 
-REWARD_MODES = ("match", "columns", "points")
 EPISODES = ("match", "hand")
 _AGENT_INDEX = {"player_0": 0, "player_1": 1}
 
@@ -192,8 +206,9 @@ class raw_env(AECEnv, EzPickle):
     }
 
     def __init__(self, rules: Rules | str | dict | None = None, episode: str = "match",
-                 reward: str = "match", render_mode: str | None = None):
-        EzPickle.__init__(self, rules, episode, reward, render_mode)
+                 reward: str = "match", render_mode: str | None = None, shaping: float = 0.0,
+                 shaping_gamma: float = 1.0):
+        EzPickle.__init__(self, rules, episode, reward, render_mode, shaping, shaping_gamma)
         super().__init__()
         if episode not in EPISODES:
             raise ValueError(f"invalid episode {episode!r}; expected one of {EPISODES}")
@@ -207,6 +222,7 @@ class raw_env(AECEnv, EzPickle):
         self.reward_mode = reward
         self.render_mode = render_mode
         self.layout = ObservationLayout(self.rules.columns)
+        self.shaping = PotentialShaping(self.layout, shaping, shaping_gamma) if shaping else None
         self.possible_agents = ["player_0", "player_1"]
         self.agents = self.possible_agents[:]
         low, high = observation_bounds(self.rules.columns)
@@ -252,6 +268,9 @@ class raw_env(AECEnv, EzPickle):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {"hands_played": 0} for a in self.agents}
         self.agent_selection = self.possible_agents[self.game.current_player]
+        if self.shaping is not None:
+            self.shaping.reset()
+            self._add_shaping()  # the first decision's potential (pays 0)
 
     def observe(self, agent: str) -> dict:
         game = self.game
@@ -291,6 +310,9 @@ class raw_env(AECEnv, EzPickle):
         self.rewards = dict.fromkeys(self.agents, 0.0)
         if record is not None:
             self._on_hand_end(record, columns_before)
+        if self.shaping is not None:
+            self._add_shaping()
+        if record is not None or self.shaping is not None:
             self._accumulate_rewards()
         if game.is_over:
             self.terminations = dict.fromkeys(self.agents, not game.truncated)
@@ -305,20 +327,9 @@ class raw_env(AECEnv, EzPickle):
         assert game is not None
         board = game.scoreboard
         names = self.possible_agents
-        if self.reward_mode == "points" and record.winner is not None:
-            self._zero_sum(record.winner, record.points / 100.0)
-        elif self.reward_mode == "columns":
-            for j, before in enumerate(columns_before):
-                winner = board.column_winners[j]
-                if before is None and winner is not None:
-                    self._zero_sum(winner, 1.0 / board.num_columns)
-        elif self.reward_mode == "match":
-            if self.episode == "hand" and record.winner is not None:
-                self._zero_sum(record.winner, 1.0)
-            elif game.phase.name == "MATCH_OVER" and not game.truncated:
-                winner = board.match_winner
-                if winner is not None:
-                    self._zero_sum(winner, 1.0)
+        for name, amount in zip(names, hand_end_rewards(self.reward_mode, game, record,
+                                                        columns_before), strict=True):
+            self.rewards[name] += amount
         hand = record.to_dict()
         for key in ("dealer", "knocker", "winner"):
             if hand[key] is not None:
@@ -337,9 +348,17 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode is not None:
             self._last_hand_text = render_hand_result(record)
 
-    def _zero_sum(self, winner: int, amount: float) -> None:
-        self.rewards[self.possible_agents[winner]] += amount
-        self.rewards[self.possible_agents[1 - winner]] -= amount
+    def _add_shaping(self) -> None:
+        """Potential-based shaping terms (``hgin_env.rewards``): to the player about to act,
+        or to both players when the episode has ended."""
+        game, shaping = self.game, self.shaping
+        assert game is not None and shaping is not None
+        if game.is_over:
+            for p, name in enumerate(self.possible_agents):
+                self.rewards[name] += shaping.at_end(p)
+        else:
+            p = game.current_player
+            self.rewards[self.possible_agents[p]] += shaping.at_decision(p, encode(game, p))
 
     def render(self) -> str | np.ndarray | None:
         """``ansi``: the table as text; ``human``: print it; ``rgb_array``: the table as an image.
