@@ -32,7 +32,7 @@ from hgin_env import actions as A
 from hgin_env.batch import HAND_KINDS, BatchGame
 from hgin_env.game import Game
 from hgin_env.observation import encode
-from hgin_env.rules import PROFILES, Rules, get_rules
+from hgin_env.rules import PROFILES, Rules, get_rules, profile_names
 
 #: The named profiles plus variants that switch on what no profile uses (big gin, an ace
 #: upcard meaning gin only, a knock limit of 0 with columns of 1).
@@ -46,8 +46,9 @@ EXTRA_RULES: dict[str, Rules] = {
 
 
 def all_profiles() -> dict[str, Rules]:
-    """Every two-player rules profile the check runs (all of ``PROFILES`` are two-player)."""
-    return {**PROFILES, **EXTRA_RULES}
+    """Every two-player rules profile the check runs: the duel profiles (the batched engine
+    is duel-only; ``three_hand`` and ``partnership`` profiles are played by ``Match``)."""
+    return {**{name: PROFILES[name] for name in profile_names("duel")}, **EXTRA_RULES}
 
 
 def choose_actions(rng: np.random.Generator, masks: np.ndarray, obs: np.ndarray, columns: int) -> np.ndarray:
