@@ -170,13 +170,13 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from . import actions as A
 from .game import Game, HandRecord
-from .observation import ObservationLayout, encode, observation_bounds
+from .match import TEAMS, Match, RoundResult, SeatHand
+from .observation import ObservationLayout, encode, encode_seat, observation_bounds
 from .render import render_hand_result, render_table
-from .rewards import REWARD_MODES, PotentialShaping, hand_end_rewards
+from .rewards import REWARD_MODES, PotentialShaping, hand_end_rewards, seat_rewards
 from .rules import Rules, get_rules
 
 EPISODES = ("match", "hand")
-_AGENT_INDEX = {"player_0": 0, "player_1": 1}
 
 
 def as_action(action: Any) -> int:
@@ -218,20 +218,29 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"invalid render_mode {render_mode!r}; expected one of "
                              f"{self.metadata['render_modes']} or None")
         self.rules = get_rules(rules)
+        self.format = self.rules.format
+        if episode == "hand" and self.format != "duel":
+            raise ValueError(f"episode='hand' is for the duel only; format={self.format!r} "
+                             f"plays whole matches (episode='match')")
         self.episode = episode
         self.reward_mode = reward
         self.render_mode = render_mode
-        self.layout = ObservationLayout(self.rules.columns)
-        self.shaping = PotentialShaping(self.layout, shaping, shaping_gamma) if shaping else None
-        self.possible_agents = ["player_0", "player_1"]
+        self.layout = ObservationLayout.for_rules(self.rules)
+        n = self.rules.num_players
+        self.shaping = PotentialShaping(self.layout, shaping, shaping_gamma,
+                                        num_players=n) if shaping else None
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._agent_index = {name: i for i, name in enumerate(self.possible_agents)}
         self.agents = self.possible_agents[:]
-        low, high = observation_bounds(self.rules.columns)
+        low, high = observation_bounds(self.rules.columns, self.format)
         obs_space = spaces.Dict({
             "observation": spaces.Box(low=low, high=high, dtype=np.float32),
             "action_mask": spaces.Box(low=0, high=1, shape=(A.NUM_ACTIONS,), dtype=np.int8),
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
+        #: The match (every format); ``game`` is the ``Game`` of the table that acts next.
+        self.match: Match | None = None
         self.game: Game | None = None
         self.game_seed: int | None = None
         self._seed_rng = np.random.default_rng()
@@ -247,9 +256,10 @@ class raw_env(AECEnv, EzPickle):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new match (or hand).
 
-        ``options`` may hold ``first_dealer`` (0 or 1) and ``deck`` (a stacked first deal,
-        see ``hgin_env.game.build_deck``); bad values raise ValueError; other keys are
-        ignored, as PettingZoo's API test expects.
+        ``options`` may hold ``first_dealer`` (duel and three-hand: a seat; partnership: the
+        first dealing team) and, in the duel, ``deck`` (a stacked first deal, see
+        ``hgin_env.game.build_deck``); bad values raise ValueError; other keys are ignored,
+        as PettingZoo's API test expects.
         """
         if seed is not None:
             self._seed_rng = np.random.default_rng(seed)
@@ -258,16 +268,22 @@ class raw_env(AECEnv, EzPickle):
             # Unseeded resets continue the stream of the last seed: reproducible sequences.
             self.game_seed = int(self._seed_rng.integers(2**63 - 1))
         options = options or {}
-        self.game = Game(rules=self.rules, seed=self.game_seed,
-                         single_hand=self.episode == "hand",
-                         first_dealer=options.get("first_dealer"), deck=options.get("deck"))
+        self.match = match = Match(self.rules, seed=self.game_seed,
+                                   first_dealer=options.get("first_dealer"),
+                                   single_hand=self.episode == "hand", deck=options.get("deck"))
+        self.game = match.current_game
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {"hands_played": 0} for a in self.agents}
-        self.agent_selection = self.possible_agents[self.game.current_player]
+        if self.format == "duel":
+            self.infos = {a: {"hands_played": 0} for a in self.agents}
+        else:
+            board = self._scoreboard_info()
+            self.infos = {a: {"hands_played": 0, "scoreboard": board,
+                              "seat": match.seat_context(i)} for i, a in enumerate(self.agents)}
+        self.agent_selection = self.possible_agents[match.current_seat]
         if self.shaping is not None:
             self.shaping.reset()
             self._add_shaping()  # the first decision's potential (pays 0)
@@ -276,7 +292,13 @@ class raw_env(AECEnv, EzPickle):
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before observe()")
-        player = _AGENT_INDEX[agent]
+        player = self._agent_index[agent]
+        if self.format != "duel":
+            match = self.match
+            assert match is not None
+            mask = match.legal_action_mask(player) if agent == self.agent_selection else \
+                np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+            return {"observation": encode_seat(match, player), "action_mask": mask}
         mask = bytearray(A.NUM_ACTIONS)  # a fresh buffer: the array below owns it
         if agent == self.agent_selection and not game.is_over and player == game.current_player:
             for a in game.legal_actions():
@@ -304,8 +326,14 @@ class raw_env(AECEnv, EzPickle):
 
     def _play(self, game: Game, agent: str, action: int) -> None:
         """``step`` for a checked action id of the acting agent."""
+        if self.format != "duel":
+            self._play_format(agent, action)
+            return
+        match = self.match
+        assert match is not None
         columns_before = list(game.scoreboard.column_winners) if self.reward_mode == "columns" else []
-        record = game.apply(action)  # refuses an illegal action before changing anything
+        finished = match.apply(action)  # refuses an illegal action before changing anything
+        record = finished[0].record if finished else None
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         if record is not None:
@@ -348,17 +376,85 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode is not None:
             self._last_hand_text = render_hand_result(record)
 
+    # ------------------------------------------------------------------ formats
+    def _play_format(self, agent: str, action: int) -> None:
+        """``step`` of a three-hand or partnership match (``Match`` plays it)."""
+        match = self.match
+        assert match is not None
+        columns_before = list(match.sheet.column_winners) if self.reward_mode == "columns" else []
+        finished = match.apply(action)  # refuses an illegal action before changing anything
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        if finished:
+            self._on_format_result(finished, columns_before)
+        if self.shaping is not None:
+            self._add_shaping()
+        if finished or self.shaping is not None:
+            self._accumulate_rewards()
+        if match.is_over:
+            self.terminations = dict.fromkeys(self.agents, not match.truncated)
+            self.truncations = dict.fromkeys(self.agents, match.truncated)
+        else:
+            self.game = match.current_game
+            self.agent_selection = self.possible_agents[match.current_seat]  # type: ignore[index]
+        if self.render_mode == "human":
+            self.render()
+
+    def _scoreboard_info(self) -> dict:
+        """``scoreboard`` of the infos for a format: the sheet (one row per player or team:
+        ``labels``, ``columns``, ``column_winners`` as row indices, ``wins``, ...) and, for
+        a partnership, ``teams`` (the seats of each row)."""
+        match = self.match
+        assert match is not None
+        board = match.sheet.to_dict()
+        if match.teams is not None:
+            board["teams"] = [list(t) for t in TEAMS]
+        return board
+
+    def _on_format_result(self, finished: list[SeatHand | RoundResult],
+                          columns_before: list[int | None]) -> None:
+        match = self.match
+        assert match is not None
+        hands = [r for r in finished if isinstance(r, SeatHand)]
+        rounds = [r for r in finished if isinstance(r, RoundResult)]
+        paid = bool(rounds) if match.format == "partnership" else True
+        if paid:  # the sheet moved: a three-hand hand, or a partnership round
+            for name, amount in zip(self.possible_agents,
+                                    seat_rewards(self.reward_mode, match, columns_before),
+                                    strict=True):
+                self.rewards[name] += amount
+        board = self._scoreboard_info()
+        for i, a in enumerate(self.agents):
+            info: dict = {"hands_played": len(match.hand_history), "scoreboard": board,
+                          "seat": match.seat_context(i)}
+            if hands:
+                info["hand"] = hands[-1].to_dict()
+            elif "hand" in self.infos.get(a, {}):
+                info["hand"] = self.infos[a]["hand"]
+            if rounds:
+                info["round"] = rounds[-1].to_dict()
+            elif "round" in self.infos.get(a, {}):
+                info["round"] = self.infos[a]["round"]
+            if match.is_over and not match.truncated:
+                info["match_winner"] = match.match_winner
+            self.infos[a] = info
+        if self.render_mode is not None and hands:
+            self._last_hand_text = (f"table {hands[-1].table} (player_{hands[-1].seats[0]} v "
+                                    f"player_{hands[-1].seats[1]}):\n"
+                                    + render_hand_result(hands[-1].record))
+
     def _add_shaping(self) -> None:
         """Potential-based shaping terms (``hgin_env.rewards``): to the player about to act,
         or to both players when the episode has ended."""
-        game, shaping = self.game, self.shaping
-        assert game is not None and shaping is not None
-        if game.is_over:
+        match, shaping = self.match, self.shaping
+        assert match is not None and shaping is not None
+        if match.is_over:
             for p, name in enumerate(self.possible_agents):
                 self.rewards[name] += shaping.at_end(p)
         else:
-            p = game.current_player
-            self.rewards[self.possible_agents[p]] += shaping.at_decision(p, encode(game, p))
+            p = match.current_seat
+            assert p is not None
+            self.rewards[self.possible_agents[p]] += shaping.at_decision(p, encode_seat(match, p))
 
     def render(self) -> str | np.ndarray | None:
         """``ansi``: the table as text; ``human``: print it; ``rgb_array``: the table as an image.
@@ -381,6 +477,14 @@ class raw_env(AECEnv, EzPickle):
             self._last_hand_text = None
             return table_array(self.game, showdown=showdown)
         text = render_table(self.game)
+        match = self.match
+        if match is not None and match.format != "duel":
+            table = match.tables[match.current_table]
+            head = (f"{match.format}, table {table.index}: player_{table.seats[0]} (player 0 "
+                    f"below) v player_{table.seats[1]} (player 1)")
+            if table.sitting_out is not None:
+                head += f", player_{table.sitting_out} sits out"
+            text = f"{head}\n{text}\n{match.sheet}"
         last = getattr(self, "_last_hand_text", None)
         if last:
             text = last + "\n" + text

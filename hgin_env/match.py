@@ -171,6 +171,9 @@ class Match:
     rules: Rules | str | dict | None = None
     seed: int | None = None
     first_dealer: int | None = None
+    #: Duel only: play one hand (``Game(single_hand=True)``) and stack its first deck.
+    single_hand: bool = False
+    deck: list[int] | None = None
 
     tables: list[Table] = field(init=False)
     sheet: Scoreboard | Sheet = field(init=False)
@@ -194,6 +197,18 @@ class Match:
         self.round_history = []
         self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
         fmt = self.rules.format
+        if fmt == "duel":
+            # The duel is today's Game match, unchanged (Game checks first_dealer and deck):
+            # it owns the generator.
+            game = Game(self.rules, seed=self.seed, single_hand=self.single_hand,
+                        first_dealer=self.first_dealer, deck=self.deck)
+            self.rng = game.rng
+            self.tables = [Table(0, (0, 1), game)]
+            self.sheet = game.scoreboard
+            return
+        if self.single_hand or self.deck is not None:
+            raise ValueError(f"single_hand and deck are options of the duel only, not of "
+                             f"format={fmt!r}")
         limit = 2 if fmt == "partnership" else self.num_players
         if self.first_dealer is not None and (
                 not isinstance(self.first_dealer, int | np.integer)
@@ -201,13 +216,6 @@ class Match:
             what = "a team, 0 or 1" if fmt == "partnership" else f"a seat in 0..{limit - 1}"
             raise ValueError(f"first_dealer for format={fmt!r} must be None or {what}, "
                              f"got {self.first_dealer!r}")
-        if fmt == "duel":
-            # The duel is today's Game match, unchanged: it owns the generator.
-            game = Game(self.rules, seed=self.seed, first_dealer=self.first_dealer)
-            self.rng = game.rng
-            self.tables = [Table(0, (0, 1), game)]
-            self.sheet = game.scoreboard
-            return
         self.rng = np.random.default_rng(self.seed)
         if fmt == "three_hand":
             self.sheet = Sheet(self.rules, 3, tuple(f"player_{i}" for i in range(3)))
@@ -350,12 +358,12 @@ class Match:
         """
         if self.is_over:
             raise ValueError("the match is over; no action is legal")
-        self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
         table = self.tables[self.current_table]
         game = table.game
         acting = table.current_seat
         hands_before = len(game.hand_history)
-        game.apply(action)
+        game.apply(action)  # refuses an illegal action before anything changes
+        self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
         if len(game.hand_history) == hands_before:
             if self.format == "partnership":
                 self._next_table(table, acting)

@@ -4,7 +4,9 @@ The environment (:mod:`hgin_env.env`), the single-agent adapter and the imitatio
 recorder (:mod:`train.imitation`) all compute rewards through these functions, so a mode
 means the same thing everywhere.
 
-Base modes (zero-sum, paid when a hand ends; see the reward table of :mod:`hgin_env.env`):
+Base modes (zero-sum, paid when a hand ends; see the reward table of :mod:`hgin_env.env`;
+the ``seat_*`` functions are the same modes for every format, over a
+:class:`~hgin_env.match.Match`'s seats):
 
 * ``"match"``: ±1 to the match winner when the match ends (a one-hand episode: ±1 to the
   hand's winner); 0 for a truncated match.
@@ -60,11 +62,15 @@ that lowers the deadwood at once (and takes it back if the deadwood rises again)
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .game import Game, HandRecord
 from .observation import ObservationLayout
+
+if TYPE_CHECKING:
+    from .match import Match
 
 REWARD_MODES = ("match", "columns", "points")
 
@@ -73,8 +79,18 @@ Potential = Callable[[np.ndarray, ObservationLayout], float]
 
 
 def _zero_sum(out: list[float], winner: int, amount: float) -> None:
-    out[winner] += amount
-    out[1 - winner] -= amount
+    _share(out, (winner,), amount)
+
+
+def _share(out: list[float], winners: Sequence[int], amount: float) -> None:
+    """Zero-sum payment: each of ``winners`` gets +amount, the other seats share the loss
+    equally (duel ∓amount; three-hand −amount/2 each; partnership −amount each)."""
+    losers = [i for i in range(len(out)) if i not in winners]
+    for w in winners:
+        out[w] += amount
+    loss = amount * len(winners) / len(losers)
+    for i in losers:
+        out[i] -= loss
 
 
 def match_rewards(game: Game, record: HandRecord) -> list[float]:
@@ -126,6 +142,50 @@ def hand_end_rewards(mode: str, game: Game, record: HandRecord,
     raise ValueError(f"invalid reward {mode!r}; expected one of {REWARD_MODES}")
 
 
+# --------------------------------------------------------------------------- every format
+def _row_seats(match: Match, row: int) -> tuple[int, ...]:
+    """The seats of a sheet row: the player (duel, three-hand) or the team (partnership)."""
+    teams = match.teams
+    return teams[row] if teams is not None else (row,)
+
+
+def seat_match_rewards(match: Match) -> list[float]:
+    """``"match"`` for any format: ``Match.returns()`` when the match ends (duel ±1;
+    three-hand +1 and −1/2 each; partnership ±1 per partner); 0 when truncated or drawn."""
+    return [float(x) for x in match.returns()] if match.is_over else [0.0] * match.num_players
+
+
+def seat_columns_rewards(match: Match, columns_before: Sequence[int | None]) -> list[float]:
+    """``"columns"`` for any format: for each column the step decided, +1/C to each seat of
+    the winning row (a player, or both partners), the others sharing −1/C per winner."""
+    out = [0.0] * match.num_players
+    sheet = match.sheet
+    for j, before in enumerate(columns_before):
+        winner = sheet.column_winners[j]
+        if before is None and winner is not None:
+            _share(out, _row_seats(match, winner), 1.0 / sheet.num_columns)
+    return out
+
+
+def seat_points_rewards(match: Match) -> list[float]:
+    """``"points"`` for any format: ``Match.last_rewards`` / 100 (a hand's ± points
+    between its two seats, the seat sitting out 0; a partnership round's ± net points to
+    each partner)."""
+    return [float(x) / 100.0 for x in match.last_rewards]
+
+
+def seat_rewards(mode: str, match: Match, columns_before: Sequence[int | None]) -> list[float]:
+    """Every seat's base reward for the ``Match.apply`` that just ended a hand or round
+    (``columns_before``: ``list(match.sheet.column_winners)`` taken before it)."""
+    if mode == "match":
+        return seat_match_rewards(match)
+    if mode == "columns":
+        return seat_columns_rewards(match, columns_before)
+    if mode == "points":
+        return seat_points_rewards(match)
+    raise ValueError(f"invalid reward {mode!r}; expected one of {REWARD_MODES}")
+
+
 def check_mode(mode: str) -> None:
     if mode not in REWARD_MODES:
         raise ValueError(f"invalid reward {mode!r}; expected one of {REWARD_MODES}")
@@ -159,17 +219,18 @@ class PotentialShaping:
     """
 
     def __init__(self, layout: ObservationLayout, weight: float = 1.0, gamma: float = 1.0,
-                 potential: Potential = deadwood_potential):
+                 potential: Potential = deadwood_potential, num_players: int = 2):
         if not 0.0 < gamma <= 1.0:
             raise ValueError(f"shaping_gamma must be in (0, 1], got {gamma!r}")
         self.layout = layout
         self.weight = float(weight)
         self.gamma = float(gamma)
         self.potential = potential
-        self.last: list[float | None] = [None, None]
+        self.num_players = num_players
+        self.last: list[float | None] = [None] * num_players
 
     def reset(self) -> None:
-        self.last = [None, None]
+        self.last = [None] * self.num_players
 
     def at_decision(self, player: int, vector: np.ndarray) -> float:
         """``γ Φ(o) − Φ(o_prev)`` for ``player`` about to act on ``vector`` (0 at its first)."""
