@@ -190,6 +190,7 @@ class Match:
     truncated: bool = field(init=False, default=False)
     rng: np.random.Generator = field(init=False, repr=False)
     _over: bool = field(init=False, default=False)
+    _paid: bool = field(init=False, default=False, repr=False)
 
     def __post_init__(self) -> None:
         self.rules = get_rules(self.rules)
@@ -363,7 +364,9 @@ class Match:
         acting = table.current_seat
         hands_before = len(game.hand_history)
         game.apply(action)  # refuses an illegal action before anything changes
-        self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
+        if self._paid:  # a fresh zero array only after a paying step (speed: most steps pay 0)
+            self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
+            self._paid = False
         if len(game.hand_history) == hands_before:
             if self.format == "partnership":
                 self._next_table(table, acting)
@@ -390,8 +393,15 @@ class Match:
             winner=winner, loser=None if winner is None else seats[1 - record.winner],
             points=record.points, record=record)
 
+    def _pay(self) -> np.ndarray:
+        """A fresh ``last_rewards`` array to write this step's payments into."""
+        self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
+        self._paid = True
+        return self.last_rewards
+
     def _hand_rewards(self, hand: SeatHand) -> None:
         if hand.winner is not None:
+            self._pay()
             self.last_rewards[hand.winner] = hand.points
             self.last_rewards[hand.loser] = -hand.points
 
@@ -457,6 +467,7 @@ class Match:
             decided: list[int] = []
         else:
             decided = self.sheet.record(winner, points)
+            self._pay()
             for seat in range(4):
                 self.last_rewards[seat] = points if seat % 2 == winner else -points
         assert self.dealing_team is not None
