@@ -13,6 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from hgin_env.observation import ObservationLayout
+
 
 @runtime_checkable
 class Agent(Protocol):
@@ -28,12 +30,19 @@ AgentFactory = Callable[..., Agent]
 
 class SeededAgent:
     """Shared plumbing of the built-in agents: a seeded generator (re-seeded by ``reset``)
-    and the number of columns of the rules, which fixes the observation layout."""
+    and the observation layout they read (``ObservationLayout.for_rules(rules)``: any
+    format, any seat). ``columns`` is the older way to name a duel layout."""
 
     name = "agent"
 
-    def __init__(self, seed: int | None = None, columns: int = 3):
-        self.columns = columns
+    def __init__(self, seed: int | None = None, columns: int | None = None,
+                 layout: ObservationLayout | None = None):
+        if layout is None:
+            layout = ObservationLayout(3 if columns is None else columns)
+        elif columns is not None and columns != layout.columns:
+            raise ValueError(f"columns={columns} disagrees with the layout ({layout.columns} columns)")
+        self.layout = layout
+        self.columns = layout.columns
         self.rng = np.random.default_rng(seed)
 
     def reset(self, seed: int | None = None) -> None:

@@ -31,6 +31,7 @@ import numpy as np
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, mask_to_cards
 from hgin_env.melds import cached_deadwood, deadwood_after_discard_mask, meld_partners, min_deadwood_batch
+from hgin_env.observation import ObservationLayout
 
 from .base import SeededAgent
 from .view import ObsView, parse
@@ -83,7 +84,8 @@ class ExpertAgent(SeededAgent):
 
     name = "expert"
 
-    def __init__(self, seed: int | None = None, columns: int = 3, **params: float):
+    def __init__(self, seed: int | None = None, columns: int | None = None,
+                 layout: ObservationLayout | None = None, **params: float):
         known = {f.name for f in fields(ExpertParams)}
         unknown = set(params) - known
         if unknown:
@@ -91,11 +93,11 @@ class ExpertAgent(SeededAgent):
         self.params = ExpertParams(**params)
         # Nothing to forget between matches (the observation carries every fact used), so
         # SeededAgent.reset only re-seeds.
-        super().__init__(seed=seed, columns=columns)
+        super().__init__(seed=seed, columns=columns, layout=layout)
 
     # ------------------------------------------------------------------ decisions
     def __call__(self, observation: dict) -> int:
-        view = parse(observation, self.columns)
+        view = parse(observation, self.layout)
         legal = set(int(a) for a in view.legal)
         if not legal:
             raise ValueError("no legal action in the observation's action mask")

@@ -41,7 +41,7 @@ from hgin_env.cards import CARD_VALUES
 from hgin_env.determinize import InfoSet
 from hgin_env.game import Game, HandRecord, Phase
 from hgin_env.melds import deadwood_after_discard_mask
-from hgin_env.observation import encode
+from hgin_env.observation import ObservationLayout, encode
 from hgin_env.rules import Rules, get_rules
 
 from .base import SeededAgent
@@ -68,8 +68,15 @@ class SearchAgent(SeededAgent):
                  budget_ms: float | None = None, min_worlds: int = 4, width: int = 3,
                  rollout: str = "simple", decline_weight: float = 1.0,
                  column_weight: float = 1.0, draws: bool = True, model: str = "improved",
-                 confidence: float = 0.0):
+                 confidence: float = 0.0, layout: ObservationLayout | None = None):
         self.rules = get_rules(rules)
+        if self.rules.format != "duel" or (layout is not None and layout.format != "duel"):
+            fmt = self.rules.format if self.rules.format != "duel" else layout.format  # type: ignore[union-attr]
+            raise ValueError(f"SearchAgent plays the duel only (it simulates two-player hands), "
+                             f"not format={fmt!r}")
+        if layout is not None and layout.columns != self.rules.columns:
+            raise ValueError(f"the layout's {layout.columns} columns disagree with the rules "
+                             f"({self.rules.columns})")
         if columns is not None and columns != self.rules.columns:
             raise ValueError(f"columns={columns} disagrees with the rules ({self.rules.columns})")
         if rollout not in ROLLOUT_POLICIES:

@@ -57,7 +57,7 @@ class SimpleAgent(SeededAgent):
     name = "simple"
 
     def __call__(self, observation: dict) -> int:
-        view = parse(observation, self.columns)
+        view = parse(observation, self.layout)
         legal = set(int(a) for a in view.legal)
         if not legal:
             raise ValueError("no legal action in the observation's action mask")

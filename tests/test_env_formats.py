@@ -128,7 +128,7 @@ def test_infos_hand_round_scoreboard(profile):
     assert "scoreboard" in env.infos["player_0"]
     hands = rounds = 0
     last_hands = 0
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         obs, _, term, trunc, info = env.last()
         if info["hands_played"] != last_hands:
             last_hands = info["hands_played"]
