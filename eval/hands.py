@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     for text in args.agents:
         spec = as_spec(text)
         kwargs = {**dict(spec.kwargs), **extra.get(spec.display, {})}
-        built.append(type(spec)(spec.name, tuple(sorted(kwargs.items())), spec.display).build(rules.columns))
+        built.append(type(spec)(spec.name, tuple(sorted(kwargs.items())), spec.display).build(rules))
     out = duplicate_hands(built[0], built[1], args.deals, args.seed, rules)
     for agent, label in zip(built, args.agents, strict=True):
         if hasattr(agent, "mean_decision_ms"):

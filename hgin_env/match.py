@@ -27,6 +27,7 @@ there).
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +35,7 @@ import numpy as np
 from . import actions as A
 from .cards import NUM_CARDS, NUM_RANKS
 from .game import Game, HandRecord
+from .observation import encode_seat
 from .rules import Rules, get_rules
 from .scoring import Scoreboard
 from .sheets import Sheet
@@ -512,6 +514,29 @@ class Match:
         out[:] = lose
         out[list(self.winning_seats)] = 1.0
         return out
+
+    def observation(self, seat: int) -> dict:
+        """The seat's observation dict, as the environment gives it: ``observation`` (the
+        vector of ``ObservationLayout.for_rules(rules)``) and ``action_mask`` (all zeros
+        unless the seat acts)."""
+        return {"observation": encode_seat(self, seat), "action_mask": self.legal_action_mask(seat)}
+
+    def play(self, policies: Sequence[Callable[[dict], int]],
+             on_finished: Callable[[list[SeatHand | RoundResult]], None] | None = None) -> Match:
+        """THE match loop: until the match ends, the acting seat's policy gets that seat's
+        observation dict (nothing else) and returns an action id. ``policies[seat]`` plays
+        each seat (one agent may sit at several). ``on_finished`` gets what each
+        :meth:`apply` finished (hands, partnership rounds). An illegal action raises
+        ``ValueError``."""
+        if len(policies) != self.num_players:
+            raise ValueError(f"format={self.format!r} needs {self.num_players} policies, got {len(policies)}")
+        while not self.is_over:
+            seat = self.current_seat
+            assert seat is not None
+            finished = self.apply(int(policies[seat](self.observation(seat))))
+            if finished and on_finished is not None:
+                on_finished(finished)
+        return self
 
     def card_count_ok(self) -> bool:
         """Every table holds its 52 cards exactly once."""
