@@ -7,11 +7,11 @@
 | Actions              | Discrete                                         |
 | Parallel API         | No                                               |
 | Manual Control       | No (use the `hgin play` command)                 |
-| Agents               | `agents= ['player_0', 'player_1']`               |
-| Agents               | 2                                                |
+| Agents               | `agents= ['player_0', 'player_1']` (duel; `player_0..player_{n-1}` in a format) |
+| Agents               | 2 (duel), 3 (`three_hand`), 4 (`partnership`)    |
 | Action Shape         | Discrete(108)                                    |
 | Action Values        | Discrete(108)                                    |
-| Observation Shape    | (394,) with 3 columns                            |
+| Observation Shape    | (394,) with 3 columns (duel); see Formats         |
 | Observation Values   | [0, 1] (column totals up to 4, win counts up to 100) |
 
 Gin Rummy with three-column **Hollywood** match scoring, for two players. One episode is a
@@ -20,6 +20,10 @@ whole Hollywood match by default: hands are dealt until all three columns are de
 The rules are those of the rule book `docs/RULES.md` (default profile `hollywood`); every other profile
 (`hollywood_classic`, `hollywood_winner_deals`, `gin_us_uk`, `gin_classic`, `oklahoma`,
 `straight_gin`, `hollywood_short`) or any custom `Rules` can be selected.
+
+The same env serves the three-hand and partnership formats (`rules=` a profile such as
+`hollywood_three_hand`, `hollywood_partnership`, `gin_three_hand`, `gin_partnership`, or
+any `Rules` with `format=`): see Formats below.
 
 The showdown (melds, lay-offs) is played optimally by the engine: the knocker's
 arrangement is chosen for its best result against the defender's best lay-offs.
@@ -151,9 +155,73 @@ or numpy integers, `operator.index`); a `str`, `float` or `bool` raises `TypeErr
 refused action changes nothing in the env. `copy.deepcopy` and `pickle` carry the whole
 state: a copy taken mid-match plays on exactly like the original.
 
+### Formats (`docs/RULES.md` §13)
+
+`hgin_env.match.Match` plays every format (the duel too: it wraps the two-player `Game`
+unchanged, so duel trajectories are bit-identical to the env before formats, a test replays
+recorded ones). `env.match` is the match; `env.game` the `Game` of the table that acts next.
+
+| format        | agents             | who acts                                                     |
+|---------------|--------------------|--------------------------------------------------------------|
+| `duel`        | player_0, player_1 | as above                                                     |
+| `three_hand`  | player_0..player_2 | the two seats at the table; the dealer sits out (never selected, mask zero) |
+| `partnership` | player_0..player_3 | teams {0, 2}, {1, 3}; two tables, alternating turn by turn   |
+
+`episode="hand"` is for the duel only. `reset(options={"first_dealer": k})` fixes the first
+dealer (three-hand: a seat; partnership: the dealing team); `deck` is for the duel only.
+Only the acting seat's agent is ever selected; every other agent's mask is all zeros.
+
+**Observations.** A format's vector is the duel's vector, slice for slice at the same
+offsets, followed by format slices (`ObservationLayout.for_rules(rules)`, format layout
+version 1; the duel layout never changes). The table slices (`hand` .. `opponent_passed`)
+are the seat's own table exactly as in the duel; a seat sitting out holds no cards and sees
+only the table's public cards (discard pile, stock size, knock limit; `is_dealer` = 1).
+The sheet slices `own_*`/`opponent_*`/`wins` are the seat's row against its current
+opponent's row (three-hand; zeros while sitting out) or its team's row against the other
+team's (partnership). The partner's cards are never observed. Format slices (relative
+seats: 0 = this seat, 1 = the next seat, 2 = the one after):
+
+| format        | slice           | size | meaning                                                 |
+|---------------|-----------------|------|---------------------------------------------------------|
+| `three_hand`  | seat            | 3    | one-hot: this seat's number                             |
+|               | sitting_out     | 3    | one-hot relative seat sitting out                       |
+|               | opponent_seat   | 3    | one-hot relative seat of its opponent (0s while sitting out) |
+|               | seat_columns    | 3C   | every player's column totals / target (relative order)  |
+|               | seat_open       | 3C   | every player's opened columns                           |
+|               | seat_won        | 3C   | columns decided for each player                         |
+|               | seat_wins       | 3    | hands won by each player / 10                           |
+|               | hand_number     | 1    | hands played / 100                                      |
+| `partnership` | seat            | 4    | one-hot: this seat's number (the partner is seat + 2 mod 4) |
+|               | partner_running | 1    | 1 while the partner's hand is still running             |
+|               | round_points    | 2    | points its team / the other team won this round / 100 |
+|               | round_number    | 1    | partnership round / 100                                 |
+
+Sizes with 3 columns: three-hand 434, partnership 402 (1 column: 404 and 390).
+
+**Rewards** (same modes, `hgin_env.rewards.seat_rewards`), zero-sum over all seats,
+partners identical:
+
+| `reward`    | three-hand                                  | partnership (both partners alike)      |
+|-------------|---------------------------------------------|----------------------------------------|
+| `"match"`   | winner +1, each other player -1/2           | winners +1, losers -1                  |
+| `"columns"` | column winner +1/C, each other -1/(2C)      | column's team +1/C, the other -1/C     |
+| `"points"`  | hand winner +pts/100, loser -pts/100, sitter 0 | at each round's end: ± round score/100 |
+
+**Infos.** After each hand every agent's info holds `hand` (`number`, `table`, `seats`
+(the two seats that played), `dealer`, `sitting_out`, `knocker`, `winner` (a seat, or None
+for a dead hand), `loser`, `points`, `kind`, `result`), after a partnership round also
+`round` (`winner` team or None, `points` (the team score), `team_points`, `hands`, ...);
+always `scoreboard` (the sheet: `labels`, `columns` with one row per player or team,
+`column_winners` as row numbers, `wins`, `settlement`, `match_over`, `match_winner`; for
+partnerships `teams` = [[0, 2], [1, 3]]), `seat` (`Match.seat_context`: its table,
+opponent, sitter, partner, whether the partner's hand runs, its sheet row, round) and
+`hands_played`; at match end `match_winner` (a seat or a team).
+
 ### Version history
 
 * v0: initial release (hgin_env 0.1.0), observation layout version 1, rules version 1.
+  Formats: `three_hand` and `partnership` served by the same env (format layouts version
+  1); the duel is unchanged.
 """
 
 from __future__ import annotations
