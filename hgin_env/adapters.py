@@ -85,6 +85,10 @@ class SingleAgentEnv(gymnasium.Env):
                            shaping=shaping, shaping_gamma=shaping_gamma)
         self.render_mode = render_mode
         self.rules = self.aec.rules
+        if self.rules.format != "duel":
+            raise ValueError(f"the single-agent adapter plays the duel (one learner, one "
+                             f"opponent); format={self.rules.format!r} is served by "
+                             f"hollywood_gin_v0.env(rules=...)")
         self.set_opponents(opponent if opponent is not None else UniformRandomOpponent(),
                            opponent_weights)
         if seat not in (None, 0, 1):

@@ -181,3 +181,23 @@ def test_api_hollywood_formats(profile):
 def test_shaping_with_formats(profile):
     totals, _, steps = _play(hollywood_gin_v0.env(rules=_small(profile), shaping=1.0), 3)
     assert steps > 0 and all(np.isfinite(list(totals.values())))
+
+
+def test_single_agent_adapter_refuses_formats():
+    from hgin_env.adapters import SingleAgentEnv
+
+    with pytest.raises(ValueError, match="duel"):
+        SingleAgentEnv(rules="gin_partnership")
+
+
+def test_layouts_versioned_and_duel_unchanged():
+    duel = ObservationLayout.for_rules(get_rules("hollywood"))
+    assert duel == ObservationLayout(3) and duel.size == 394 and duel.version == 1
+    for profile in FORMAT_PROFILES:
+        rules = get_rules(profile)
+        layout = ObservationLayout.for_rules(rules)
+        base = ObservationLayout(rules.columns)
+        assert layout.format == rules.format and layout.version == 1
+        for name, sl in base.slices.items():  # the duel slices at the duel offsets
+            assert layout.slice(name) == sl
+        assert layout.size > base.size
