@@ -201,3 +201,35 @@ def test_layouts_versioned_and_duel_unchanged():
         for name, sl in base.slices.items():  # the duel slices at the duel offsets
             assert layout.slice(name) == sl
         assert layout.size > base.size
+
+
+@pytest.mark.parametrize("profile", ["gin_three_hand", "gin_partnership"])
+def test_copy_mid_match_and_illegal_move(profile):
+    import copy
+    import pickle
+
+    env = hollywood_gin_v0.env(rules=profile)
+    env.reset(seed=8)
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+        env.step(int(legal[rng.integers(len(legal))]))
+    twins = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+    for _ in range(150):
+        if not env.agents or env.terminations[env.agent_selection]:
+            break
+        obs = env.observe(env.agent_selection)
+        action = int(np.flatnonzero(obs["action_mask"])[0])
+        for twin in twins:
+            assert twin.agent_selection == env.agent_selection
+            assert np.array_equal(twin.observe(twin.agent_selection)["observation"], obs["observation"])
+            twin.step(action)
+        env.step(action)
+    # an illegal move ends the game: -1 for the offender, every mask zero
+    env.reset(seed=9)
+    agent = env.agent_selection
+    illegal = int(np.flatnonzero(env.observe(agent)["action_mask"] == 0)[0])
+    env.step(illegal)  # logs PettingZoo's illegal-move warning
+    assert env._cumulative_rewards[agent] == -1.0
+    assert all(env.terminations.values())
+    assert not any(env.observe(a)["action_mask"].any() for a in env.agents)
