@@ -182,6 +182,8 @@ class Match:
     hand_history: list[SeatHand] = field(init=False)
     #: Partnership rounds played so far.
     round_history: list[RoundResult] = field(init=False)
+    #: Every action applied, in order (with the seed, it replays the match).
+    action_history: list[int] = field(init=False)
     #: Partnership: the current round (0-based) and the team dealing it.
     round_number: int = field(init=False, default=0)
     dealing_team: int | None = field(init=False, default=None)
@@ -198,6 +200,7 @@ class Match:
         self.rules = get_rules(self.rules)
         self.hand_history = []
         self.round_history = []
+        self.action_history = []
         self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
         fmt = self.rules.format
         if fmt == "duel":
@@ -366,6 +369,7 @@ class Match:
         acting = table.current_seat
         hands_before = len(game.hand_history)
         game.apply(action)  # refuses an illegal action before anything changes
+        self.action_history.append(int(action))
         if self._paid:  # a fresh zero array only after a paying step (speed: most steps pay 0)
             self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
             self._paid = False
