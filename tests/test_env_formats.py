@@ -233,3 +233,26 @@ def test_copy_mid_match_and_illegal_move(profile):
     assert env._cumulative_rewards[agent] == -1.0
     assert all(env.terminations.values())
     assert not any(env.observe(a)["action_mask"].any() for a in env.agents)
+
+
+@pytest.mark.parametrize("profile", ["hollywood_three_hand", "hollywood_partnership"])
+def test_observation_ignores_hidden_cards(profile):
+    """Reshuffling what the acting seat cannot see (its opponent's unseen cards and the
+    stock at its table) leaves every seat's observation of that seat unchanged."""
+    from hgin_env.match import Match
+    from hgin_env.observation import encode_seat
+    from tests.helpers import swap_hidden
+
+    rng = np.random.default_rng(1)
+    match = Match(profile, seed=4)
+    checked = 0
+    while not match.is_over and checked < 300:
+        seat = match.current_seat
+        other = match.clone()
+        table = other.tables[other.current_table]
+        table.game = swap_hidden(table.game, rng)
+        assert np.array_equal(encode_seat(match, seat), encode_seat(other, seat))
+        checked += 1
+        legal = match.legal_actions()
+        match.apply(int(legal[rng.integers(len(legal))]))
+    assert checked == 300
