@@ -3,7 +3,11 @@
 This module is the only place that knows the offsets. Agents, checkpoints and notebooks
 read observations through :class:`ObservationLayout` (``layout.slice("hand")``) or
 :func:`decode`, never by hard-coded numbers. The layout depends only on the number of
-columns of the rules (3 for every Hollywood profile, 1 for single games).
+columns of the rules (3 for every Hollywood profile, 1 for single games) and on the format
+(``ObservationLayout.for_rules(rules)``): the duel layout below never changes; the
+three-hand and partnership layouts are the duel's, slice for slice at the same offsets,
+followed by format context slices (:func:`encode_seat`; the table of them is in the
+env docstring, Formats).
 
 Everything here is what the observing player could know at the table: its own cards, the
 visible discard pile, which cards the opponent picked up from the pile (and still holds)
