@@ -17,7 +17,8 @@ from hgin_env.rewards import PotentialShaping, best_deadwood, deadwood_potential
 def _play(env: raw_env, seed: int) -> dict[str, list[tuple[float, float]]]:
     """Play a seeded match with two Simple agents; per agent, the (reward from ``last()``,
     potential of the observation) at each of its decisions, then (final reward, 0)."""
-    agents = {a: make_agent("simple", seed=seed + i) for i, a in enumerate(env.possible_agents)}
+    agents = {a: make_agent("simple", seed=seed + i, layout=env.layout)
+              for i, a in enumerate(env.possible_agents)}
     env.reset(seed=seed)
     out: dict[str, list[tuple[float, float]]] = {a: [] for a in env.possible_agents}
     for agent in env.agent_iter():
@@ -127,3 +128,29 @@ def test_hand_end_rewards_modes_and_errors():
         hand_end_rewards("nope", game, game.hand_history[-1], [])
     with pytest.raises(ValueError, match="shaping_gamma"):
         PotentialShaping(ObservationLayout(3), 1.0, gamma=0.0)
+
+
+def test_seat_rewards_zero_sum_every_format():
+    """The N-seat reward functions: zero-sum over the seats, partners identical, and the
+    duel's equal to the two-player functions."""
+    from hgin_env.match import Match
+    from hgin_env.rewards import seat_rewards
+
+    for profile in ("hollywood", "hollywood_three_hand", "hollywood_partnership", "gin_partnership"):
+        for mode in ("match", "columns", "points"):
+            match = Match(profile, seed=2)
+            game0 = match.tables[0].game
+            rng = np.random.default_rng(0)
+            while not match.is_over:
+                before = list(match.sheet.column_winners)
+                legal = match.legal_actions()
+                knocks = [a for a in legal if 52 <= a < 104]
+                finished = match.apply(int(rng.choice(knocks or legal)))
+                if not finished:
+                    continue
+                got = seat_rewards(mode, match, before)
+                assert sum(got) == pytest.approx(0.0, abs=1e-12)
+                if match.format == "partnership":
+                    assert got[0] == got[2] and got[1] == got[3]
+                if match.format == "duel":
+                    assert got == hand_end_rewards(mode, game0, finished[0].record, before)
