@@ -394,11 +394,11 @@ class raw_env(AECEnv, EzPickle):
 
     def _play(self, game: Game, agent: str, action: int) -> None:
         """``step`` for a checked action id of the acting agent."""
-        if self.format != "duel":
-            self._play_format(agent, action)
-            return
         match = self.match
         assert match is not None
+        if match.duel_game is None:
+            self._play_format(agent, action)
+            return
         columns_before = list(game.scoreboard.column_winners) if self.reward_mode == "columns" else []
         finished = match.apply(action)  # refuses an illegal action before changing anything
         record = finished[0].record if finished else None

@@ -195,6 +195,8 @@ class Match:
     rng: np.random.Generator = field(init=False, repr=False)
     _over: bool = field(init=False, default=False)
     _paid: bool = field(init=False, default=False, repr=False)
+    #: The duel's one ``Game`` (None in a format; also :meth:`apply`'s fast path).
+    duel_game: Game | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.rules = get_rules(self.rules)
@@ -211,6 +213,7 @@ class Match:
             self.rng = game.rng
             self.tables = [Table(0, (0, 1), game)]
             self.sheet = game.scoreboard
+            self.duel_game = game
             return
         if self.single_hand or self.deck is not None:
             raise ValueError(f"single_hand and deck are options of the duel only, not of "
@@ -362,6 +365,20 @@ class Match:
         out 0; at the end of a partnership round each partner of the scoring team +net,
         each of the other −net; 0 otherwise (dead hands, net-0 rounds, mid-hand steps).
         """
+        duel = self.duel_game
+        if duel is not None:  # the duel's fast path: the Game refuses what is illegal
+            record = duel.apply(action)
+            self.action_history.append(int(action))
+            if self._paid:
+                self.last_rewards = np.zeros(2, dtype=np.float64)
+                self._paid = False
+            if record is None:
+                return []
+            hand = self._seat_hand(self.tables[0], record)
+            self.hand_history.append(hand)
+            self._hand_rewards(hand)
+            self.truncated = duel.truncated
+            return [hand]
         if self.is_over:
             raise ValueError("the match is over; no action is legal")
         table = self.tables[self.current_table]
@@ -379,10 +396,6 @@ class Match:
             return []
         hand = self._seat_hand(table, game.hand_history[-1])
         self.hand_history.append(hand)
-        if self.format == "duel":
-            self._hand_rewards(hand)
-            self.truncated = game.truncated
-            return [hand]
         if self.format == "three_hand":
             return [hand, *self._end_three_hand(hand)]
         return [hand, *self._end_partnership_hand(table)]
