@@ -195,6 +195,10 @@ class Match:
     rng: np.random.Generator = field(init=False, repr=False)
     _over: bool = field(init=False, default=False)
     _paid: bool = field(init=False, default=False, repr=False)
+    #: Per seat: (hands played, the context part of its observation vector), kept by
+    #: ``observation.encode_seat`` (that part changes only when a hand ends).
+    context_cache: dict[int, tuple[int, np.ndarray]] = field(init=False, default_factory=dict,
+                                                             repr=False, compare=False)
     #: The duel's one ``Game`` (None in a format; also :meth:`apply`'s fast path).
     duel_game: Game | None = field(init=False, default=None, repr=False)
 

@@ -395,12 +395,32 @@ def encode_seat(match: Match, seat: int) -> np.ndarray:
     else:
         game, player = view
         vec[:start] = encode(game, player)[:start]
+    key = len(match.hand_history)  # the context changes only when a hand ends
+    hit = match.context_cache.get(seat)
+    if hit is None or hit[0] != key:
+        hit = (key, _format_context(match, seat, view is None))
+        match.context_cache[seat] = hit
+    vec[start:] = hit[1]
+    return vec
+
+
+_check_packed_order()
+
+
+def _format_context(match: Match, seat: int, sitting_out: bool) -> np.ndarray:
+    """The part of a format vector after the table slices (the sheet and the format
+    slices): a function of the seat and the hands played, cached on the match."""
+    columns = match.rules.columns
+    layout = _slices(columns, match.format)
+    start = context_start(columns)
+    vec = np.zeros(_size(columns, match.format), dtype=np.float32)
+    rules = match.rules
     row = match.sheet_row(seat)
     sheet = match.sheet
     target = float(rules.target)
     if match.format == "three_hand":
         table = match.tables[0]
-        opponent = None if view is None else table.opponent_of(seat)
+        opponent = None if sitting_out else table.opponent_of(seat)
         vec[start:layout["seat"].start] = sheet_context(sheet, row, opponent)
         rel = [(seat + r) % 3 for r in range(3)]  # me, the next seat, the one after
         vec[layout["seat"].start + seat] = 1.0
@@ -416,7 +436,7 @@ def encode_seat(match: Match, seat: int) -> np.ndarray:
                 vec[layout["seat_won"].start + base + j] = float(sheet.column_winners[j] == s)
             vec[layout["seat_wins"].start + r] = min(sheet.wins[s] / 10.0, WINS_CLIP)
         vec[layout["hand_number"]] = min(len(match.hand_history) / 100.0, COUNT_CLIP)
-        return vec
+        return vec[start:]
     vec[start:layout["seat"].start] = sheet_context(sheet, row, 1 - row)
     vec[layout["seat"].start + seat] = 1.0
     partner_table = match.table_of(match.partner_of(seat))
@@ -427,10 +447,7 @@ def encode_seat(match: Match, seat: int) -> np.ndarray:
             team_points[0 if hand.winner % 2 == row else 1] += hand.points
     vec[layout["round_points"]] = np.minimum(np.array(team_points) / 100.0, COLUMN_CLIP)
     vec[layout["round_number"]] = min(match.round_number / 100.0, COUNT_CLIP)
-    return vec
-
-
-_check_packed_order()
+    return vec[start:]
 
 
 def _cards_of(v: np.ndarray) -> list[int]:

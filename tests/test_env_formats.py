@@ -256,3 +256,20 @@ def test_observation_ignores_hidden_cards(profile):
         legal = match.legal_actions()
         match.apply(int(legal[rng.integers(len(legal))]))
     assert checked == 300
+
+
+@pytest.mark.parametrize("profile", ["hollywood_three_hand", "hollywood_partnership"])
+def test_cached_context_equals_fresh(profile):
+    from hgin_env.match import Match
+    from hgin_env.observation import encode_seat
+
+    rng = np.random.default_rng(3)
+    match = Match(get_rules(profile).replace(target=40, name=profile), seed=6)
+    while not match.is_over:
+        for seat in range(match.num_players):
+            cached = encode_seat(match, seat)
+            match.context_cache.clear()
+            assert np.array_equal(cached, encode_seat(match, seat))
+        legal = match.legal_actions()
+        knocks = [a for a in legal if 52 <= a < 104]
+        match.apply(int(rng.choice(knocks or legal)))
