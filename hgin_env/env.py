@@ -552,7 +552,9 @@ class raw_env(AECEnv, EzPickle):
                     f"below) v player_{table.seats[1]} (player 1)")
             if table.sitting_out is not None:
                 head += f", player_{table.sitting_out} sits out"
-            text = f"{head}\n{text}\n{match.sheet}"
+            lines = text.split("\n")
+            cut = next((i for i, line in enumerate(lines) if line.lstrip().startswith("I ")), len(lines))
+            text = "\n".join([head, *lines[:cut], str(match.sheet)])  # the match's sheet, not the table's
         last = getattr(self, "_last_hand_text", None)
         if last:
             text = last + "\n" + text
