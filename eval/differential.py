@@ -46,8 +46,7 @@ EXTRA_RULES: dict[str, Rules] = {
 
 
 def all_profiles() -> dict[str, Rules]:
-    """Every two-player rules profile the check runs: the duel profiles (the batched engine
-    is duel-only; ``three_hand`` and ``partnership`` profiles are played by ``Match``)."""
+    """Every two-player rules profile (``format="duel"``) plus :data:`EXTRA_RULES`."""
     return {**{name: PROFILES[name] for name in profile_names("duel")}, **EXTRA_RULES}
 
 

@@ -111,9 +111,9 @@ class BatchGame:
             raise ValueError(f"reward must be 'match', 'columns' or 'points', not {reward!r}")
         self.n = n
         self.rules = get_rules(rules)
-        if self.rules.format != "duel":
-            raise ValueError(f"BatchGame plays the duel only; rules {self.rules.name!r} have "
-                             f"format={self.rules.format!r} (use hgin_env.match.Match)")
+        if self.rules.num_players != 2:
+            raise ValueError(f"BatchGame plays two-player matches; rules {self.rules.name!r} have "
+                             f"format {self.rules.format!r}")
         self.reward_mode = reward
         self.layout = ObservationLayout(self.rules.columns)
         self._slices = self.layout.slices

@@ -45,6 +45,11 @@ def test_first_match_is_game_with_same_seed():
         assert g.hands == batch.hands[i].tolist()
 
 
+def test_only_two_player_formats():
+    with pytest.raises(ValueError, match="two-player"):
+        BatchGame(2, rules="hollywood_three_hand")
+
+
 def test_illegal_action_raises():
     batch = BatchGame(2, seed=0)
     with pytest.raises(ValueError, match="illegal action"):

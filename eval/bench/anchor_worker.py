@@ -309,40 +309,6 @@ def cmd_env_openspiel(req: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": seconds, "decisions": decisions, "chance": chance, "hands": hands}
 
 
-def cmd_env_openspiel_observed(req: dict[str, Any]) -> dict[str, Any]:
-    """Random play in OpenSpiel ``gin_rummy`` from Python as a learner drives it: at every
-    decision the observation tensor and the legal-action mask of the acting player become
-    numpy arrays, and the move is drawn from the mask."""
-    import numpy as np
-    import pyspiel
-
-    n, seed = int(req["steps"]), int(req.get("seed", 0))
-    rng = _Uniform(seed)
-    game = pyspiel.load_game("gin_rummy")
-    decisions = chance = hands = 0
-    flatnonzero = np.flatnonzero
-    t0 = time.perf_counter()
-    state = game.new_initial_state()
-    while decisions < n:
-        if state.is_terminal():
-            hands += 1
-            state = game.new_initial_state()
-        elif state.is_chance_node():
-            outcomes = state.chance_outcomes()
-            state.apply_action(outcomes[rng.pick(len(outcomes))][0])
-            chance += 1
-        else:
-            player = state.current_player()
-            obs = np.asarray(state.observation_tensor(player), dtype=np.float32)
-            mask = np.asarray(state.legal_actions_mask(player), dtype=bool)
-            legal = flatnonzero(mask)
-            state.apply_action(int(legal[rng.pick(len(legal))]))
-            decisions += 1
-            del obs
-    seconds = time.perf_counter() - t0
-    return {"seconds": seconds, "decisions": decisions, "chance": chance, "hands": hands}
-
-
 def _openspiel_chance_uniform(seed: int, hands: int) -> bool:
     """Whether every chance node of some random OpenSpiel hands has uniform outcomes."""
     import pyspiel
@@ -445,7 +411,6 @@ COMMANDS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "discards_rlcard": cmd_discards_rlcard,
     "env_pettingzoo": cmd_env_pettingzoo,
     "env_openspiel": cmd_env_openspiel,
-    "env_openspiel_observed": cmd_env_openspiel_observed,
     "selfcheck": cmd_selfcheck,
 }
 

@@ -117,10 +117,6 @@ class AnchorWorker:
         ``observe`` each decision also builds the observation tensor and legal mask."""
         return self.request("env_openspiel", steps=steps, seed=seed, observe=observe)
 
-    def env_openspiel_observed(self, steps: int, seed: int = 0) -> dict[str, Any]:
-        """OpenSpiel random play with observation tensor + legal mask per decision."""
-        return self.request("env_openspiel_observed", steps=steps, seed=seed)
-
     def selfcheck(self, n: int = 300, seed: int = 0) -> dict[str, Any]:
         """Card mappings and anchor deadwood vs brute force: ok plus per-check counts."""
         return self.request("selfcheck", n=n, seed=seed)

@@ -521,14 +521,14 @@ class Runner:
             w = self.anchors
 
             def observed(r: int) -> None:
-                rep = w.env_openspiel_observed(s.os_observed_steps, seed=self.seed + 9000 + r)
-                record("OpenSpiel gin_rummy (Python), obs tensor + mask", rep, False,
+                rep = w.env_openspiel(s.os_observed_steps, seed=self.seed + 9000 + r, observe=True)
+                record(OPENSPIEL_OBS, rep, False,
                        "observation_tensor + legal_actions_mask as numpy per decision; chance actions "
                        "in the loop", decisions="decisions")
 
             def bare(r: int) -> None:
                 rep = w.env_openspiel(s.os_observed_steps, seed=self.seed + 9500 + r)
-                record("OpenSpiel gin_rummy (Python), no observation", rep, False,
+                record("OpenSpiel gin_rummy (Python)", rep, False,
                        "legal_actions/apply_action only", decisions="decisions")
 
             out += [observed, bare]
@@ -692,9 +692,9 @@ TARGETS = [
      "env() >= 1.5x OpenSpiel's Python loop with observation + mask, per decision"),
     ("env_steps", "ours raw_env", OPENSPIEL_OBS, 2.0,
      "raw_env >= 2x OpenSpiel's Python loop with observation + mask, per decision"),
-    ("batch_steps", "ours BatchGame N=1024", "OpenSpiel gin_rummy (Python), obs tensor + mask", 20.0,
+    ("batch_steps", "ours BatchGame N=1024", OPENSPIEL_OBS, 20.0,
      "batched engine >= 20x OpenSpiel Python loop with obs tensor + mask, decisions/s"),
-    ("batch_hands", "ours BatchGame N=1024", "OpenSpiel gin_rummy (Python), no observation", 10.0,
+    ("batch_hands", "ours BatchGame N=1024", "OpenSpiel gin_rummy (Python)", 10.0,
      "batched engine >= 10x OpenSpiel Python loop, hands/s"),
     ("train_steps", "ours train.ppo (batched, default)", "train.ppo previous defaults (--vec-env subproc)", 10.0,
      "PPO training >= 10x the previous train.ppo defaults, steps/s (opponent Simple)"),
