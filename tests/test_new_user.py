@@ -91,7 +91,7 @@ def test_readme_sb3_example_runs_at_toy_size() -> None:
     pytest.importorskip("sb3_contrib")
     code = _python_block("CardAwarePolicy")
     assert "torch.set_num_threads(" in code and "seed=0" in code
-    small = code.replace("n_steps=512", "n_steps=64, batch_size=32, n_epochs=1").replace("learn(10_000)", "learn(64)")
+    small = code.replace("n_steps=512", "n_steps=64, batch_size=32, n_epochs=1").replace("learn(4_096)", "learn(64)")
     assert small != code
     run = subprocess.run([sys.executable, "-c", small + "\nprint('ACTION', int(action))\n"], capture_output=True,
                          text=True, cwd=ROOT, timeout=300)
