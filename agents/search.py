@@ -18,10 +18,10 @@ How a decision is made (only when there is a real choice):
    difference is measured on the same deals: far less noise than independent rollouts.
 4. **Value** of the finished hand for the agent: ± (hand points / 100 + ``column_weight``
    × columns the hand decided), 0 for a dead hand. The candidate with the best mean wins;
-   ties go to the Expert's choice (the first candidate). With ``confidence=z > 0`` the
-   search leaves the Expert's choice only when the paired mean advantage exceeds ``z``
-   standard errors (a one-sided test on the per-world differences), so rollout noise
-   alone does not make it deviate.
+   ties go to the Expert's choice (the first candidate). With ``confidence=z > 0``
+   (default 1) the search leaves the Expert's choice only when the paired mean advantage
+   exceeds ``z`` standard errors (a one-sided test on the per-world differences), so
+   rollout noise alone does not make it deviate; ``confidence=0`` is the plain argmax.
 
 Budget: ``rollouts`` worlds per decision (deterministic given the seed), stopped early once
 ``budget_ms`` milliseconds have been spent (at least ``min_worlds`` worlds). With a time
@@ -68,7 +68,7 @@ class SearchAgent(SeededAgent):
                  budget_ms: float | None = None, min_worlds: int = 4, width: int = 3,
                  rollout: str = "simple", decline_weight: float = 1.0,
                  column_weight: float = 1.0, draws: bool = True, model: str = "improved",
-                 confidence: float = 0.0, layout: ObservationLayout | None = None):
+                 confidence: float = 1.0, layout: ObservationLayout | None = None):
         self.rules = get_rules(rules)
         if self.rules.format != "duel" or (layout is not None and layout.format != "duel"):
             fmt = self.rules.format if self.rules.format != "duel" else layout.format  # type: ignore[union-attr]
