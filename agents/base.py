@@ -13,6 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from hgin_env.observation import ObservationLayout
+
 
 @runtime_checkable
 class Agent(Protocol):
@@ -28,12 +30,19 @@ AgentFactory = Callable[..., Agent]
 
 class SeededAgent:
     """Shared plumbing of the built-in agents: a seeded generator (re-seeded by ``reset``)
-    and the number of columns of the rules, which fixes the observation layout."""
+    and the observation layout they read (``ObservationLayout.for_rules(rules)``: any
+    format, any seat). ``columns`` is the older way to name a duel layout."""
 
     name = "agent"
 
-    def __init__(self, seed: int | None = None, columns: int = 3):
-        self.columns = columns
+    def __init__(self, seed: int | None = None, columns: int | None = None,
+                 layout: ObservationLayout | None = None):
+        if layout is None:
+            layout = ObservationLayout(3 if columns is None else columns)
+        elif columns is not None and columns != layout.columns:
+            raise ValueError(f"columns={columns} disagrees with the layout ({layout.columns} columns)")
+        self.layout = layout
+        self.columns = layout.columns
         self.rng = np.random.default_rng(seed)
 
     def reset(self, seed: int | None = None) -> None:
@@ -67,7 +76,8 @@ def known_agents() -> list[str]:
 
 
 def make_agent(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
-    """Build an agent from its name: ``"random"``, ``"simple"``, ``"expert"`` or ``"prefix:ARG"``.
+    """Build an agent from its name: ``"random"``, ``"simple"``, ``"expert"``, ``"search"`` or
+    ``"prefix:ARG"``.
 
     Unknown names raise ``ValueError`` listing the known ones.
     """
@@ -103,8 +113,10 @@ def _ensure_builtin() -> None:
         return
     from .expert import ExpertAgent
     from .random_agent import RandomAgent
+    from .search import SearchAgent
     from .simple import SimpleAgent
 
     _REGISTRY.setdefault("random", RandomAgent)
     _REGISTRY.setdefault("simple", SimpleAgent)
     _REGISTRY.setdefault("expert", ExpertAgent)
+    _REGISTRY.setdefault("search", SearchAgent)

@@ -30,7 +30,8 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, mask_to_cards
-from hgin_env.melds import cached_deadwood, deadwood_after_discard_mask, min_deadwood_batch
+from hgin_env.melds import cached_deadwood, deadwood_after_discard_mask, meld_partners, min_deadwood_batch
+from hgin_env.observation import ObservationLayout
 
 from .base import SeededAgent
 from .view import ObsView, parse
@@ -68,12 +69,23 @@ class ExpertParams:
     threat_win: float = 20.0
 
 
+def knock_timing(p: ExpertParams, deadwood: int, stock_size: int) -> bool:
+    """The Expert's knock timing without the match state: gin always; any legal deadwood
+    early in the hand and in the last stock cards; in between only ``knock_late`` or less."""
+    if deadwood == 0:
+        return True
+    if stock_size >= p.knock_any_stock or stock_size <= p.knock_end_stock:
+        return True
+    return deadwood <= p.knock_late
+
+
 class ExpertAgent(SeededAgent):
     """Heuristic expert on observation dicts (see the module docstring)."""
 
     name = "expert"
 
-    def __init__(self, seed: int | None = None, columns: int = 3, **params: float):
+    def __init__(self, seed: int | None = None, columns: int | None = None,
+                 layout: ObservationLayout | None = None, **params: float):
         known = {f.name for f in fields(ExpertParams)}
         unknown = set(params) - known
         if unknown:
@@ -81,11 +93,11 @@ class ExpertAgent(SeededAgent):
         self.params = ExpertParams(**params)
         # Nothing to forget between matches (the observation carries every fact used), so
         # SeededAgent.reset only re-seeds.
-        super().__init__(seed=seed, columns=columns)
+        super().__init__(seed=seed, columns=columns, layout=layout)
 
     # ------------------------------------------------------------------ decisions
     def __call__(self, observation: dict) -> int:
-        view = parse(observation, self.columns)
+        view = parse(observation, self.layout)
         legal = set(int(a) for a in view.legal)
         if not legal:
             raise ValueError("no legal action in the observation's action mask")
@@ -141,16 +153,9 @@ class ExpertAgent(SeededAgent):
 
     # ------------------------------------------------------------------ knock policy
     def _should_knock(self, view: ObsView, deadwood: int) -> bool:
-        p = self.params
-        if deadwood == 0:
+        if knock_timing(self.params, deadwood, view.stock_size):
             return True
-        if view.stock_size >= p.knock_any_stock or view.stock_size <= p.knock_end_stock:
-            return True
-        if deadwood <= p.knock_late:
-            return True
-        if p.match_aware and self._match_point(view):
-            return True
-        return False
+        return bool(self.params.match_aware and self._match_point(view))
 
     def _match_point(self, view: ObsView) -> bool:
         """Whether one small won hand decides the match, for me or for the opponent.
@@ -216,7 +221,7 @@ class ExpertAgent(SeededAgent):
         if hints:
             suppressed = 0
             for y in hints:
-                suppressed |= _meld_partners(y)
+                suppressed |= meld_partners(y)
             for i, c in enumerate(unseen):
                 if suppressed >> c & 1:
                     weights[i] = self.params.decline_factor
@@ -239,15 +244,3 @@ class ExpertAgent(SeededAgent):
             out[i] = 1.0 - miss
         return out
 
-
-def _meld_partners(card: int) -> int:
-    """Mask of the cards that could form a meld together with ``card``."""
-    r, s = card % NUM_RANKS, card // NUM_RANKS
-    mask = 0
-    for t in range(4):
-        if t != s:
-            mask |= 1 << (t * NUM_RANKS + r)
-    for dr in (-2, -1, 1, 2):
-        if 0 <= r + dr < NUM_RANKS:
-            mask |= 1 << (s * NUM_RANKS + r + dr)
-    return mask

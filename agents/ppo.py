@@ -21,7 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from hgin_env.observation import OBSERVATION_VERSION, ObservationLayout
+from hgin_env.observation import (
+    FORMAT_OBSERVATION_VERSION,
+    LAYOUT_FORMATS,
+    OBSERVATION_VERSION,
+    ObservationLayout,
+)
 from hgin_env.rules import RULES_VERSION, Rules
 
 from .base import register_agent_prefix
@@ -37,11 +42,12 @@ class CheckpointError(ValueError):
 
 
 def checkpoint_meta(rules: Rules, extra: dict | None = None) -> dict:
-    layout = ObservationLayout(rules.columns)
+    layout = ObservationLayout.for_rules(rules)
     meta = {
         "format": FORMAT,
         "env": "hollywood_gin_v0",
-        "observation_version": OBSERVATION_VERSION,
+        "observation_version": layout.version,
+        "observation_format": layout.format,
         "observation_size": layout.size,
         "rules_version": RULES_VERSION,
         "rules": rules.to_dict(),
@@ -122,10 +128,14 @@ def check_meta(meta: dict, path: str | Path, fmt: str = FORMAT) -> dict:
                               "expected an object")
     if meta.get("format") != fmt:
         raise CheckpointError(f"{path}: checkpoint format {meta.get('format')!r}, expected {fmt!r}")
-    if meta.get("observation_version") != OBSERVATION_VERSION:
+    layout_format = meta.get("observation_format", "duel")  # checkpoints from before formats: duel
+    if layout_format not in LAYOUT_FORMATS:
+        raise CheckpointError(f"{path}: unknown observation layout format {layout_format!r}")
+    version = OBSERVATION_VERSION if layout_format == "duel" else FORMAT_OBSERVATION_VERSION
+    if meta.get("observation_version") != version:
         raise CheckpointError(
             f"{path} was trained with observation layout version {meta.get('observation_version')}, "
-            f"this hgin_env uses version {OBSERVATION_VERSION}; retrain the policy")
+            f"this hgin_env uses version {version}; retrain the policy")
     if meta.get("rules_version") != RULES_VERSION:
         raise CheckpointError(f"{path} was trained with rules version {meta.get('rules_version')}, "
                               f"this hgin_env uses version {RULES_VERSION}; retrain the policy")
@@ -160,8 +170,19 @@ class PPOAgent:
 
     @classmethod
     def load(cls, path: str | Path = SHIPPED_POLICY, deterministic: bool = True,
-             seed: int | None = None, columns: int | None = None) -> PPOAgent:
+             seed: int | None = None, columns: int | None = None,
+             layout: ObservationLayout | None = None) -> PPOAgent:
+        """Load a checkpoint; with ``layout`` (the env's, ``ObservationLayout.for_rules``)
+        or ``columns``, a checkpoint trained for another layout is refused in one line."""
         meta = read_meta(path)
+        if layout is not None:
+            trained = ObservationLayout(int(meta["rules"]["columns"]),
+                                        meta.get("observation_format", "duel"))
+            if trained != layout or int(meta["observation_size"]) != layout.size:
+                raise CheckpointError(
+                    f"{path} was trained for the {trained.format} layout ({trained.columns} "
+                    f"column(s), size {meta['observation_size']}); this match needs the "
+                    f"{layout.format} layout ({layout.columns} column(s), size {layout.size})")
         if columns is not None and columns != int(meta["rules"]["columns"]):
             raise CheckpointError(f"{path} plays {meta['rules']['columns']} column(s), "
                                   f"the environment has {columns}")

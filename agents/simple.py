@@ -16,11 +16,39 @@ rule, so that guard is left out.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
+import numpy as np
+
 from hgin_env import actions as A
 from hgin_env.melds import deadwood_after_discard_mask
 
 from .base import SeededAgent
 from .view import melds_with, parse
+
+
+def simple_action(hand: int, discard_top: int, legal: Collection[int], drawing: bool,
+                  rng: np.random.Generator, after: dict[int, int] | None = None) -> int:
+    """Neller's rule on plain facts: the hand mask, the discard top (-1 if none), the legal
+    ids, whether this is a draw decision, and optionally the deadwood after each discard.
+
+    The one implementation of the rule: :class:`SimpleAgent` calls it on a parsed
+    observation, search rollouts (:mod:`agents.search`) on a sampled game.
+    """
+    if drawing:
+        if A.TAKE_DISCARD in legal and discard_top >= 0 and melds_with(discard_top, hand):
+            return A.TAKE_DISCARD
+        return A.PASS if A.PASS in legal else A.DRAW_STOCK
+    # Discard phase: the legal discards exclude a card just taken from the pile.
+    if after is None:
+        after = deadwood_after_discard_mask(hand)
+    options = [(after[a - A.DISCARD], a) for a in sorted(legal) if a < A.KNOCK]
+    best = min(dw for dw, _ in options)
+    choices = [a for dw, a in options if dw == best]
+    card = choices[int(rng.integers(len(choices)))] - A.DISCARD
+    if A.KNOCK + card in legal:
+        return A.KNOCK + card
+    return A.DISCARD + card
 
 
 class SimpleAgent(SeededAgent):
@@ -29,21 +57,9 @@ class SimpleAgent(SeededAgent):
     name = "simple"
 
     def __call__(self, observation: dict) -> int:
-        view = parse(observation, self.columns)
+        view = parse(observation, self.layout)
         legal = set(int(a) for a in view.legal)
         if not legal:
             raise ValueError("no legal action in the observation's action mask")
-        if view.phase in ("first_upcard", "draw"):
-            if A.TAKE_DISCARD in legal and view.discard_top >= 0 \
-                    and melds_with(view.discard_top, view.hand):
-                return A.TAKE_DISCARD
-            return A.PASS if A.PASS in legal else A.DRAW_STOCK
-        # Discard phase: the legal discards exclude a card just taken from the pile.
-        after = deadwood_after_discard_mask(view.hand)
-        options = [(after[a - A.DISCARD], a) for a in sorted(legal) if a < A.KNOCK]
-        best = min(dw for dw, _ in options)
-        choices = [a for dw, a in options if dw == best]
-        card = choices[int(self.rng.integers(len(choices)))] - A.DISCARD
-        if A.KNOCK + card in legal:
-            return A.KNOCK + card
-        return A.DISCARD + card
+        return simple_action(view.hand, view.discard_top, legal,
+                             view.phase in ("first_upcard", "draw"), self.rng)

@@ -9,7 +9,6 @@ masks once per decision. Everything here comes from the public observation layou
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -26,9 +25,6 @@ def mask_of(vector: np.ndarray) -> int:
     return int(_BITS[np.asarray(vector) > 0.5].sum())
 
 
-@lru_cache(maxsize=16)
-def _slices(columns: int) -> dict[str, slice]:
-    return ObservationLayout(columns).slices
 
 
 @dataclass
@@ -80,10 +76,18 @@ class ObsView:
         return (self.own_discards & self.pile) | self.upcard_declined_by_opponent
 
 
-def parse(observation: dict, columns: int = 3, target: int = 100) -> ObsView:
-    """Decode an observation dict into an :class:`ObsView`."""
+def parse(observation: dict, layout: ObservationLayout | int = 3, target: int = 100) -> ObsView:
+    """Decode an observation dict into an :class:`ObsView` through its layout (any format:
+    the table slices and the ``own_*``/``opponent_*`` sheet slices are the duel's, seen from
+    the seat: its row, its team's row, against its opponent's). An int names a duel layout
+    by its number of columns."""
+    if isinstance(layout, int):
+        layout = ObservationLayout(layout)
     vec = np.asarray(observation["observation"])
-    s = _slices(columns)
+    if vec.shape[-1] != layout.size:
+        raise ValueError(f"observation has size {vec.shape[-1]}, the layout "
+                         f"({layout.format}, {layout.columns} columns) has {layout.size}")
+    s = layout.slices
     top_v = vec[s["discard_top"]]
     top_idx = np.flatnonzero(top_v > 0.5)
     top = int(top_idx[0]) if top_idx.size else -1

@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import make_agent
-from hgin_env.game import Game
-from hgin_env.observation import encode
+from hgin_env.match import Match, SeatHand
+from hgin_env.observation import ObservationLayout
 from hgin_env.rules import Rules, get_rules
 
 from .ratings import bradley_terry
@@ -70,18 +70,23 @@ class AgentSpec:
     def display(self) -> str:
         return self.label or self.name
 
-    def build(self, columns: int) -> Any:
-        """The agent, with ``columns`` passed when its factory accepts it."""
-        kwargs = dict(self.kwargs)
-        agent = _make_with_columns(self.name, columns, kwargs)
-        return agent
+    def build(self, rules: Rules | int) -> Any:
+        """The agent for ``rules``, given their observation layout when its factory accepts
+        a ``layout`` (else ``columns``, for the duel). An int is a duel's number of columns."""
+        layout = ObservationLayout(rules) if isinstance(rules, int) else ObservationLayout.for_rules(rules)
+        return _make_with_layout(self.name, layout, dict(self.kwargs))
 
 
-def _make_with_columns(name: str, columns: int, kwargs: dict[str, Any]) -> Any:
+def _make_with_layout(name: str, layout: ObservationLayout, kwargs: dict[str, Any]) -> Any:
     try:
-        return make_agent(name, seed=None, columns=columns, **kwargs)
-    except TypeError as exc:  # a registered factory without a ``columns`` argument
-        if "columns" not in str(exc) or columns != 3:
+        return make_agent(name, seed=None, layout=layout, **kwargs)
+    except TypeError as exc:  # a registered factory without a ``layout`` argument
+        if "layout" not in str(exc) or layout.format != "duel":
+            raise
+    try:
+        return make_agent(name, seed=None, columns=layout.columns, **kwargs)
+    except TypeError as exc:  # nor a ``columns`` argument
+        if "columns" not in str(exc) or layout.columns != 3:
             raise
         return make_agent(name, seed=None, **kwargs)
 
@@ -123,71 +128,90 @@ def _reset(agent: Any, seed: int) -> None:
 
 
 # --------------------------------------------------------------------------- one match
+def seatings(format: str) -> list[tuple[int, ...]]:
+    """Agent A's seats in each seating of a seed (agent B takes the other seats), so that
+    every agent plays every seat on the same deals: duel (0,), (1,); partnership A's team
+    at seats (0, 2) then (1, 3) (an agent partners itself); three-hand A alone at each seat
+    against two copies of B, then B alone at each seat (A at the two others)."""
+    if format == "duel":
+        return [(0,), (1,)]
+    if format == "partnership":
+        return [(0, 2), (1, 3)]
+    if format == "three_hand":
+        return [(0,), (1,), (2,), (1, 2), (0, 2), (0, 1)]
+    raise ValueError(f"unknown format {format!r}")
+
+
 def play_match(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules | str | dict | None,
                label_a: str = "a", label_b: str = "b") -> dict[str, Any]:
-    """Play one whole match, agent A in seat ``a_seat``; returns one CSV row (from A's and B's view).
+    """Play one whole match (``Match.play``, the one match loop), agent A in the seats of
+    seating ``a_seat`` (:func:`seatings`; in the duel A's seat), B in the others; returns
+    one CSV row (from A's and B's view).
 
-    Agents get ``{"observation", "action_mask"}`` of the acting player and nothing else.
+    Agents get ``{"observation", "action_mask"}`` of the acting seat and nothing else. In a
+    format a column total of an agent is the mean over its sheet rows (its two seats in
+    three-hand when it sits at two; its team in a partnership).
     """
     rules = get_rules(rules)
-    game = Game(rules=rules, seed=seed)
-    seat_of = {"a": a_seat, "b": 1 - a_seat}
-    players = [agent_a, agent_b] if a_seat == 0 else [agent_b, agent_a]
+    a_seats = seatings(rules.format)[a_seat]
+    side_of = {seat: ("a" if seat in a_seats else "b") for seat in range(rules.num_players)}
+    players = [agent_a if side_of[seat] == "a" else agent_b for seat in range(rules.num_players)]
     _reset(agent_a, _derive_seed(seed, 1))
     _reset(agent_b, _derive_seed(seed, 2))
     stats = {side: dict.fromkeys(("hands_won", "knock_wins", "gin_wins", "undercut_wins", "knocks",
-                                  "points", "illegal"), 0) for side in "ab"}
-    side_of = {seat_of["a"]: "a", seat_of["b"]: "b"}
+                                  "points"), 0) for side in "ab"}
     dead = 0
+
+    def count(finished: list) -> None:
+        nonlocal dead
+        for hand in finished:
+            if not isinstance(hand, SeatHand):
+                continue
+            if hand.knocker is None:
+                dead += 1
+                continue
+            winner = side_of[hand.winner]
+            stats[side_of[hand.knocker]]["knocks"] += 1
+            stats[winner]["hands_won"] += 1
+            stats[winner]["points"] += hand.points
+            kind = hand.kind
+            if kind in ("gin", "big_gin"):
+                stats[winner]["gin_wins"] += 1
+            elif kind == "undercut":
+                stats[winner]["undercut_wins"] += 1
+            else:
+                stats[winner]["knock_wins"] += 1
+
     start = time.perf_counter()
-    obs_buf = None
-    while not game.is_over:
-        player = game.current_player
-        obs_buf = encode(game, player)
-        obs = {"observation": obs_buf, "action_mask": game.legal_action_mask()}
-        action = int(players[player](obs))
-        record = game.apply(action)  # raises ValueError on an illegal action
-        if record is None:
-            continue
-        if record.knocker is None:
-            dead += 1
-            continue
-        knocker = side_of[record.knocker]
-        winner = side_of[record.winner]
-        stats[knocker]["knocks"] += 1
-        stats[winner]["hands_won"] += 1
-        stats[winner]["points"] += record.points
-        kind = record.kind
-        if kind in ("gin", "big_gin"):
-            stats[winner]["gin_wins"] += 1
-        elif kind == "undercut":
-            stats[winner]["undercut_wins"] += 1
-        else:
-            stats[winner]["knock_wins"] += 1
-    board = game.scoreboard
+    match = Match(rules, seed=seed).play(players, count)
+    board = match.sheet
+    rows_of = {side: sorted({match.sheet_row(seat) for seat in side_of if side_of[seat] == side})
+               for side in "ab"}
+    side_of_row = {row: side for side in "ab" for row in rows_of[side]}
     row: dict[str, Any] = {
         "seed": seed, "agent_a": label_a, "agent_b": label_b, "a_seat": a_seat,
-        "player_0": label_a if a_seat == 0 else label_b,
-        "player_1": label_b if a_seat == 0 else label_a,
     }
+    if rules.format != "duel":
+        row["a_seats"] = "-".join(map(str, a_seats))
+    for seat in range(rules.num_players):
+        row[f"player_{seat}"] = label_a if side_of[seat] == "a" else label_b
     for j in range(board.num_columns):
-        row[f"a_col{j + 1}"] = int(board.columns[seat_of["a"], j])
-        row[f"b_col{j + 1}"] = int(board.columns[seat_of["b"], j])
+        for side in "ab":
+            row[f"{side}_col{j + 1}"] = int(round(float(np.mean([board.columns[r, j] for r in rows_of[side]]))))
         w = board.column_winners[j]
-        row[f"col{j + 1}_winner"] = "" if w is None else (label_a if w == seat_of["a"] else label_b)
+        row[f"col{j + 1}_winner"] = "" if w is None else (label_a if side_of_row[w] == "a" else label_b)
     won = board.columns_won
-    row["a_columns_won"] = won[seat_of["a"]]
-    row["b_columns_won"] = won[seat_of["b"]]
-    mw = board.match_winner
-    row["winner"] = "draw" if mw is None else (label_a if mw == seat_of["a"] else label_b)
-    row["winner_side"] = "" if mw is None else side_of[mw]
-    row["hands"] = len(game.hand_history)
+    row["a_columns_won"] = sum(won[r] for r in rows_of["a"])
+    row["b_columns_won"] = sum(won[r] for r in rows_of["b"])
+    mw = match.match_winner
+    row["winner"] = "draw" if mw is None else (label_a if side_of_row[mw] == "a" else label_b)
+    row["winner_side"] = "" if mw is None else side_of_row[mw]
+    row["hands"] = len(match.hand_history)
     row["dead_hands"] = dead
-    row["truncated"] = bool(game.truncated)
+    row["truncated"] = bool(match.truncated)
     for side in "ab":
         for key, value in stats[side].items():
-            if key != "illegal":
-                row[f"{side}_{key}"] = value
+            row[f"{side}_{key}"] = value
     row["seconds"] = round(time.perf_counter() - start, 4)
     return row
 
@@ -196,11 +220,11 @@ def play_match(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules 
 def _run_chunk(task: tuple[AgentSpec, AgentSpec, list[int], dict]) -> list[dict[str, Any]]:
     spec_a, spec_b, seeds, rules_dict = task
     rules = Rules.from_dict(rules_dict)
-    agent_a = spec_a.build(rules.columns)
-    agent_b = spec_b.build(rules.columns)
+    agent_a = spec_a.build(rules)
+    agent_b = spec_b.build(rules)
     rows = []
     for seed in seeds:
-        for a_seat in (0, 1):
+        for a_seat in range(len(seatings(rules.format))):
             rows.append(play_match(agent_a, agent_b, seed, a_seat, rules, spec_a.display, spec_b.display))
     return rows
 
@@ -280,6 +304,8 @@ class TournamentResult:
     seed: int
     pairs: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    #: Seatings per seed (:func:`seatings`): 2 in the duel and partnership, 6 in three-hand.
+    seatings: int = 2
 
     def pair_rows(self, a: str, b: str) -> list[dict[str, Any]]:
         return [r for r in self.rows if r["agent_a"] == a and r["agent_b"] == b]
@@ -305,6 +331,25 @@ class TournamentResult:
             return list(self.rows)
         return pd.DataFrame(self.rows)
 
+    def agent_summaries(self) -> list[dict[str, Any]]:
+        """Per agent, over all its pairs: match win rate (draws half) and a 95% CI whose
+        unit is one (pair, seed) duplicate set of matches."""
+        out = []
+        for name in self.agents:
+            units: dict[tuple, list[float]] = {}
+            for r in self.rows:
+                if name not in (r["agent_a"], r["agent_b"]):
+                    continue
+                side = "a" if r["agent_a"] == name else "b"
+                score = 0.5 if r["winner_side"] == "" else float(r["winner_side"] == side)
+                units.setdefault((r["agent_a"], r["agent_b"], r["seed"]), []).append(score)
+            means = [float(np.mean(v)) for v in units.values()]
+            lo, hi = duplicate_interval(means)
+            out.append({"agent": name, "matches": sum(len(v) for v in units.values()),
+                        "win_rate": float(np.mean(means)) if means else float("nan"),
+                        "ci_low": lo, "ci_high": hi})
+        return out
+
     def ratings(self, anchor: str | None = None) -> dict[str, float]:
         """Bradley-Terry ratings on the Elo scale (anchor: ``random`` if present)."""
         results = {}
@@ -317,8 +362,10 @@ class TournamentResult:
 
     def markdown(self) -> str:
         """A markdown report: the pair table (win rate, CIs, columns, outcomes) and ratings."""
+        how = "seats swapped" if self.seatings == 2 else "every agent at every seat"
         lines = [f"Rules `{self.rules_name}`, {self.matches_per_pair} matches per pair "
-                 f"({self.matches_per_pair // 2} duplicate seeds from {self.seed}, seats swapped).", ""]
+                 f"({self.matches_per_pair // self.seatings} duplicate seeds from {self.seed}, "
+                 f"{self.seatings} seatings each: {how}).", ""]
         lines.append("| A | B | matches | A match win % | 95% CI (dup. pairs) | 95% CI (Wilson) | "
                      "columns won A–B | mean column total A–B | hands/match | "
                      "A knock/gin/undercut % of hands | B knock/gin/undercut % of hands | dead % |")
@@ -332,9 +379,13 @@ class TournamentResult:
                 f"{s['a_column_total']:.1f}–{s['b_column_total']:.1f} | {s['hands_per_match']:.1f} | "
                 f"{_mix(s, 'a')} | {_mix(s, 'b')} | {100 * s['dead_rate']:.1f} |")
         if len(self.agents) > 2:
-            lines += ["", "| agent | rating (Bradley–Terry, Elo scale) |", "|---|---|"]
+            lines += ["", "| agent | matches | match win % vs all | 95% CI (seeds) | "
+                      "rating (Bradley–Terry, Elo scale) |", "|---|---|---|---|---|"]
+            per_agent = {a["agent"]: a for a in self.agent_summaries()}
             for name, r in sorted(self.ratings().items(), key=lambda kv: -kv[1]):
-                lines.append(f"| {name} | {r:.0f} |")
+                a = per_agent[name]
+                lines.append(f"| {name} | {a['matches']} | {100 * a['win_rate']:.1f} | "
+                             f"{100 * a['ci_low']:.1f}–{100 * a['ci_high']:.1f} | {r:.0f} |")
         return "\n".join(lines) + "\n"
 
     def save(self, out: str | Path, plot: bool = True) -> dict[str, Path]:
@@ -347,7 +398,8 @@ class TournamentResult:
         paths["json"].write_text(json.dumps({
             "agents": self.agents, "rules": self.rules_name, "matches_per_pair": self.matches_per_pair,
             "seed": self.seed, "seconds": self.seconds, "pairs": self.summaries(),
-            "ratings": self.ratings(),
+            "ratings": self.ratings(), "per_agent": self.agent_summaries(),
+            "seatings": self.seatings,
         }, indent=2))
         if plot:
             paths["plot"] = out / "summary.png"
@@ -444,7 +496,8 @@ def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches
     if len(specs) < 2:
         raise ValueError("a tournament needs at least two agents")
     rules_obj = get_rules(rules)
-    n_seeds = max(1, math.ceil(matches / 2))
+    per_seed = len(seatings(rules_obj.format))
+    n_seeds = max(1, math.ceil(matches / per_seed))
     seeds = [seed + i for i in range(n_seeds)]
     pair_idx = list(pairs) if pairs is not None else list(combinations(range(len(specs)), 2))
     rules_dict = rules_obj.to_dict()
@@ -459,7 +512,7 @@ def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches
         for k in range(0, len(todo), chunk):
             tasks.append((specs[i], specs[j], todo[k:k + chunk], rules_dict))
     workers = workers or os.cpu_count() or 1
-    total = 2 * n_seeds * len(pair_idx)
+    total = per_seed * n_seeds * len(pair_idx)
     start = time.perf_counter()
     bar = _progress(total, progress)
     bar.update(len(rows))
@@ -484,13 +537,15 @@ def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches
         if log is not None:
             log.close()
     rows.sort(key=lambda r: (labels.index(r["agent_a"]), labels.index(r["agent_b"]), r["seed"], r["a_seat"]))
-    return TournamentResult(agents=labels, rows=rows, rules_name=rules_obj.name, matches_per_pair=2 * n_seeds,
+    return TournamentResult(agents=labels, rows=rows, rules_name=rules_obj.name,
+                            matches_per_pair=per_seed * n_seeds, seatings=per_seed,
                             seed=seed, pairs=[(labels[i], labels[j]) for i, j in pair_idx],
                             seconds=time.perf_counter() - start)
 
 
 #: Text columns of a match row (the others are numbers; ``truncated`` is a bool).
-_TEXT_FIELDS = {"agent_a", "agent_b", "player_0", "player_1", "winner", "winner_side"}
+_TEXT_FIELDS = {"agent_a", "agent_b", "player_0", "player_1", "player_2", "player_3", "a_seats",
+                "winner", "winner_side"}
 
 
 def _typed_row(row: dict[str, str]) -> dict[str, Any]:
@@ -520,6 +575,7 @@ class MatchLog:
     def __init__(self, out: str | Path, specs: Sequence[AgentSpec], rules_dict: dict):
         self.dir = Path(out)
         self.csv = self.dir / "matches.csv"
+        self.seatings = len(seatings(Rules.from_dict(rules_dict).format))
         config = {"agents": [[s.name, [list(kv) for kv in s.kwargs], s.display] for s in specs],
                   "rules": rules_dict}
         config_path = self.dir / "tournament.json"
@@ -549,7 +605,8 @@ class MatchLog:
         seats: dict[tuple, set] = {}
         for r in rows:
             seats.setdefault((r["agent_a"], r["agent_b"], r["seed"]), set()).add(r["a_seat"])
-        return [r for r in rows if seats[(r["agent_a"], r["agent_b"], r["seed"])] == {0, 1}]
+        every = set(range(self.seatings))
+        return [r for r in rows if seats[(r["agent_a"], r["agent_b"], r["seed"])] == every]
 
     def _rewrite(self) -> None:
         tmp = self.csv.with_name(".matches.csv.tmp")
@@ -642,7 +699,7 @@ def main(argv: Sequence[str] | None = None) -> TournamentResult | int:
             specs.append(AgentSpec(spec.name, tuple(sorted(kwargs.items())), spec.display))
         rules = get_rules(args.rules)
         for spec in specs:  # refuse bad specs and checkpoints here, not in the workers
-            spec.build(rules.columns)
+            spec.build(rules)
         if args.resume and not (Path(args.out) / "matches.csv").is_file():
             raise ValueError(f"--resume: {args.out} holds no matches.csv to continue")
     except (ValueError, TypeError, KeyError) as exc:  # CheckpointError is a ValueError

@@ -11,7 +11,10 @@ as Gymnasium's checker needs) or raises ``ValueError`` (``illegal_action="raise"
 An opponent is any callable ``opponent(observation_dict) -> action`` (heuristic agents,
 frozen PPO policies); if it has ``reset(seed=None)`` it is called at every episode start
 with a seed drawn from the environment's generator, so a seeded ``reset`` fixes the whole
-episode. With several opponents, one is drawn per episode (``opponent_weights``).
+episode. ``reward``, ``shaping`` and ``shaping_gamma`` are those of the AEC environment
+(:mod:`hgin_env.rewards`); the learner's shaping terms arrive with its next decision, so
+``shaping_gamma`` should be the learner's per-step discount. With several opponents, one
+is drawn per episode (``opponent_weights``).
 """
 
 from __future__ import annotations
@@ -72,14 +75,20 @@ class SingleAgentEnv(gymnasium.Env):
                  rules: Rules | str | dict | None = None, reward: str = "match",
                  episode: str = "match", seat: int | None = None,
                  opponent_weights: Sequence[float] | None = None,
-                 illegal_action: str = "terminate", render_mode: str | None = None):
+                 illegal_action: str = "terminate", render_mode: str | None = None,
+                 shaping: float = 0.0, shaping_gamma: float = 1.0):
         super().__init__()
         if illegal_action not in ("terminate", "raise"):
             raise ValueError(f"illegal_action must be 'terminate' or 'raise', not {illegal_action!r}")
         self.illegal_action = illegal_action
-        self.aec = raw_env(rules=rules, episode=episode, reward=reward, render_mode=render_mode)
+        self.aec = raw_env(rules=rules, episode=episode, reward=reward, render_mode=render_mode,
+                           shaping=shaping, shaping_gamma=shaping_gamma)
         self.render_mode = render_mode
         self.rules = self.aec.rules
+        if self.rules.format != "duel":
+            raise ValueError(f"the single-agent adapter plays the duel (one learner, one "
+                             f"opponent); format={self.rules.format!r} is served by "
+                             f"hollywood_gin_v0.env(rules=...)")
         self.set_opponents(opponent if opponent is not None else UniformRandomOpponent(),
                            opponent_weights)
         if seat not in (None, 0, 1):

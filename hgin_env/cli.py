@@ -38,7 +38,7 @@ from typing import Any
 from . import actions as A
 from .cards import format_card, format_cards
 from .game import Game, HandRecord, Phase
-from .observation import encode
+from .observation import ObservationLayout, encode
 from .render import grouped_hand, hand_order, render_hand_result, render_table
 from .rules import PROFILES, RULES_VERSION, Rules, get_rules
 
@@ -486,7 +486,7 @@ def _make_opponent(spec: str, seed: int, rules: Rules) -> tuple[Any, str]:
                            f"and no such checkpoint file")
         name, label = f"ppo:{path}", f"ppo {path.name}"
     try:
-        agent = make_agent(name, seed=seed, columns=rules.columns)
+        agent = make_agent(name, seed=seed, layout=ObservationLayout.for_rules(rules))
     except ImportError as exc:
         raise CliError(f"cannot load {spec!r}: {exc}; PPO opponents need the training extras "
                        "(pip install 'hgin_env[train]')") from None
@@ -526,7 +526,18 @@ def _resume(args: argparse.Namespace) -> tuple[Game, int, str, list[str]]:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    """``hgin play``: a new match, or (``--resume FILE``) the rest of a saved unfinished one."""
+    """``hgin play``: a new match, or (``--resume FILE``) the rest of a saved unfinished one.
+    Three-hand and partnership matches are played by :mod:`hgin_env.cli_formats`."""
+    from .cli_formats import is_format_match_file, play_format
+
+    if args.resume is not None:
+        data = _peek_json(args.resume)
+        if is_format_match_file(data):
+            return play_format(args, data)
+    elif get_rules(args.rules or "hollywood").format != "duel":
+        return play_format(args)
+    if args.seat not in (None, "0", "1", "random"):
+        raise CliError(f"--seat {args.seat}: the duel has seats 0 and 1")
     if args.resume is not None:
         game, human, opponent, _ = _resume(args)
         rules = get_rules(game.rules)
@@ -558,7 +569,21 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 # =========================================================================== replay
+def _peek_json(path: str | Path) -> Any:
+    """The JSON of a saved match file, or None when it cannot be read (the loaders then
+    report why)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
+    from .cli_formats import is_format_match_file, replay_format
+
+    data = _peek_json(args.file)
+    if is_format_match_file(data):
+        return replay_format(args.file, data, args.moves, not args.ascii and _can_print_symbols())
     data, final = load_match(args.file)  # checks everything before printing anything
     symbols = not args.ascii and _can_print_symbols()
     rules = get_rules(final.rules)
@@ -691,8 +716,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="match seed: the same seed deals the same cards (default: a random seed, printed)")
     p.add_argument("--rules", default=None, choices=sorted(PROFILES), metavar="PROFILE",
                    help="rules profile (default: hollywood); one of: " + ", ".join(sorted(PROFILES)))
-    p.add_argument("--seat", default=None, choices=("0", "1", "random"),
-                   help="your seat: 0 (player_0, default), 1, or random (drawn from the seed)")
+    p.add_argument("--seat", default=None, choices=("0", "1", "2", "3", "random"),
+                   help="your seat: 0 (player_0, default), 1, or random (drawn from the seed); "
+                        "2 in three-hand, 2 and 3 in a partnership (--rules hollywood_three_hand, "
+                        "hollywood_partnership, gin_three_hand, gin_partnership)")
     p.add_argument("--save", metavar="FILE", default=None,
                    help="save the match (also an unfinished one) as JSON when it ends, for 'hgin replay' "
                         "and 'hgin play --resume'")

@@ -7,11 +7,11 @@
 | Actions              | Discrete                                         |
 | Parallel API         | No                                               |
 | Manual Control       | No (use the `hgin play` command)                 |
-| Agents               | `agents= ['player_0', 'player_1']`               |
-| Agents               | 2                                                |
+| Agents               | `agents= ['player_0', 'player_1']` (duel; `player_0..player_{n-1}` in a format) |
+| Agents               | 2 (duel), 3 (`three_hand`), 4 (`partnership`)    |
 | Action Shape         | Discrete(108)                                    |
 | Action Values        | Discrete(108)                                    |
-| Observation Shape    | (394,) with 3 columns                            |
+| Observation Shape    | (394,) with 3 columns (duel); see Formats         |
 | Observation Values   | [0, 1] (column totals up to 4, win counts up to 100) |
 
 Gin Rummy with three-column **Hollywood** match scoring, for two players. One episode is a
@@ -20,6 +20,10 @@ whole Hollywood match by default: hands are dealt until all three columns are de
 The rules are those of the rule book `docs/RULES.md` (default profile `hollywood`); every other profile
 (`hollywood_classic`, `hollywood_winner_deals`, `gin_us_uk`, `gin_classic`, `oklahoma`,
 `straight_gin`, `hollywood_short`) or any custom `Rules` can be selected.
+
+The same env serves the three-hand and partnership formats (`rules=` a profile such as
+`hollywood_three_hand`, `hollywood_partnership`, `gin_three_hand`, `gin_partnership`, or
+any `Rules` with `format=`): see Formats below.
 
 The showdown (melds, lay-offs) is played optimally by the engine: the knocker's
 arrangement is chosen for its best result against the defender's best lay-offs.
@@ -47,6 +51,8 @@ env.close()
 | `rules`       | `"hollywood"`| a profile name, a `hgin_env.rules.Rules`, or a dict of options    |
 | `episode`     | `"match"`    | `"match"`: a whole match; `"hand"`: one hand per episode          |
 | `reward`      | `"match"`    | `"match"`, `"columns"` or `"points"` (see Rewards)               |
+| `shaping`     | `0.0`        | weight of potential-based deadwood shaping added to `reward` (0 = off) |
+| `shaping_gamma` | `1.0`      | discount of the shaping terms: set it to the learner's `gamma`   |
 | `render_mode` | `None`       | `None`, `"ansi"` (text), `"human"` (prints it), `"rgb_array"` (image) |
 
 `"rgb_array"` returns the table as an `(H, W, 3)` uint8 array, drawn by
@@ -117,7 +123,19 @@ The default is `"match"`: it is exactly the objective of Hollywood Gin (win two 
 columns); denser rewards are available for shaping, but a policy trained on points alone
 plays a different game (it ignores which columns are open or nearly decided). With
 `episode="hand"`, `"match"` gives ±1 to the hand's winner. Dead hands give 0. A match cut
-by `Rules.max_hands` is truncated with reward 0.
+by `Rules.max_hands` is truncated with reward 0. The arithmetic of every mode lives in
+`hgin_env.rewards`.
+
+**Shaping** (`shaping=w > 0`, with any `reward`): potential-based shaping (Ng, Harada &
+Russell 1999) added to the base reward. Each player has its own potential
+Φ = −w × (its best reachable deadwood)/100, read from its own observation (the `deadwood`
+slice, or the least `discard_deadwood` in the discard phase). Between two consecutive
+decisions of a player it receives `shaping_gamma`·Φ(new) − Φ(old); when the episode ends
+(truncation included) it receives −Φ(last) (Φ = 0 at the end). For each player the terms
+telescope to −Φ(first observation), which no decision can change, so every policy's return
+moves by the same constant and the optimal policy (and the best response to any opponent)
+is unchanged, provided `shaping_gamma` is the learner's discount per decision. Shaped
+rewards are no longer zero-sum. The full argument is in `hgin_env/rewards.py`.
 
 ### Infos
 
@@ -137,9 +155,73 @@ or numpy integers, `operator.index`); a `str`, `float` or `bool` raises `TypeErr
 refused action changes nothing in the env. `copy.deepcopy` and `pickle` carry the whole
 state: a copy taken mid-match plays on exactly like the original.
 
+### Formats (`docs/RULES.md` §13)
+
+`hgin_env.match.Match` plays every format (the duel too: it wraps the two-player `Game`
+unchanged, so duel trajectories are bit-identical to the env before formats, a test replays
+recorded ones). `env.match` is the match; `env.game` the `Game` of the table that acts next.
+
+| format        | agents             | who acts                                                     |
+|---------------|--------------------|--------------------------------------------------------------|
+| `duel`        | player_0, player_1 | as above                                                     |
+| `three_hand`  | player_0..player_2 | the two seats at the table; the dealer sits out (never selected, mask zero) |
+| `partnership` | player_0..player_3 | teams {0, 2}, {1, 3}; two tables, alternating turn by turn   |
+
+`episode="hand"` is for the duel only. `reset(options={"first_dealer": k})` fixes the first
+dealer (three-hand: a seat; partnership: the dealing team); `deck` is for the duel only.
+Only the acting seat's agent is ever selected; every other agent's mask is all zeros.
+
+**Observations.** A format's vector is the duel's vector, slice for slice at the same
+offsets, followed by format slices (`ObservationLayout.for_rules(rules)`, format layout
+version 1; the duel layout never changes). The table slices (`hand` .. `opponent_passed`)
+are the seat's own table exactly as in the duel; a seat sitting out holds no cards and sees
+only the table's public cards (discard pile, stock size, knock limit; `is_dealer` = 1).
+The sheet slices `own_*`/`opponent_*`/`wins` are the seat's row against its current
+opponent's row (three-hand; zeros while sitting out) or its team's row against the other
+team's (partnership). The partner's cards are never observed. Format slices (relative
+seats: 0 = this seat, 1 = the next seat, 2 = the one after):
+
+| format        | slice           | size | meaning                                                 |
+|---------------|-----------------|------|---------------------------------------------------------|
+| `three_hand`  | seat            | 3    | one-hot: this seat's number                             |
+|               | sitting_out     | 3    | one-hot relative seat sitting out                       |
+|               | opponent_seat   | 3    | one-hot relative seat of its opponent (0s while sitting out) |
+|               | seat_columns    | 3C   | every player's column totals / target (relative order)  |
+|               | seat_open       | 3C   | every player's opened columns                           |
+|               | seat_won        | 3C   | columns decided for each player                         |
+|               | seat_wins       | 3    | hands won by each player / 10                           |
+|               | hand_number     | 1    | hands played / 100                                      |
+| `partnership` | seat            | 4    | one-hot: this seat's number (the partner is seat + 2 mod 4) |
+|               | partner_running | 1    | 1 while the partner's hand is still running             |
+|               | round_points    | 2    | points its team / the other team won this round / 100 |
+|               | round_number    | 1    | partnership round / 100                                 |
+
+Sizes with 3 columns: three-hand 434, partnership 402 (1 column: 404 and 390).
+
+**Rewards** (same modes, `hgin_env.rewards.seat_rewards`), zero-sum over all seats,
+partners identical:
+
+| `reward`    | three-hand                                  | partnership (both partners alike)      |
+|-------------|---------------------------------------------|----------------------------------------|
+| `"match"`   | winner +1, each other player -1/2           | winners +1, losers -1                  |
+| `"columns"` | column winner +1/C, each other -1/(2C)      | column's team +1/C, the other -1/C     |
+| `"points"`  | hand winner +pts/100, loser -pts/100, sitter 0 | at each round's end: ± round score/100 |
+
+**Infos.** After each hand every agent's info holds `hand` (`number`, `table`, `seats`
+(the two seats that played), `dealer`, `sitting_out`, `knocker`, `winner` (a seat, or None
+for a dead hand), `loser`, `points`, `kind`, `result`), after a partnership round also
+`round` (`winner` team or None, `points` (the team score), `team_points`, `hands`, ...);
+always `scoreboard` (the sheet: `labels`, `columns` with one row per player or team,
+`column_winners` as row numbers, `wins`, `settlement`, `match_over`, `match_winner`; for
+partnerships `teams` = [[0, 2], [1, 3]]), `seat` (`Match.seat_context`: its table,
+opponent, sitter, partner, whether the partner's hand runs, its sheet row, round) and
+`hands_played`; at match end `match_winner` (a seat or a team).
+
 ### Version history
 
 * v0: initial release (hgin_env 0.1.0), observation layout version 1, rules version 1.
+  Formats: `three_hand` and `partnership` served by the same env (format layouts version
+  1); the duel is unchanged.
 """
 
 from __future__ import annotations
@@ -156,13 +238,13 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from . import actions as A
 from .game import Game, HandRecord
-from .observation import ObservationLayout, encode, observation_bounds
+from .match import TEAMS, Match, RoundResult, SeatHand
+from .observation import ObservationLayout, encode, encode_seat, observation_bounds
 from .render import render_hand_result, render_table
+from .rewards import REWARD_MODES, PotentialShaping, hand_end_rewards, seat_rewards
 from .rules import Rules, get_rules
 
-REWARD_MODES = ("match", "columns", "points")
 EPISODES = ("match", "hand")
-_AGENT_INDEX = {"player_0": 0, "player_1": 1}
 
 
 def as_action(action: Any) -> int:
@@ -192,8 +274,9 @@ class raw_env(AECEnv, EzPickle):
     }
 
     def __init__(self, rules: Rules | str | dict | None = None, episode: str = "match",
-                 reward: str = "match", render_mode: str | None = None):
-        EzPickle.__init__(self, rules, episode, reward, render_mode)
+                 reward: str = "match", render_mode: str | None = None, shaping: float = 0.0,
+                 shaping_gamma: float = 1.0):
+        EzPickle.__init__(self, rules, episode, reward, render_mode, shaping, shaping_gamma)
         super().__init__()
         if episode not in EPISODES:
             raise ValueError(f"invalid episode {episode!r}; expected one of {EPISODES}")
@@ -203,19 +286,29 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"invalid render_mode {render_mode!r}; expected one of "
                              f"{self.metadata['render_modes']} or None")
         self.rules = get_rules(rules)
+        self.format = self.rules.format
+        if episode == "hand" and self.format != "duel":
+            raise ValueError(f"episode='hand' is for the duel only; format={self.format!r} "
+                             f"plays whole matches (episode='match')")
         self.episode = episode
         self.reward_mode = reward
         self.render_mode = render_mode
-        self.layout = ObservationLayout(self.rules.columns)
-        self.possible_agents = ["player_0", "player_1"]
+        self.layout = ObservationLayout.for_rules(self.rules)
+        n = self.rules.num_players
+        self.shaping = PotentialShaping(self.layout, shaping, shaping_gamma,
+                                        num_players=n) if shaping else None
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._agent_index = {name: i for i, name in enumerate(self.possible_agents)}
         self.agents = self.possible_agents[:]
-        low, high = observation_bounds(self.rules.columns)
+        low, high = observation_bounds(self.rules.columns, self.format)
         obs_space = spaces.Dict({
             "observation": spaces.Box(low=low, high=high, dtype=np.float32),
             "action_mask": spaces.Box(low=0, high=1, shape=(A.NUM_ACTIONS,), dtype=np.int8),
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
+        #: The match (every format); ``game`` is the ``Game`` of the table that acts next.
+        self.match: Match | None = None
         self.game: Game | None = None
         self.game_seed: int | None = None
         self._seed_rng = np.random.default_rng()
@@ -231,9 +324,10 @@ class raw_env(AECEnv, EzPickle):
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new match (or hand).
 
-        ``options`` may hold ``first_dealer`` (0 or 1) and ``deck`` (a stacked first deal,
-        see ``hgin_env.game.build_deck``); bad values raise ValueError; other keys are
-        ignored, as PettingZoo's API test expects.
+        ``options`` may hold ``first_dealer`` (duel and three-hand: a seat; partnership: the
+        first dealing team) and, in the duel, ``deck`` (a stacked first deal, see
+        ``hgin_env.game.build_deck``); bad values raise ValueError; other keys are ignored,
+        as PettingZoo's API test expects.
         """
         if seed is not None:
             self._seed_rng = np.random.default_rng(seed)
@@ -242,22 +336,37 @@ class raw_env(AECEnv, EzPickle):
             # Unseeded resets continue the stream of the last seed: reproducible sequences.
             self.game_seed = int(self._seed_rng.integers(2**63 - 1))
         options = options or {}
-        self.game = Game(rules=self.rules, seed=self.game_seed,
-                         single_hand=self.episode == "hand",
-                         first_dealer=options.get("first_dealer"), deck=options.get("deck"))
+        self.match = match = Match(self.rules, seed=self.game_seed,
+                                   first_dealer=options.get("first_dealer"),
+                                   single_hand=self.episode == "hand", deck=options.get("deck"))
+        self.game = match.current_game
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {"hands_played": 0} for a in self.agents}
-        self.agent_selection = self.possible_agents[self.game.current_player]
+        if self.format == "duel":
+            self.infos = {a: {"hands_played": 0} for a in self.agents}
+        else:
+            board = self._scoreboard_info()
+            self.infos = {a: {"hands_played": 0, "scoreboard": board,
+                              "seat": match.seat_context(i)} for i, a in enumerate(self.agents)}
+        self.agent_selection = self.possible_agents[match.current_seat]
+        if self.shaping is not None:
+            self.shaping.reset()
+            self._add_shaping()  # the first decision's potential (pays 0)
 
     def observe(self, agent: str) -> dict:
         game = self.game
         if game is None:
             raise RuntimeError("call reset() before observe()")
-        player = _AGENT_INDEX[agent]
+        player = self._agent_index[agent]
+        if self.format != "duel":
+            match = self.match
+            assert match is not None
+            mask = match.legal_action_mask(player) if agent == self.agent_selection else \
+                np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+            return {"observation": encode_seat(match, player), "action_mask": mask}
         mask = bytearray(A.NUM_ACTIONS)  # a fresh buffer: the array below owns it
         if agent == self.agent_selection and not game.is_over and player == game.current_player:
             for a in game.legal_actions():
@@ -285,12 +394,21 @@ class raw_env(AECEnv, EzPickle):
 
     def _play(self, game: Game, agent: str, action: int) -> None:
         """``step`` for a checked action id of the acting agent."""
+        match = self.match
+        assert match is not None
+        if match.duel_game is None:
+            self._play_format(agent, action)
+            return
         columns_before = list(game.scoreboard.column_winners) if self.reward_mode == "columns" else []
-        record = game.apply(action)  # refuses an illegal action before changing anything
+        finished = match.apply(action)  # refuses an illegal action before changing anything
+        record = finished[0].record if finished else None
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         if record is not None:
             self._on_hand_end(record, columns_before)
+        if self.shaping is not None:
+            self._add_shaping()
+        if record is not None or self.shaping is not None:
             self._accumulate_rewards()
         if game.is_over:
             self.terminations = dict.fromkeys(self.agents, not game.truncated)
@@ -305,20 +423,9 @@ class raw_env(AECEnv, EzPickle):
         assert game is not None
         board = game.scoreboard
         names = self.possible_agents
-        if self.reward_mode == "points" and record.winner is not None:
-            self._zero_sum(record.winner, record.points / 100.0)
-        elif self.reward_mode == "columns":
-            for j, before in enumerate(columns_before):
-                winner = board.column_winners[j]
-                if before is None and winner is not None:
-                    self._zero_sum(winner, 1.0 / board.num_columns)
-        elif self.reward_mode == "match":
-            if self.episode == "hand" and record.winner is not None:
-                self._zero_sum(record.winner, 1.0)
-            elif game.phase.name == "MATCH_OVER" and not game.truncated:
-                winner = board.match_winner
-                if winner is not None:
-                    self._zero_sum(winner, 1.0)
+        for name, amount in zip(names, hand_end_rewards(self.reward_mode, game, record,
+                                                        columns_before), strict=True):
+            self.rewards[name] += amount
         hand = record.to_dict()
         for key in ("dealer", "knocker", "winner"):
             if hand[key] is not None:
@@ -337,9 +444,85 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode is not None:
             self._last_hand_text = render_hand_result(record)
 
-    def _zero_sum(self, winner: int, amount: float) -> None:
-        self.rewards[self.possible_agents[winner]] += amount
-        self.rewards[self.possible_agents[1 - winner]] -= amount
+    # ------------------------------------------------------------------ formats
+    def _play_format(self, agent: str, action: int) -> None:
+        """``step`` of a three-hand or partnership match (``Match`` plays it)."""
+        match = self.match
+        assert match is not None
+        columns_before = list(match.sheet.column_winners) if self.reward_mode == "columns" else []
+        finished = match.apply(action)  # refuses an illegal action before changing anything
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        if finished:
+            self._on_format_result(finished, columns_before)
+        if self.shaping is not None:
+            self._add_shaping()
+        if finished or self.shaping is not None:
+            self._accumulate_rewards()
+        if match.is_over:
+            self.terminations = dict.fromkeys(self.agents, not match.truncated)
+            self.truncations = dict.fromkeys(self.agents, match.truncated)
+        else:
+            self.game = match.current_game
+            self.agent_selection = self.possible_agents[match.current_seat]  # type: ignore[index]
+        if self.render_mode == "human":
+            self.render()
+
+    def _scoreboard_info(self) -> dict:
+        """``scoreboard`` of the infos for a format: the sheet (one row per player or team:
+        ``labels``, ``columns``, ``column_winners`` as row indices, ``wins``, ...) and, for
+        a partnership, ``teams`` (the seats of each row)."""
+        match = self.match
+        assert match is not None
+        board = match.sheet.to_dict()
+        if match.teams is not None:
+            board["teams"] = [list(t) for t in TEAMS]
+        return board
+
+    def _on_format_result(self, finished: list[SeatHand | RoundResult],
+                          columns_before: list[int | None]) -> None:
+        match = self.match
+        assert match is not None
+        hands = [r for r in finished if isinstance(r, SeatHand)]
+        rounds = [r for r in finished if isinstance(r, RoundResult)]
+        paid = bool(rounds) if match.format == "partnership" else True
+        if paid:  # the sheet moved: a three-hand hand, or a partnership round
+            for name, amount in zip(self.possible_agents,
+                                    seat_rewards(self.reward_mode, match, columns_before),
+                                    strict=True):
+                self.rewards[name] += amount
+        board = self._scoreboard_info()
+        for i, a in enumerate(self.agents):
+            info: dict = {"hands_played": len(match.hand_history), "scoreboard": board,
+                          "seat": match.seat_context(i)}
+            if hands:
+                info["hand"] = hands[-1].to_dict()
+            elif "hand" in self.infos.get(a, {}):
+                info["hand"] = self.infos[a]["hand"]
+            if rounds:
+                info["round"] = rounds[-1].to_dict()
+            elif "round" in self.infos.get(a, {}):
+                info["round"] = self.infos[a]["round"]
+            if match.is_over and not match.truncated:
+                info["match_winner"] = match.match_winner
+            self.infos[a] = info
+        if self.render_mode is not None and hands:
+            self._last_hand_text = (f"table {hands[-1].table} (player_{hands[-1].seats[0]} v "
+                                    f"player_{hands[-1].seats[1]}):\n"
+                                    + render_hand_result(hands[-1].record))
+
+    def _add_shaping(self) -> None:
+        """Potential-based shaping terms (``hgin_env.rewards``): to the player about to act,
+        or to both players when the episode has ended."""
+        match, shaping = self.match, self.shaping
+        assert match is not None and shaping is not None
+        if match.is_over:
+            for p, name in enumerate(self.possible_agents):
+                self.rewards[name] += shaping.at_end(p)
+        else:
+            p = match.current_seat
+            assert p is not None
+            self.rewards[self.possible_agents[p]] += shaping.at_decision(p, encode_seat(match, p))
 
     def render(self) -> str | np.ndarray | None:
         """``ansi``: the table as text; ``human``: print it; ``rgb_array``: the table as an image.
@@ -362,6 +545,16 @@ class raw_env(AECEnv, EzPickle):
             self._last_hand_text = None
             return table_array(self.game, showdown=showdown)
         text = render_table(self.game)
+        match = self.match
+        if match is not None and match.format != "duel":
+            table = match.tables[match.current_table]
+            head = (f"{match.format}, table {table.index}: player_{table.seats[0]} (player 0 "
+                    f"below) v player_{table.seats[1]} (player 1)")
+            if table.sitting_out is not None:
+                head += f", player_{table.sitting_out} sits out"
+            lines = text.split("\n")
+            cut = next((i for i, line in enumerate(lines) if line.lstrip().startswith("I ")), len(lines))
+            text = "\n".join([head, *lines[:cut], str(match.sheet)])  # the match's sheet, not the table's
         last = getattr(self, "_last_hand_text", None)
         if last:
             text = last + "\n" + text

@@ -27,6 +27,7 @@ there).
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +35,7 @@ import numpy as np
 from . import actions as A
 from .cards import NUM_CARDS, NUM_RANKS
 from .game import Game, HandRecord
+from .observation import encode_seat
 from .rules import Rules, get_rules
 from .scoring import Scoreboard
 from .sheets import Sheet
@@ -171,12 +173,17 @@ class Match:
     rules: Rules | str | dict | None = None
     seed: int | None = None
     first_dealer: int | None = None
+    #: Duel only: play one hand (``Game(single_hand=True)``) and stack its first deck.
+    single_hand: bool = False
+    deck: list[int] | None = None
 
     tables: list[Table] = field(init=False)
     sheet: Scoreboard | Sheet = field(init=False)
     hand_history: list[SeatHand] = field(init=False)
     #: Partnership rounds played so far.
     round_history: list[RoundResult] = field(init=False)
+    #: Every action applied, in order (with the seed, it replays the match).
+    action_history: list[int] = field(init=False)
     #: Partnership: the current round (0-based) and the team dealing it.
     round_number: int = field(init=False, default=0)
     dealing_team: int | None = field(init=False, default=None)
@@ -187,13 +194,34 @@ class Match:
     truncated: bool = field(init=False, default=False)
     rng: np.random.Generator = field(init=False, repr=False)
     _over: bool = field(init=False, default=False)
+    _paid: bool = field(init=False, default=False, repr=False)
+    #: Per seat: (hands played, the context part of its observation vector), kept by
+    #: ``observation.encode_seat`` (that part changes only when a hand ends).
+    context_cache: dict[int, tuple[int, np.ndarray]] = field(init=False, default_factory=dict,
+                                                             repr=False, compare=False)
+    #: The duel's one ``Game`` (None in a format; also :meth:`apply`'s fast path).
+    duel_game: Game | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.rules = get_rules(self.rules)
         self.hand_history = []
         self.round_history = []
+        self.action_history = []
         self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
         fmt = self.rules.format
+        if fmt == "duel":
+            # The duel is today's Game match, unchanged (Game checks first_dealer and deck):
+            # it owns the generator.
+            game = Game(self.rules, seed=self.seed, single_hand=self.single_hand,
+                        first_dealer=self.first_dealer, deck=self.deck)
+            self.rng = game.rng
+            self.tables = [Table(0, (0, 1), game)]
+            self.sheet = game.scoreboard
+            self.duel_game = game
+            return
+        if self.single_hand or self.deck is not None:
+            raise ValueError(f"single_hand and deck are options of the duel only, not of "
+                             f"format={fmt!r}")
         limit = 2 if fmt == "partnership" else self.num_players
         if self.first_dealer is not None and (
                 not isinstance(self.first_dealer, int | np.integer)
@@ -201,13 +229,6 @@ class Match:
             what = "a team, 0 or 1" if fmt == "partnership" else f"a seat in 0..{limit - 1}"
             raise ValueError(f"first_dealer for format={fmt!r} must be None or {what}, "
                              f"got {self.first_dealer!r}")
-        if fmt == "duel":
-            # The duel is today's Game match, unchanged: it owns the generator.
-            game = Game(self.rules, seed=self.seed, first_dealer=self.first_dealer)
-            self.rng = game.rng
-            self.tables = [Table(0, (0, 1), game)]
-            self.sheet = game.scoreboard
-            return
         self.rng = np.random.default_rng(self.seed)
         if fmt == "three_hand":
             self.sheet = Sheet(self.rules, 3, tuple(f"player_{i}" for i in range(3)))
@@ -348,24 +369,37 @@ class Match:
         out 0; at the end of a partnership round each partner of the scoring team +net,
         each of the other −net; 0 otherwise (dead hands, net-0 rounds, mid-hand steps).
         """
+        duel = self.duel_game
+        if duel is not None:  # the duel's fast path: the Game refuses what is illegal
+            record = duel.apply(action)
+            self.action_history.append(int(action))
+            if self._paid:
+                self.last_rewards = np.zeros(2, dtype=np.float64)
+                self._paid = False
+            if record is None:
+                return []
+            hand = self._seat_hand(self.tables[0], record)
+            self.hand_history.append(hand)
+            self._hand_rewards(hand)
+            self.truncated = duel.truncated
+            return [hand]
         if self.is_over:
             raise ValueError("the match is over; no action is legal")
-        self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
         table = self.tables[self.current_table]
         game = table.game
         acting = table.current_seat
         hands_before = len(game.hand_history)
-        game.apply(action)
+        game.apply(action)  # refuses an illegal action before anything changes
+        self.action_history.append(int(action))
+        if self._paid:  # a fresh zero array only after a paying step (speed: most steps pay 0)
+            self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
+            self._paid = False
         if len(game.hand_history) == hands_before:
             if self.format == "partnership":
                 self._next_table(table, acting)
             return []
         hand = self._seat_hand(table, game.hand_history[-1])
         self.hand_history.append(hand)
-        if self.format == "duel":
-            self._hand_rewards(hand)
-            self.truncated = game.truncated
-            return [hand]
         if self.format == "three_hand":
             return [hand, *self._end_three_hand(hand)]
         return [hand, *self._end_partnership_hand(table)]
@@ -382,8 +416,15 @@ class Match:
             winner=winner, loser=None if winner is None else seats[1 - record.winner],
             points=record.points, record=record)
 
+    def _pay(self) -> np.ndarray:
+        """A fresh ``last_rewards`` array to write this step's payments into."""
+        self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
+        self._paid = True
+        return self.last_rewards
+
     def _hand_rewards(self, hand: SeatHand) -> None:
         if hand.winner is not None:
+            self._pay()
             self.last_rewards[hand.winner] = hand.points
             self.last_rewards[hand.loser] = -hand.points
 
@@ -449,6 +490,7 @@ class Match:
             decided: list[int] = []
         else:
             decided = self.sheet.record(winner, points)
+            self._pay()
             for seat in range(4):
                 self.last_rewards[seat] = points if seat % 2 == winner else -points
         assert self.dealing_team is not None
@@ -493,6 +535,29 @@ class Match:
         out[:] = lose
         out[list(self.winning_seats)] = 1.0
         return out
+
+    def observation(self, seat: int) -> dict:
+        """The seat's observation dict, as the environment gives it: ``observation`` (the
+        vector of ``ObservationLayout.for_rules(rules)``) and ``action_mask`` (all zeros
+        unless the seat acts)."""
+        return {"observation": encode_seat(self, seat), "action_mask": self.legal_action_mask(seat)}
+
+    def play(self, policies: Sequence[Callable[[dict], int]],
+             on_finished: Callable[[list[SeatHand | RoundResult]], None] | None = None) -> Match:
+        """THE match loop: until the match ends, the acting seat's policy gets that seat's
+        observation dict (nothing else) and returns an action id. ``policies[seat]`` plays
+        each seat (one agent may sit at several). ``on_finished`` gets what each
+        :meth:`apply` finished (hands, partnership rounds). An illegal action raises
+        ``ValueError``."""
+        if len(policies) != self.num_players:
+            raise ValueError(f"format={self.format!r} needs {self.num_players} policies, got {len(policies)}")
+        while not self.is_over:
+            seat = self.current_seat
+            assert seat is not None
+            finished = self.apply(int(policies[seat](self.observation(seat))))
+            if finished and on_finished is not None:
+                on_finished(finished)
+        return self
 
     def card_count_ok(self) -> bool:
         """Every table holds its 52 cards exactly once."""

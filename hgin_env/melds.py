@@ -598,3 +598,15 @@ def meld_collections_of_mask(mask: int) -> Iterator[tuple[list[int], int]]:
 
     yield from extend(0, 0, [], 0)
 
+
+def meld_partners(card: int) -> int:
+    """Mask of the cards that could form a meld (set or run) together with ``card``."""
+    r, s = card % NUM_RANKS, card // NUM_RANKS
+    mask = 0
+    for t in range(4):
+        if t != s:
+            mask |= 1 << (t * NUM_RANKS + r)
+    for dr in (-2, -1, 1, 2):
+        if 0 <= r + dr < NUM_RANKS:
+            mask |= 1 << (s * NUM_RANKS + r + dr)
+    return mask

@@ -3,7 +3,11 @@
 This module is the only place that knows the offsets. Agents, checkpoints and notebooks
 read observations through :class:`ObservationLayout` (``layout.slice("hand")``) or
 :func:`decode`, never by hard-coded numbers. The layout depends only on the number of
-columns of the rules (3 for every Hollywood profile, 1 for single games).
+columns of the rules (3 for every Hollywood profile, 1 for single games) and on the format
+(``ObservationLayout.for_rules(rules)``): the duel layout below never changes; the
+three-hand and partnership layouts are the duel's, slice for slice at the same offsets,
+followed by format context slices (:func:`encode_seat`; the table of them is in the
+env docstring, Formats).
 
 Everything here is what the observing player could know at the table: its own cards, the
 visible discard pile, which cards the opponent picked up from the pile (and still holds)
@@ -46,6 +50,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -53,6 +58,10 @@ from .cards import NUM_CARDS, format_cards
 from .game import Game, Phase
 from .melds import cached_after_discard, cached_deadwood
 from .scoring import Scoreboard
+from .sheets import Sheet
+
+if TYPE_CHECKING:
+    from .match import Match
 
 #: Bump when the layout changes; stored with checkpoints, which refuse other versions.
 OBSERVATION_VERSION = 1
@@ -69,19 +78,64 @@ _COLUMN_SLICES = ("own_columns", "opponent_columns", "own_open", "opponent_open"
                   "won_by_opponent")
 
 
+#: Version of the three-hand and partnership layouts (the duel's is ``OBSERVATION_VERSION``).
+FORMAT_OBSERVATION_VERSION = 1
+#: Formats with a layout: the duel's, and the duel's followed by format context slices.
+LAYOUT_FORMATS = ("duel", "three_hand", "partnership")
+#: Seats per format (as in ``hgin_env.rules``).
+_SEATS = {"duel": 2, "three_hand": 3, "partnership": 4}
+#: Hand / round counters are count / 100, clipped here.
+COUNT_CLIP = 10.0
+
+
+def _format_slices(format: str, columns: int) -> list[tuple[str, int]]:
+    """The context slices a format appends to the duel layout (RULES.md §13)."""
+    if format == "three_hand":
+        return [("seat", 3), ("sitting_out", 3), ("opponent_seat", 3), ("seat_columns", 3 * columns),
+                ("seat_open", 3 * columns), ("seat_won", 3 * columns), ("seat_wins", 3),
+                ("hand_number", 1)]
+    if format == "partnership":
+        return [("seat", 4), ("partner_running", 1), ("round_points", 2), ("round_number", 1)]
+    return []
+
+
 @dataclass(frozen=True)
 class ObservationLayout:
-    """Named slices of the observation vector for a given number of columns."""
+    """Named slices of the observation vector for a number of columns and a format.
+
+    The duel layout (``format="duel"``) is the one the shipped policy was trained on and
+    never changes. The three-hand and partnership layouts are the duel's, slice for slice
+    at the same offsets (the seat's own table, and the sheet seen as "own" against
+    "opponent" rows), followed by format context slices (``FORMAT_OBSERVATION_VERSION``).
+    """
 
     columns: int = 3
+    format: str = "duel"
+
+    def __post_init__(self) -> None:
+        if self.format not in LAYOUT_FORMATS:
+            raise ValueError(f"unknown format {self.format!r}; known: {LAYOUT_FORMATS}")
+
+    @classmethod
+    def for_rules(cls, rules) -> ObservationLayout:
+        """The layout of a ``Rules`` (its columns and format)."""
+        return cls(rules.columns, rules.format)
+
+    @property
+    def version(self) -> int:
+        return OBSERVATION_VERSION if self.format == "duel" else FORMAT_OBSERVATION_VERSION
+
+    @property
+    def num_seats(self) -> int:
+        return _SEATS[self.format]
 
     @property
     def slices(self) -> dict[str, slice]:
-        return _slices(self.columns)
+        return _slices(self.columns, self.format)
 
     @property
     def size(self) -> int:
-        return _size(self.columns)
+        return _size(self.columns, self.format)
 
     def slice(self, name: str) -> slice:
         try:
@@ -93,12 +147,18 @@ class ObservationLayout:
     def get(self, vector: np.ndarray, name: str) -> np.ndarray:
         return np.asarray(vector)[..., self.slice(name)]
 
+    def to_dict(self) -> dict:
+        """What a checkpoint stores to identify the layout."""
+        return {"format": self.format, "columns": self.columns, "version": self.version,
+                "size": self.size}
+
 
 @lru_cache(maxsize=16)
-def _slices(columns: int) -> dict[str, slice]:
+def _slices(columns: int, format: str = "duel") -> dict[str, slice]:
     out, offset = {}, 0
     sizes = [(n, NUM_CARDS) for n in _CARD_SLICES] + list(_SCALARS)
     sizes += [(n, columns) for n in _COLUMN_SLICES] + [("wins", 2)]
+    sizes += _format_slices(format, columns)
     for name, size in sizes:
         out[name] = slice(offset, offset + size)
         offset += size
@@ -106,25 +166,33 @@ def _slices(columns: int) -> dict[str, slice]:
 
 
 @lru_cache(maxsize=16)
-def _size(columns: int) -> int:
-    return max(s.stop for s in _slices(columns).values())
+def _size(columns: int, format: str = "duel") -> int:
+    return max(s.stop for s in _slices(columns, format).values())
 
 
 @lru_cache(maxsize=16)
-def _bounds(columns: int) -> tuple[np.ndarray, np.ndarray]:
-    size = _size(columns)
+def _bounds(columns: int, format: str = "duel") -> tuple[np.ndarray, np.ndarray]:
+    size = _size(columns, format)
     low, high = np.zeros(size, dtype=np.float32), np.ones(size, dtype=np.float32)
-    slices = _slices(columns)
+    slices = _slices(columns, format)
     high[slices["knock_limit"]] = 10.0
-    for name in ("own_columns", "opponent_columns"):
-        high[slices[name]] = COLUMN_CLIP
-    high[slices["wins"]] = WINS_CLIP
+    for name in ("own_columns", "opponent_columns", "seat_columns"):
+        if name in slices:
+            high[slices[name]] = COLUMN_CLIP
+    for name in ("wins", "seat_wins"):
+        if name in slices:
+            high[slices[name]] = WINS_CLIP
+    for name in ("hand_number", "round_number"):
+        if name in slices:
+            high[slices[name]] = COUNT_CLIP
+    if "round_points" in slices:  # two hands of at most a few hundred points each
+        high[slices["round_points"]] = COLUMN_CLIP
     return low, high
 
 
-def observation_bounds(columns: int = 3) -> tuple[np.ndarray, np.ndarray]:
+def observation_bounds(columns: int = 3, format: str = "duel") -> tuple[np.ndarray, np.ndarray]:
     """(low, high) arrays of the observation vector, for the Box space."""
-    low, high = _bounds(columns)
+    low, high = _bounds(columns, format)
     return low.copy(), high.copy()
 
 
@@ -264,42 +332,135 @@ def _match_context(game: Game, player: int) -> np.ndarray:
 def scoreboard_context(board: Scoreboard, player: int) -> np.ndarray:
     """The match-context part of ``player``'s vector (from ``context_start`` to the end),
     computed from a scoreboard (also used by the batched engine)."""
+    return sheet_context(board, player, 1 - player)
+
+
+def sheet_context(board: Scoreboard | Sheet, row: int, opponent: int | None) -> np.ndarray:
+    """The duel layout's sheet slices (``own_columns`` .. ``wins``) for sheet row ``row``
+    against row ``opponent`` (None: the opponent parts are zero)."""
     columns = board.rules.columns
     layout = _slices(columns)
     start = context_start(columns)
     ctx = np.zeros(_size(columns) - start, dtype=np.float32)
-    opp = 1 - player
     target = float(board.rules.target)
 
     def put(name: str, values) -> None:
         sl = layout[name]
         ctx[sl.start - start:sl.stop - start] = values
 
-    put("own_columns", np.minimum(board.columns[player] / target, COLUMN_CLIP))
-    put("opponent_columns", np.minimum(board.columns[opp] / target, COLUMN_CLIP))
     winners = board.column_winners
-    put("own_open", [float(j < board.wins[player]) for j in range(columns)])
-    put("opponent_open", [float(j < board.wins[opp]) for j in range(columns)])
-    put("won_by_me", [float(w == player) for w in winners])
-    put("won_by_opponent", [float(w == opp) for w in winners])
-    put("wins", [min(board.wins[player] / 10.0, WINS_CLIP), min(board.wins[opp] / 10.0, WINS_CLIP)])
+    put("own_columns", np.minimum(board.columns[row] / target, COLUMN_CLIP))
+    put("own_open", [float(j < board.wins[row]) for j in range(columns)])
+    put("won_by_me", [float(w == row) for w in winners])
+    wins = [min(board.wins[row] / 10.0, WINS_CLIP), 0.0]
+    if opponent is not None:
+        put("opponent_columns", np.minimum(board.columns[opponent] / target, COLUMN_CLIP))
+        put("opponent_open", [float(j < board.wins[opponent]) for j in range(columns)])
+        put("won_by_opponent", [float(w == opponent) for w in winners])
+        wins[1] = min(board.wins[opponent] / 10.0, WINS_CLIP)
+    put("wins", wins)
     return ctx
 
 
+#: Private parts of a table vector, zeroed for a seat sitting out (it holds no cards).
+_SITTER_ZERO = ("hand", "opponent_known", "opponent_discards", "own_discards", "deadwood",
+                "phase", "opponent_passed")
+
+
+def encode_seat(match: Match, seat: int) -> np.ndarray:
+    """The observation vector of ``seat`` in a :class:`~hgin_env.match.Match` of any format,
+    in the layout ``ObservationLayout.for_rules(match.rules)``.
+
+    Duel: exactly :func:`encode`. Three-hand and partnership: the seat's own table as in
+    the duel (a seat sitting out sees only the table's public cards: the discard pile, the
+    stock size, the knock limit; ``is_dealer`` = 1 since the sitter dealt), the sheet's
+    ``own_*``/``opponent_*`` slices for its row (its team's, in a partnership) against its
+    opponent's row (its current opponent; the other team), then the format slices. Only
+    what the seat could know: its own cards and public facts; never its partner's cards.
+    """
+    if match.format == "duel":
+        return encode(match.tables[0].game, seat)
+    rules = match.rules
+    columns = rules.columns
+    layout = _slices(columns, match.format)
+    vec = np.zeros(_size(columns, match.format), dtype=np.float32)
+    start = context_start(columns)
+    view = match.seat_view(seat)
+    if view is None:  # sitting out (three-hand): the public cards of the table
+        vec[:start] = encode(match.tables[0].game, 0)[:start]
+        for name in _SITTER_ZERO:
+            vec[layout[name]] = 0.0
+        for name in ("discard_deadwood", "take_deadwood", "is_dealer"):
+            vec[layout[name]] = 1.0
+    else:
+        game, player = view
+        vec[:start] = encode(game, player)[:start]
+    key = len(match.hand_history)  # the context changes only when a hand ends
+    hit = match.context_cache.get(seat)
+    if hit is None or hit[0] != key:
+        hit = (key, _format_context(match, seat, view is None))
+        match.context_cache[seat] = hit
+    vec[start:] = hit[1]
+    return vec
+
+
 _check_packed_order()
+
+
+def _format_context(match: Match, seat: int, sitting_out: bool) -> np.ndarray:
+    """The part of a format vector after the table slices (the sheet and the format
+    slices): a function of the seat and the hands played, cached on the match."""
+    columns = match.rules.columns
+    layout = _slices(columns, match.format)
+    start = context_start(columns)
+    vec = np.zeros(_size(columns, match.format), dtype=np.float32)
+    rules = match.rules
+    row = match.sheet_row(seat)
+    sheet = match.sheet
+    target = float(rules.target)
+    if match.format == "three_hand":
+        table = match.tables[0]
+        opponent = None if sitting_out else table.opponent_of(seat)
+        vec[start:layout["seat"].start] = sheet_context(sheet, row, opponent)
+        rel = [(seat + r) % 3 for r in range(3)]  # me, the next seat, the one after
+        vec[layout["seat"].start + seat] = 1.0
+        vec[layout["sitting_out"].start + rel.index(table.sitting_out)] = 1.0
+        if opponent is not None:
+            vec[layout["opponent_seat"].start + rel.index(opponent)] = 1.0
+        for r, s in enumerate(rel):
+            base = r * columns
+            cols = slice(layout["seat_columns"].start + base, layout["seat_columns"].start + base + columns)
+            vec[cols] = np.minimum(sheet.columns[s] / target, COLUMN_CLIP)
+            for j in range(columns):
+                vec[layout["seat_open"].start + base + j] = float(j < sheet.wins[s])
+                vec[layout["seat_won"].start + base + j] = float(sheet.column_winners[j] == s)
+            vec[layout["seat_wins"].start + r] = min(sheet.wins[s] / 10.0, WINS_CLIP)
+        vec[layout["hand_number"]] = min(len(match.hand_history) / 100.0, COUNT_CLIP)
+        return vec[start:]
+    vec[start:layout["seat"].start] = sheet_context(sheet, row, 1 - row)
+    vec[layout["seat"].start + seat] = 1.0
+    partner_table = match.table_of(match.partner_of(seat))
+    vec[layout["partner_running"]] = float(match.tables[partner_table].running)
+    team_points = [0.0, 0.0]
+    for hand in match.hand_history[-2:]:  # the finished hands of this round (announced)
+        if hand.round == match.round_number and hand.winner is not None:
+            team_points[0 if hand.winner % 2 == row else 1] += hand.points
+    vec[layout["round_points"]] = np.minimum(np.array(team_points) / 100.0, COLUMN_CLIP)
+    vec[layout["round_number"]] = min(match.round_number / 100.0, COUNT_CLIP)
+    return vec[start:]
 
 
 def _cards_of(v: np.ndarray) -> list[int]:
     return [int(c) for c in np.flatnonzero(v > 0.5)]
 
 
-def decode(vector: np.ndarray, columns: int = 3, target: int = 100) -> dict:
+def decode(vector: np.ndarray, columns: int = 3, target: int = 100, format: str = "duel") -> dict:
     """A readable dict of an observation vector (card slices as text, totals in points)."""
     vector = np.asarray(vector, dtype=np.float32)
-    layout = ObservationLayout(columns)
+    layout = ObservationLayout(columns, format)
     if vector.shape[-1] != layout.size:
         raise ValueError(f"observation has size {vector.shape[-1]}, expected {layout.size} "
-                         f"for {columns} column(s)")
+                         f"for {columns} column(s), format {format!r}")
     g = layout.get
     out: dict = {}
     for name in _CARD_SLICES[:-1]:
@@ -323,9 +484,29 @@ def decode(vector: np.ndarray, columns: int = 3, target: int = 100) -> dict:
         out[name] = [bool(x > 0.5) for x in g(vector, name)]
     wins = g(vector, "wins")
     out["wins"] = [int(round(float(wins[0]) * 10)), int(round(float(wins[1]) * 10))]
+    if format == "duel":
+        return out
+    n = layout.num_seats
+    out["seat"] = int(g(vector, "seat").argmax())
+    if format == "three_hand":
+        for name in ("sitting_out", "opponent_seat"):  # relative: 0 = me, 1 = next seat, 2
+            v = g(vector, name)
+            out[name] = (out["seat"] + int(v.argmax())) % n if v.any() else None
+        out["seat_columns"] = [[int(round(float(x) * target)) for x in row]
+                               for row in g(vector, "seat_columns").reshape(3, columns)]
+        out["seat_open"] = [[bool(x > 0.5) for x in row] for row in g(vector, "seat_open").reshape(3, columns)]
+        out["seat_won"] = [[bool(x > 0.5) for x in row] for row in g(vector, "seat_won").reshape(3, columns)]
+        out["seat_wins"] = [int(round(float(x) * 10)) for x in g(vector, "seat_wins")]
+        out["hand_number"] = int(round(float(g(vector, "hand_number")[0]) * 100))
+    else:
+        out["partner"] = (out["seat"] + 2) % 4
+        out["partner_running"] = bool(g(vector, "partner_running")[0] > 0.5)
+        out["round_points"] = [int(round(float(x) * 100)) for x in g(vector, "round_points")]
+        out["round_number"] = int(round(float(g(vector, "round_number")[0]) * 100))
     return out
 
 
 def hand_from_observation(vector: np.ndarray, columns: int = 3) -> list[int]:
-    """The player's card ids from an observation vector."""
+    """The player's card ids from an observation vector (any format: the hand slice is at
+    the same offset in every layout)."""
     return _cards_of(ObservationLayout(columns).get(vector, "hand"))

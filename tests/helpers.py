@@ -76,3 +76,23 @@ def same_state(a: object, b: object, path: str = "env") -> None:
         same_state(da, db, path)
     else:
         assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+def swap_hidden(game: Game, rng: np.random.Generator) -> Game:
+    """The same state for the acting player with the opponent's unseen cards and the stock
+    reshuffled: the two states differ only in what the player cannot see."""
+    other = game.clone()
+    me = game.current_player
+    opp = 1 - me
+    known = game.known_cards[opp]
+    pool = [c for c in range(52) if (game.hands[opp] & ~known) >> c & 1] + list(game.stock)
+    pool = rng.permutation(pool).tolist()
+    n_hidden = (game.hands[opp] & ~known).bit_count()
+    hand = known
+    for c in pool[:n_hidden]:
+        hand |= 1 << c
+    other.hands[opp] = hand
+    other.stock = pool[n_hidden:]
+    other._legal = None
+    other._after_discard = None
+    return other

@@ -7,8 +7,10 @@ the network that knowledge in minutes; PPO then has to improve on it, not redisc
 
 The teacher plays whole Hollywood matches (through the engine, seeing only observation
 dicts like every agent). Each teacher decision is stored with its observation, mask,
-action and the discounted return the learner's reward would give from there (hand points
-/ 100 and ± ``match_bonus`` at match end), so the critic is warm-started too.
+action and the discounted return the learner's reward would give from there (the
+environment's ``reward`` mode through :func:`hgin_env.rewards.hand_end_rewards`, default
+hand points / 100, plus ± ``match_bonus`` at match end unless the mode is ``"match"``, as
+:class:`train.envs.TrainingEnv` pays it), so the critic is warm-started too.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from tqdm import tqdm
 
 from hgin_env.game import Game
 from hgin_env.observation import encode
+from hgin_env.rewards import check_mode, hand_end_rewards
 from hgin_env.rules import Rules, get_rules
 
 
@@ -41,7 +44,7 @@ class Demonstrations:
 
 
 def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma: float,
-                     match_bonus: float) -> Demonstrations:
+                     match_bonus: float, reward: str = "points") -> Demonstrations:
     from agents.base import make_agent
 
     game = Game(rules=rules, seed=seed)
@@ -59,12 +62,12 @@ def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma
             masks.append(o["action_mask"].astype(bool))
             acts.append(a)
             rewards.append(0.0)
+        columns_before = list(game.scoreboard.column_winners)
         record = game.apply(a)
-        if record is not None and record.winner is not None and rewards:
-            sign = 1.0 if record.winner == seat else -1.0
-            rewards[-1] += sign * record.points / 100.0
+        if record is not None and rewards:
+            rewards[-1] += hand_end_rewards(reward, game, record, columns_before)[seat]
     winner = game.scoreboard.match_winner
-    if winner is not None and rewards:
+    if winner is not None and rewards and reward != "match":
         rewards[-1] += match_bonus * (1.0 if winner == seat else -1.0)
     returns = np.zeros(len(rewards), dtype=np.float32)
     acc = 0.0
@@ -76,21 +79,27 @@ def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma
 
 
 def _worker(task: tuple) -> Demonstrations:
-    teacher, opponents, seeds, rules_dict, gamma, match_bonus = task
+    teacher, opponents, seeds, rules_dict, gamma, match_bonus, reward = task
     rules = Rules.from_dict(rules_dict)
     return Demonstrations.concat([
-        _play_and_record(teacher, opponents[s % len(opponents)], s, rules, gamma, match_bonus)
+        _play_and_record(teacher, opponents[s % len(opponents)], s, rules, gamma, match_bonus, reward)
         for s in seeds])
 
 
 def collect(matches: int, teacher: str = "expert", opponents: tuple[str, ...] = ("expert", "simple"),
             rules: Rules | str | None = None, gamma: float = 0.995, match_bonus: float = 1.0,
-            seed: int = 1_000_000, workers: int = 2, progress: bool = True) -> Demonstrations:
-    """Record the teacher's decisions over ``matches`` matches (seats alternate)."""
+            seed: int = 1_000_000, workers: int = 2, progress: bool = True,
+            reward: str = "points") -> Demonstrations:
+    """Record the teacher's decisions over ``matches`` matches (seats alternate).
+
+    ``reward`` is the environment's reward mode the returns are computed in (see
+    :mod:`hgin_env.rewards`; shaping terms are not included in the returns).
+    """
+    check_mode(reward)
     rules = get_rules(rules)
     chunk = 5
     tasks = [(teacher, list(opponents), list(range(seed + i, seed + min(i + chunk, matches))),
-              rules.to_dict(), gamma, match_bonus) for i in range(0, matches, chunk)]
+              rules.to_dict(), gamma, match_bonus, reward) for i in range(0, matches, chunk)]
     parts = []
     bar = tqdm(total=matches, desc=f"recording {teacher}", unit="match", disable=not progress)
     if workers > 1:

@@ -1,0 +1,233 @@
+"""Determinized Monte Carlo search over the engine, with a heuristic rollout policy.
+
+How a decision is made (only when there is a real choice):
+
+1. **Candidates.** Draw decisions: every legal action (take or draw, take or pass). Discard
+   decisions: the Expert's choice, the best knock when knocking is legal, and the
+   ``width`` discards that leave the least deadwood (11 discards and their knocks are too
+   many to separate with a few dozen rollouts; these are the ones worth separating).
+2. **Worlds.** Full game states consistent with the agent's information set, sampled by
+   :mod:`hgin_env.determinize` from the observation and what the agent remembers of its own
+   moves in this hand (its pickups still in hand, whether it passed the upcard). The agent
+   never sees the true hidden state: it only gets observation dicts, like every agent.
+3. **Rollouts.** In each world every candidate is applied and the hand is played out by the
+   rollout policy for both players (``"simple"``: Neller's rule on the sampled game, fast;
+   ``"timed"``: Neller's draws and discards with the Expert's knock timing, as fast;
+   ``"expert"``: the Expert on the sampled observations, ~10x slower). All candidates of a
+   world share its sample and the rollout's random seed (common random numbers), so their
+   difference is measured on the same deals: far less noise than independent rollouts.
+4. **Value** of the finished hand for the agent: ± (hand points / 100 + ``column_weight``
+   × columns the hand decided), 0 for a dead hand. The candidate with the best mean wins;
+   ties go to the Expert's choice (the first candidate). With ``confidence=z > 0``
+   (default 1) the search leaves the Expert's choice only when the paired mean advantage
+   exceeds ``z`` standard errors (a one-sided test on the per-world differences), so
+   rollout noise alone does not make it deviate; ``confidence=0`` is the plain argmax.
+
+Budget: ``rollouts`` worlds per decision (deterministic given the seed), stopped early once
+``budget_ms`` milliseconds have been spent (at least ``min_worlds`` worlds). With a time
+budget the number of worlds depends on the machine's speed, so results are reproducible
+from the seed only when ``budget_ms`` is None. ``decision_ms`` holds the time of every
+searched decision (``mean_decision_ms`` over all decisions, trivial ones included).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from hgin_env import actions as A
+from hgin_env.cards import CARD_VALUES
+from hgin_env.determinize import InfoSet
+from hgin_env.game import Game, HandRecord, Phase
+from hgin_env.melds import deadwood_after_discard_mask
+from hgin_env.observation import ObservationLayout, encode
+from hgin_env.rules import Rules, get_rules
+
+from .base import SeededAgent
+from .expert import ExpertAgent, ExpertParams, knock_timing
+from .simple import simple_action
+from .view import ObsView, parse
+
+ROLLOUT_POLICIES = ("simple", "timed", "expert")
+_DRAWING = (Phase.FIRST_UPCARD, Phase.DRAW)
+_EXPERT_PARAMS = ExpertParams()
+
+
+class SearchAgent(SeededAgent):
+    """Determinized Monte Carlo search on observation dicts (see the module docstring).
+
+    ``rules`` must be the match's rules (the agent simulates them); ``columns`` is taken
+    from them.
+    """
+
+    name = "search"
+
+    def __init__(self, seed: int | None = None, columns: int | None = None,
+                 rules: Rules | str | dict | None = "hollywood", rollouts: int = 24,
+                 budget_ms: float | None = None, min_worlds: int = 4, width: int = 3,
+                 rollout: str = "simple", decline_weight: float = 1.0,
+                 column_weight: float = 1.0, draws: bool = True, model: str = "improved",
+                 confidence: float = 1.0, layout: ObservationLayout | None = None):
+        self.rules = get_rules(rules)
+        if self.rules.format != "duel" or (layout is not None and layout.format != "duel"):
+            fmt = self.rules.format if self.rules.format != "duel" else layout.format  # type: ignore[union-attr]
+            raise ValueError(f"SearchAgent plays the duel only (it simulates two-player hands), "
+                             f"not format={fmt!r}")
+        if layout is not None and layout.columns != self.rules.columns:
+            raise ValueError(f"the layout's {layout.columns} columns disagree with the rules "
+                             f"({self.rules.columns})")
+        if columns is not None and columns != self.rules.columns:
+            raise ValueError(f"columns={columns} disagrees with the rules ({self.rules.columns})")
+        if rollout not in ROLLOUT_POLICIES:
+            raise ValueError(f"rollout must be one of {ROLLOUT_POLICIES}, got {rollout!r}")
+        if rollouts < 1 or min_worlds < 1 or width < 0:
+            raise ValueError("rollouts and min_worlds must be >= 1, width >= 0")
+        super().__init__(seed=seed, columns=self.rules.columns)
+        self.rollouts = rollouts
+        self.budget_ms = budget_ms
+        self.min_worlds = min_worlds
+        self.width = width
+        self.rollout = rollout
+        self.decline_weight = decline_weight
+        self.column_weight = column_weight
+        self.draws = draws
+        self.model = model
+        self.confidence = confidence
+        self.expert = ExpertAgent(seed=seed, columns=self.rules.columns)
+        self._rollout_agents = [ExpertAgent(seed=0, columns=self.rules.columns) for _ in range(2)]
+        self.decision_ms: list[float] = []
+        self.worlds: list[int] = []
+        self.decisions = 0
+        self.total_ms = 0.0
+        self._forget()
+
+    # ------------------------------------------------------------------ memory
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.expert.reset(seed)
+        self._forget()
+
+    def _forget(self) -> None:
+        """Forget the current hand (own pickups, own pass)."""
+        self._own_known = 0
+        self._own_passed = False
+        self._last_stock: int | None = None
+        self._last_score: tuple | None = None
+
+    def _remember(self, view: ObsView) -> None:
+        score = (tuple(view.own_columns), tuple(view.opponent_columns), tuple(view.won_by_me),
+                 tuple(view.won_by_opponent))
+        new_hand = (self._last_stock is None or view.stock_size > self._last_stock
+                    or view.phase == "first_upcard" or score != self._last_score)
+        if new_hand:
+            self._own_known, self._own_passed = 0, False
+        self._own_known &= view.hand  # discarded pickups are no longer known to be held
+        self._last_stock, self._last_score = view.stock_size, score
+
+    def _note_action(self, view: ObsView, action: int) -> None:
+        if action == A.TAKE_DISCARD:
+            self._own_known |= 1 << view.discard_top
+        elif action == A.PASS:
+            self._own_passed = True
+
+    @property
+    def mean_decision_ms(self) -> float:
+        """Mean wall time per decision (every call, trivial ones included)."""
+        return self.total_ms / self.decisions if self.decisions else 0.0
+
+    # ------------------------------------------------------------------ decisions
+    def __call__(self, observation: dict) -> int:
+        start = time.perf_counter()
+        view = parse(observation, self.columns)
+        self._remember(view)
+        legal = [int(a) for a in view.legal]
+        if not legal:
+            raise ValueError("no legal action in the observation's action mask")
+        candidates = self._candidates(view, legal, observation)
+        if len(candidates) == 1:
+            action = candidates[0]
+        else:
+            action = self._search(observation, candidates, start)
+            self.decision_ms.append((time.perf_counter() - start) * 1000.0)
+        self._note_action(view, action)
+        self.decisions += 1
+        self.total_ms += (time.perf_counter() - start) * 1000.0
+        return action
+
+    def _candidates(self, view: ObsView, legal: list[int], observation: dict) -> list[int]:
+        if len(legal) == 1:
+            return legal
+        if A.BIG_GIN in legal:
+            return [A.BIG_GIN]
+        first = int(self.expert(observation))
+        if view.phase in ("first_upcard", "draw"):
+            return [first] + [a for a in legal if a != first] if self.draws else [first]
+        after = deadwood_after_discard_mask(view.hand)
+        out = [first]
+        knocks = [a - A.KNOCK for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
+        if knocks:
+            if 0 in (after[c] for c in knocks):  # gin: nothing beats it
+                return [A.KNOCK + min(knocks, key=lambda c: (after[c], -CARD_VALUES[c], c))]
+            out.append(A.KNOCK + min(knocks, key=lambda c: (after[c], -CARD_VALUES[c], c)))
+        discards = sorted((a - A.DISCARD for a in legal if a < A.KNOCK),
+                          key=lambda c: (after[c], -CARD_VALUES[c], c))
+        out += [A.DISCARD + c for c in discards[:self.width]]
+        return list(dict.fromkeys(out))
+
+    def _search(self, observation: dict, candidates: list[int], start: float) -> int:
+        info = InfoSet.from_observation(observation, self.rules, own_known=self._own_known,
+                                        own_passed=self._own_passed)
+        values: list[list[float]] = []
+        deadline = None if self.budget_ms is None else start + self.budget_ms / 1000.0
+        worlds = 0
+        while worlds < self.rollouts:
+            if deadline is not None and worlds >= self.min_worlds and time.perf_counter() >= deadline:
+                break
+            world = info.sample(self.rng, self.decline_weight, self.model)
+            rollout_seed = int(self.rng.integers(2**63 - 1))
+            values.append([self._value(world.clone() if i < len(candidates) - 1 else world,
+                                       action, rollout_seed, info.seat)
+                           for i, action in enumerate(candidates)])
+            worlds += 1
+        self.worlds.append(worlds)
+        v = np.array(values)
+        means = v.mean(axis=0)
+        best = int(np.flatnonzero(means == means.max())[0])  # ties: the earliest (Expert's first)
+        if best and self.confidence > 0 and worlds > 1:
+            diff = v[:, best] - v[:, 0]  # paired by world: common random numbers
+            if diff.mean() <= self.confidence * diff.std(ddof=1) / np.sqrt(worlds):
+                best = 0
+        return candidates[best]
+
+    # ------------------------------------------------------------------ rollouts
+    def _value(self, game: Game, action: int, seed: int, me: int) -> float:
+        record = game.apply(action)
+        if record is None:
+            record = self._play_out(game, np.random.default_rng(seed))
+        if record.winner is None:
+            return 0.0
+        sign = 1.0 if record.winner == me else -1.0
+        return sign * (record.points / 100.0 + self.column_weight * len(record.columns_decided))
+
+    def _play_out(self, game: Game, rng: np.random.Generator) -> HandRecord:
+        """Play the hand to its end with the rollout policy for both players."""
+        if self.rollout == "expert":
+            for agent in self._rollout_agents:
+                agent.reset(int(rng.integers(2**63 - 1)))
+        while True:
+            p = game.current_player
+            if self.rollout != "expert":
+                drawing = game.phase in _DRAWING
+                top = game.discard_pile[-1] if game.discard_pile else -1
+                after = None if drawing else game.deadwood_after_discard()
+                action = simple_action(game.hands[p], top, game.legal_actions(), drawing, rng, after)
+                if self.rollout == "timed" and A.KNOCK <= action < A.DRAW_STOCK and \
+                        not knock_timing(_EXPERT_PARAMS, after[action - A.KNOCK], len(game.stock)):
+                    action -= A.KNOCK - A.DISCARD  # the same card, discarded face up
+            else:
+                action = int(self._rollout_agents[p]({"observation": encode(game, p),
+                                                      "action_mask": game.legal_action_mask()}))
+            record = game.apply(action)
+            if record is not None:
+                return record

@@ -1,0 +1,284 @@
+"""``hgin play`` and ``hgin replay`` for the three-hand and partnership formats.
+
+A person takes any seat (``--seat``); every other seat is played by the ``--opponent``
+agent (its own instance per seat, partners included). The human sees its own table as in
+the duel (``HumanMatch``'s prompts and table), the moves made at that table, every hand's
+result and the match sheet; never another seat's cards. A match is saved as
+``hgin-format-match`` JSON (rules, seed, first dealer, players, every action in the order
+``Match.apply`` took them) and replayed hand by hand by ``hgin replay``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import actions as A
+from .cli import (
+    HumanMatch,
+    MatchFileError,
+    _card,
+    _Quit,
+    _say,
+    describe_move,
+)
+from .game import Phase
+from .match import Match, RoundResult, SeatHand
+from .render import render_hand_result, render_table
+from .rules import RULES_VERSION, Rules
+
+FORMAT_MATCH = "hgin-format-match"
+
+
+def save_format_match(match: Match, path: str | Path, players: Sequence[str]) -> Path:
+    """Write a format match (finished or not) as ``hgin-format-match`` JSON."""
+    data = {"format": FORMAT_MATCH, "rules_version": RULES_VERSION, "rules": match.rules.to_dict(),
+            "seed": match.seed, "first_dealer": match.first_dealer, "players": list(players),
+            "actions": list(match.action_history), "complete": bool(match.is_over)}
+    path = Path(path)
+    path.write_text(json.dumps(data) + "\n")
+    return path
+
+
+def is_format_match_file(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("format") == FORMAT_MATCH
+
+
+def load_format_match(path: str | Path, data: dict) -> Match:
+    """The match of a saved ``hgin-format-match`` (``data``, read from ``path``), replayed
+    to its last action; a corrupt file raises :class:`MatchFileError` with one line."""
+    missing = [k for k in ("rules_version", "rules", "seed", "first_dealer", "actions", "players")
+               if k not in data]
+    if missing:
+        raise MatchFileError(f"{path}: saved match is missing {', '.join(missing)}")
+    if data["rules_version"] != RULES_VERSION:
+        raise MatchFileError(f"{path}: saved with rules version {data['rules_version']!r}, this hgin_env "
+                             f"plays rules version {RULES_VERSION}; the match cannot be replayed")
+    try:
+        rules = Rules.from_dict(data["rules"])
+        match = Match(rules, seed=data["seed"], first_dealer=data["first_dealer"])
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise MatchFileError(f"{path}: bad rules, seed or first dealer: {exc}") from None
+    players = data["players"]
+    if not (isinstance(players, list) and len(players) == rules.num_players
+            and all(isinstance(p, str) for p in players)):
+        raise MatchFileError(f"{path}: 'players' must name {rules.num_players} seats")
+    actions = data["actions"]
+    if not isinstance(actions, list) or not all(isinstance(a, int) and not isinstance(a, bool) for a in actions):
+        raise MatchFileError(f"{path}: 'actions' must be a list of action ids (integers)")
+    for i, action in enumerate(actions):
+        if match.is_over or action not in match.legal_actions():
+            raise MatchFileError(f"{path}: action #{i + 1} ({action}) is illegal where it occurs; "
+                                 "the file is corrupt")
+        match.apply(action)
+    return match
+
+
+def _sheet_text(match: Match) -> str:
+    return str(match.sheet)
+
+
+def _result_lines(finished: list[SeatHand | RoundResult], match: Match, symbols: bool) -> list[str]:
+    lines: list[str] = []
+    for item in finished:
+        if isinstance(item, SeatHand):
+            a, b = item.seats
+            lines += ["", f"--- Table {item.table}: player_{a} v player_{b} ---",
+                      render_hand_result(item.record, symbols)]
+        else:
+            who = "nobody (net 0)" if item.winner is None else f"team_{item.winner}"
+            lines.append(f"Round {item.number + 1}: team points {item.team_points[0]}-"
+                         f"{item.team_points[1]}; {who} scores {item.points}")
+    if any(isinstance(i, RoundResult) for i in finished) or match.format == "three_hand":
+        lines.append(_sheet_text(match))
+    return lines
+
+
+def _winner_text(match: Match, names: Sequence[str]) -> str:
+    if match.truncated:
+        return "Match stopped at the rules' max_hands cap: no winner."
+    w = match.match_winner
+    if w is None:
+        return "Match over: a draw."
+    if match.format == "partnership":
+        a, b = match.teams[w]  # type: ignore[index]
+        return f"Match over: team_{w} ({names[a]} and {names[b]}) wins."
+    return f"Match over: {names[w]} wins."
+
+
+class _SeatPrompt(HumanMatch):
+    """``HumanMatch``'s prompts on the human's table ``Game``, with the table's players
+    named by their seats and the match sheet instead of the table game's own board."""
+
+    match: Match
+
+    def show_table(self) -> None:
+        g = self.game
+        if g.phase == Phase.DISCARD:
+            super().show_table()
+            return
+        table = self.match.tables[self.match.table_of(self.seat) or 0]
+        names = {f"player_{p}": f"player_{table.seats[p]}" for p in (0, 1)}
+        lines = []
+        for line in render_table(g, self.human, self.symbols).split("\n"):
+            if re.match(r"^\s+I\s", line):  # the table game's own sheet: show the match's
+                break
+            lines.append(re.sub(r"player_[01]", lambda m: names[m.group(0)], line))
+        _say("", *lines, str(self.match.sheet))
+        if g.phase == Phase.FIRST_UPCARD:
+            _say(f"First upcard {_card(g.discard_top, self.symbols)}: take it or pass.")
+        _say(self.legal_moves_text())
+
+
+class FormatHumanMatch:
+    """A terminal match of a format: the human at seat ``human``, ``agents[seat]`` elsewhere."""
+
+    def __init__(self, match: Match, human: int, agents: Sequence[Any], label: str, symbols: bool = True):
+        self.match = match
+        self.human = human
+        self.agents = agents
+        self.symbols = symbols
+        self.names = [f"player_{s} (you)" if s == human else f"player_{s} ({label})"
+                      for s in range(match.num_players)]
+        self.labels = ["human" if s == human else label for s in range(match.num_players)]
+        game, player = self._human_table()
+        self.view = _SeatPrompt(game, player, None, label, symbols=symbols)
+        self.view.match, self.view.seat = match, human
+
+    def _human_table(self) -> tuple[Any, int]:
+        view = self.match.seat_view(self.human)
+        if view is None:  # sitting out: the table is watched, not played
+            return self.match.tables[0].game, 0
+        return view
+
+    def _watching(self, table_index: int) -> bool:
+        """Moves the human sees: those at its own table (three-hand: the one table)."""
+        return self.match.format == "three_hand" or self.match.table_of(self.human) == table_index
+
+    def step(self) -> None:
+        m = self.match
+        seat = m.current_seat
+        assert seat is not None
+        table = m.tables[m.current_table]
+        game = table.game
+        if seat == self.human:
+            self.view.game, self.view.human = game, table.player_of(seat)
+            action = self.view.ask_move()
+            move = self.view.your_move(action)
+            before = game.hands[table.player_of(seat)]
+        else:
+            action = int(self.agents[seat](m.observation(seat)))
+            if action not in m.legal_actions():
+                raise ValueError(f"the agent at seat {seat} chose an illegal action {action}")
+            move = describe_move(game, action, self.names[seat], self.symbols)
+            before = 0
+        finished = m.apply(action)
+        if seat == self.human and action == A.DRAW_STOCK:
+            drawn = (game.hands[table.player_of(seat)] & ~before).bit_length() - 1
+            move = f"You draw {_card(drawn, self.symbols)} from the stock"
+        if move and self._watching(table.index):
+            _say(move)
+        if finished:
+            _say(*_result_lines(finished, m, self.symbols))
+            if not m.is_over and (m.format == "three_hand" or any(isinstance(f, RoundResult) for f in finished)):
+                self._announce_deal()
+
+    def _announce_deal(self) -> None:
+        m = self.match
+        for t in m.tables:
+            a, b = t.seats
+            extra = f", player_{t.sitting_out} sits out" if t.sitting_out is not None else ""
+            _say("", f"=== Table {t.index}: {self.names[a]} v {self.names[b]}{extra}; "
+                     f"player_{t.dealer} deals ===")
+
+    def run(self) -> bool:
+        m = self.match
+        partner = f"; your partner is player_{m.partner_of(self.human)}" if m.format == "partnership" else ""
+        _say(f"Hollywood Gin, {m.format}, rules '{m.rules.name}', seed {m.seed}. "
+             f"You are player_{self.human}{partner}.", "Type 'help' for the moves.")
+        self._announce_deal()
+        try:
+            while not m.is_over:
+                self.step()
+        except _Quit as q:
+            _say(f"Match abandoned ({q.reason}) after {len(m.hand_history)} hand(s).", _sheet_text(m))
+            return False
+        _say("", _winner_text(m, self.names))
+        return True
+
+
+def replay_format(path: str | Path, data: dict, moves: bool, symbols: bool) -> int:
+    """``hgin replay`` of a saved format match: every hand's result and the sheet."""
+    final = load_format_match(path, data)  # checks everything before printing anything
+    players = data["players"]
+    names = [f"player_{s} ({p})" for s, p in enumerate(players)]
+    _say(f"Replaying {path}: {final.format}, rules '{final.rules.name}', seed {data['seed']}, "
+         f"{len(data['actions'])} actions; " + ", ".join(names))
+    m = Match(final.rules, seed=data["seed"], first_dealer=data["first_dealer"])
+    for action in data["actions"]:
+        seat = m.current_seat
+        table = m.tables[m.current_table]
+        if moves:
+            _say("  " + describe_move(table.game, action, names[seat], symbols))  # type: ignore[index]
+        finished = m.apply(action)
+        if finished:
+            _say(*_result_lines(finished, m, symbols))
+    _say("", _winner_text(m, names) if m.is_over else "The saved match stops here (it was not finished).")
+    return 0
+
+
+def play_format(args: Any, data: dict | None = None) -> int:
+    """``hgin play`` for a format: a new match (``--rules``, ``--seed``, ``--seat``) or, with
+    ``data``, the rest of the unfinished match saved in ``args.resume``."""
+    import random
+
+    from .cli import CliError, _can_print_symbols, _make_opponent
+    from .rules import get_rules
+
+    if data is not None:
+        given = [flag for flag, value in (("--seed", args.seed), ("--rules", args.rules), ("--seat", args.seat))
+                 if value is not None]
+        if given:
+            raise CliError(f"--resume takes the seed, rules and seat from {args.resume}; drop {', '.join(given)}")
+        match = load_format_match(args.resume, data)
+        if match.is_over:
+            raise CliError(f"{args.resume}: the match is already finished; watch it with: hgin replay {args.resume}")
+        players = data["players"]
+        if players.count("human") != 1:
+            raise CliError(f"{args.resume}: no human seat in the saved match (players {players!r})")
+        human = players.index("human")
+        opponent = args.opponent or next(p for p in players if p != "human")
+        save = args.save if args.save is not None else args.resume
+        seed = match.seed if match.seed is not None else 0
+    else:
+        rules = get_rules(args.rules)
+        seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+        seat = args.seat or "0"
+        n = rules.num_players
+        human = random.Random(seed).randrange(n) if seat == "random" else int(seat)
+        if not 0 <= human < n:
+            raise CliError(f"--seat {seat}: format {rules.format!r} has seats 0..{n - 1}")
+        match = Match(rules, seed=seed)
+        opponent = args.opponent or "expert"
+        save = args.save
+    agents: list[Any] = [None] * match.num_players
+    label = opponent
+    for s in range(match.num_players):
+        if s != human:
+            agents[s], label = _make_opponent(opponent, seed + s, match.rules)
+    play = FormatHumanMatch(match, human, agents, label, symbols=not args.ascii and _can_print_symbols())
+    try:
+        finished = play.run()
+    except KeyboardInterrupt:
+        _say("", "Interrupted.")
+        finished = False
+    if save:
+        path = save_format_match(match, save, play.labels)
+        _say(f"Saved the match to {path} (replay it with: hgin replay {path}"
+             + ("" if finished else f"; play on with: hgin play --resume {path}") + ")")
+    if not finished:
+        _say("The match was not finished.")
+    return 0

@@ -1,0 +1,246 @@
+"""Every reward of the environment, in one place: the base modes and potential-based shaping.
+
+The environment (:mod:`hgin_env.env`), the single-agent adapter and the imitation
+recorder (:mod:`train.imitation`) all compute rewards through these functions, so a mode
+means the same thing everywhere.
+
+Base modes (zero-sum, paid when a hand ends; see the reward table of :mod:`hgin_env.env`;
+the ``seat_*`` functions are the same modes for every format, over a
+:class:`~hgin_env.match.Match`'s seats):
+
+* ``"match"``: ±1 to the match winner when the match ends (a one-hand episode: ±1 to the
+  hand's winner); 0 for a truncated match.
+* ``"columns"``: ±1/C for each column decided by the hand (C columns).
+* ``"points"``: ± hand points / 100 to the hand's winner.
+
+Potential-based shaping (Ng, Harada & Russell 1999)
+---------------------------------------------------
+:class:`PotentialShaping` adds, for each player *i* separately, ``F = γ Φ(o') − Φ(o)``
+between two consecutive decisions of *i* (``o`` and ``o'`` are *i*'s observations at
+those decisions), and ``F = 0 − Φ(o_last)`` when the episode ends. ``Φ`` is a function of
+the player's own observation vector only (default :func:`deadwood_potential`:
+``−weight × best reachable deadwood / 100``), so shaping never uses hidden cards.
+
+Why the optimal policy is unchanged. Fix the opponent's policy; player *i* then faces a
+(partially observed) decision process whose steps are *i*'s own decisions
+``k = 0 .. T−1`` and whose episode ends after step ``T−1``. Along any trajectory the
+discounted sum of the shaping terms telescopes::
+
+    Σ_k γ^k (γ Φ_{k+1} − Φ_k) = γ^T Φ_T − Φ_0 = −Φ_0       (Φ_T := 0 at the end)
+
+so the shaped return of every trajectory is its base return minus ``Φ(o_0)``, the
+potential of the first observation, which no decision of *i* can influence. Every policy's
+expected return (from any first observation) therefore moves by the same constant: the
+ranking of policies, the optimal policies and the best responses (hence the equilibria of
+the two-player game) are those of the base reward. This is stronger than Ng et al.'s
+MDP result (it needs neither the Markov property nor stationarity, since it holds per
+trajectory), and it is why the potential may be any function of the observation.
+
+The subtleties, each handled here:
+
+* **Φ = 0 at the end.** Without it the shaped return would be ``base + γ^T Φ(o_T) − Φ_0``:
+  the last potential depends on the policy (a deadwood potential would pay for finishing
+  the match with a low-deadwood hand instead of winning). Every episode end, truncation
+  included, pays ``−Φ_last`` so the sum telescopes to ``−Φ_0``.
+* **Per-agent potentials in an alternating game.** Each player's terms are computed
+  between *its own* consecutive decisions, with its own potential; the opponent's moves
+  in between are part of the environment's transition. A player who acts twice in a row
+  (draw, then discard) gets a term between those two decisions too. The shaping terms are
+  not zero-sum (both players are paid for lowering their own deadwood), but each one
+  telescopes on its own, so each player's objective moves by a constant.
+* **γ must be the learner's discount, counted in the learner's decisions.** With a
+  learner discount γ' ≠ γ the sum is ``Σ γ'^k (γ Φ_{k+1} − Φ_k)``, which no longer
+  telescopes and biases the learner (with γ = 1 and γ' < 1 it rewards postponing the
+  drop of the potential). Set ``shaping_gamma`` to the learner's ``gamma`` (PPO counts
+  one step per learner decision, as here).
+
+The deadwood potential helps a learner from scratch because a random policy almost never
+knocks: the base reward is nearly always 0, while the potential rewards every decision
+that lowers the deadwood at once (and takes it back if the deadwood rises again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .game import Game, HandRecord
+from .observation import ObservationLayout
+
+if TYPE_CHECKING:
+    from .match import Match
+
+REWARD_MODES = ("match", "columns", "points")
+
+#: A potential: (observation vector, its layout) -> float. It sees only the observation.
+Potential = Callable[[np.ndarray, ObservationLayout], float]
+
+
+def _zero_sum(out: list[float], winner: int, amount: float) -> None:
+    _share(out, (winner,), amount)
+
+
+def _share(out: list[float], winners: Sequence[int], amount: float) -> None:
+    """Zero-sum payment: each of ``winners`` gets +amount, the other seats share the loss
+    equally (duel ∓amount; three-hand −amount/2 each; partnership −amount each)."""
+    losers = [i for i in range(len(out)) if i not in winners]
+    for w in winners:
+        out[w] += amount
+    loss = amount * len(winners) / len(losers)
+    for i in losers:
+        out[i] -= loss
+
+
+def match_rewards(game: Game, record: HandRecord) -> list[float]:
+    """``"match"``: ±1 when the match ends (±1 to a one-hand episode's winner)."""
+    out = [0.0, 0.0]
+    if game.single_hand:
+        if record.winner is not None:
+            _zero_sum(out, record.winner, 1.0)
+    elif game.phase.name == "MATCH_OVER" and not game.truncated:
+        winner = game.scoreboard.match_winner
+        if winner is not None:
+            _zero_sum(out, winner, 1.0)
+    return out
+
+
+def columns_rewards(game: Game, columns_before: Sequence[int | None]) -> list[float]:
+    """``"columns"``: ±1/C for each column the hand decided (``columns_before``: the column
+    winners before the hand ended)."""
+    out = [0.0, 0.0]
+    board = game.scoreboard
+    for j, before in enumerate(columns_before):
+        winner = board.column_winners[j]
+        if before is None and winner is not None:
+            _zero_sum(out, winner, 1.0 / board.num_columns)
+    return out
+
+
+def points_rewards(record: HandRecord) -> list[float]:
+    """``"points"``: ± hand points / 100 to the hand's winner (dead hands: 0)."""
+    out = [0.0, 0.0]
+    if record.winner is not None:
+        _zero_sum(out, record.winner, record.points / 100.0)
+    return out
+
+
+def hand_end_rewards(mode: str, game: Game, record: HandRecord,
+                     columns_before: Sequence[int | None]) -> list[float]:
+    """Rewards of players 0 and 1 for the hand ``record`` that just ended in ``game``.
+
+    ``columns_before`` is ``list(game.scoreboard.column_winners)`` taken before the hand's
+    last action (only ``"columns"`` reads it).
+    """
+    if mode == "match":
+        return match_rewards(game, record)
+    if mode == "columns":
+        return columns_rewards(game, columns_before)
+    if mode == "points":
+        return points_rewards(record)
+    raise ValueError(f"invalid reward {mode!r}; expected one of {REWARD_MODES}")
+
+
+# --------------------------------------------------------------------------- every format
+def _row_seats(match: Match, row: int) -> tuple[int, ...]:
+    """The seats of a sheet row: the player (duel, three-hand) or the team (partnership)."""
+    teams = match.teams
+    return teams[row] if teams is not None else (row,)
+
+
+def seat_match_rewards(match: Match) -> list[float]:
+    """``"match"`` for any format: ``Match.returns()`` when the match ends (duel ±1;
+    three-hand +1 and −1/2 each; partnership ±1 per partner); 0 when truncated or drawn."""
+    return [float(x) for x in match.returns()] if match.is_over else [0.0] * match.num_players
+
+
+def seat_columns_rewards(match: Match, columns_before: Sequence[int | None]) -> list[float]:
+    """``"columns"`` for any format: for each column the step decided, +1/C to each seat of
+    the winning row (a player, or both partners), the others sharing −1/C per winner."""
+    out = [0.0] * match.num_players
+    sheet = match.sheet
+    for j, before in enumerate(columns_before):
+        winner = sheet.column_winners[j]
+        if before is None and winner is not None:
+            _share(out, _row_seats(match, winner), 1.0 / sheet.num_columns)
+    return out
+
+
+def seat_points_rewards(match: Match) -> list[float]:
+    """``"points"`` for any format: ``Match.last_rewards`` / 100 (a hand's ± points
+    between its two seats, the seat sitting out 0; a partnership round's ± net points to
+    each partner)."""
+    return [float(x) / 100.0 for x in match.last_rewards]
+
+
+def seat_rewards(mode: str, match: Match, columns_before: Sequence[int | None]) -> list[float]:
+    """Every seat's base reward for the ``Match.apply`` that just ended a hand or round
+    (``columns_before``: ``list(match.sheet.column_winners)`` taken before it)."""
+    if mode == "match":
+        return seat_match_rewards(match)
+    if mode == "columns":
+        return seat_columns_rewards(match, columns_before)
+    if mode == "points":
+        return seat_points_rewards(match)
+    raise ValueError(f"invalid reward {mode!r}; expected one of {REWARD_MODES}")
+
+
+def check_mode(mode: str) -> None:
+    if mode not in REWARD_MODES:
+        raise ValueError(f"invalid reward {mode!r}; expected one of {REWARD_MODES}")
+
+
+# --------------------------------------------------------------------------- shaping
+def best_deadwood(vector: np.ndarray, layout: ObservationLayout) -> float:
+    """The acting player's best reachable 10-card deadwood / 100, read from its observation.
+
+    Draw phases: the ``deadwood`` slice (10 cards). Discard phase: the least value of the
+    ``discard_deadwood`` slice (deadwood after the best discard), so that a draw is judged
+    by what it makes reachable, not by the eleventh card it adds.
+    """
+    v = np.asarray(vector)
+    if layout.get(v, "phase")[2] > 0.5:
+        return float(layout.get(v, "discard_deadwood").min())
+    return float(layout.get(v, "deadwood")[0])
+
+
+def deadwood_potential(vector: np.ndarray, layout: ObservationLayout) -> float:
+    """Φ = −(best reachable deadwood) / 100 (in [−1, 0]; 0 with gin in hand)."""
+    return -best_deadwood(vector, layout)
+
+
+class PotentialShaping:
+    """Per-player potential-based shaping terms ``γ Φ(o') − Φ(o)`` (module docstring).
+
+    Call :meth:`reset` at the episode start, :meth:`at_decision` each time a player is
+    about to act (with that player's observation vector), :meth:`at_end` for each player
+    when the episode ends. Each returns the shaping reward to pay that player now.
+    """
+
+    def __init__(self, layout: ObservationLayout, weight: float = 1.0, gamma: float = 1.0,
+                 potential: Potential = deadwood_potential, num_players: int = 2):
+        if not 0.0 < gamma <= 1.0:
+            raise ValueError(f"shaping_gamma must be in (0, 1], got {gamma!r}")
+        self.layout = layout
+        self.weight = float(weight)
+        self.gamma = float(gamma)
+        self.potential = potential
+        self.num_players = num_players
+        self.last: list[float | None] = [None] * num_players
+
+    def reset(self) -> None:
+        self.last = [None] * self.num_players
+
+    def at_decision(self, player: int, vector: np.ndarray) -> float:
+        """``γ Φ(o) − Φ(o_prev)`` for ``player`` about to act on ``vector`` (0 at its first)."""
+        phi = self.weight * self.potential(vector, self.layout)
+        prev = self.last[player]
+        self.last[player] = phi
+        return 0.0 if prev is None else self.gamma * phi - prev
+
+    def at_end(self, player: int) -> float:
+        """``γ·0 − Φ(o_last)``: the last term of ``player`` when the episode ends."""
+        prev = self.last[player]
+        self.last[player] = None
+        return 0.0 if prev is None else -prev

@@ -1,0 +1,74 @@
+"""Digest of a whole duel episode of ``hollywood_gin_v0`` (observations, masks, rewards,
+terminations, truncations and infos at every step), for the bit-identity test of the duel.
+
+``python tests/duel_trace.py OUT.json`` records the digests with whatever ``hgin_env`` is
+on the path (``tests/data/duel_trace.json`` was recorded with the env of ``main`` before
+the env was routed through ``hgin_env.match.Match``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+
+import numpy as np
+
+#: (seed, env keyword arguments) of the recorded episodes.
+CASES: list[tuple[int, dict]] = [
+    (seed, kwargs)
+    for kwargs in ({}, {"reward": "columns"}, {"reward": "points"}, {"episode": "hand"},
+                   {"rules": "gin_classic", "reward": "points"}, {"rules": "oklahoma"},
+                   {"rules": "hollywood_short", "shaping": 0.5, "shaping_gamma": 0.99})
+    for seed in (0, 7)
+]
+
+
+def _default(x):
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(type(x))
+
+
+def trace(seed: int, kwargs: dict) -> tuple[str, int]:
+    """(sha256 hex digest, number of steps) of one episode; actions from a seeded stream
+    (a random legal action; a knock, when legal, nine times in ten)."""
+    from hgin_env import hollywood_gin_v0
+
+    env = hollywood_gin_v0.env(**kwargs)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed + 1000)
+    h = hashlib.sha256()
+    steps = 0
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        h.update(agent.encode())
+        h.update(np.asarray(obs["observation"], dtype=np.float32).tobytes())
+        h.update(np.asarray(obs["action_mask"], dtype=np.int8).tobytes())
+        h.update(repr((float(reward), bool(term), bool(trunc))).encode())
+        h.update(json.dumps(info, sort_keys=True, default=_default).encode())
+        if term or trunc:
+            action = None
+        else:
+            legal = np.flatnonzero(obs["action_mask"])
+            # knock (52..103) or big gin (107) whenever possible: short hands, every kind
+            knocks = legal[((legal >= 52) & (legal < 104)) | (legal == 107)]
+            pick = knocks if len(knocks) and rng.random() < 0.9 else legal
+            action = int(pick[rng.integers(len(pick))])
+        env.step(action)
+        steps += 1
+    return h.hexdigest(), steps
+
+
+def main(path: str) -> None:
+    rows = [{"seed": seed, "kwargs": kwargs, "digest": d, "steps": n}
+            for seed, kwargs in CASES for d, n in [trace(seed, kwargs)]]
+    with open(path, "w") as f:
+        json.dump(rows, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

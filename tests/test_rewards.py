@@ -1,0 +1,156 @@
+"""Rewards in one place (hgin_env.rewards) and potential-based shaping."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.base import make_agent
+from hgin_env.adapters import SingleAgentEnv
+from hgin_env.env import raw_env
+from hgin_env.game import Game
+from hgin_env.melds import cached_deadwood
+from hgin_env.observation import ObservationLayout, encode
+from hgin_env.rewards import PotentialShaping, best_deadwood, deadwood_potential, hand_end_rewards
+
+
+def _play(env: raw_env, seed: int) -> dict[str, list[tuple[float, float]]]:
+    """Play a seeded match with two Simple agents; per agent, the (reward from ``last()``,
+    potential of the observation) at each of its decisions, then (final reward, 0)."""
+    agents = {a: make_agent("simple", seed=seed + i, layout=env.layout)
+              for i, a in enumerate(env.possible_agents)}
+    env.reset(seed=seed)
+    out: dict[str, list[tuple[float, float]]] = {a: [] for a in env.possible_agents}
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, _ = env.last()
+        if term or trunc:
+            out[agent].append((reward, 0.0))
+            env.step(None)
+            continue
+        out[agent].append((reward, deadwood_potential(obs["observation"], env.layout)))
+        env.step(agents[agent](obs))
+    return out
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.9])
+@pytest.mark.parametrize("rules,base", [("hollywood_short", "points"), ("hollywood", "match"),
+                                        ("gin_us_uk", "columns")])
+def test_shaping_telescopes_on_whole_matches(rules, base, gamma):
+    weight = 2.0
+    for seed in (3, 4):
+        plain = _play(raw_env(rules=rules, reward=base), seed)
+        shaped = _play(raw_env(rules=rules, reward=base, shaping=weight, shaping_gamma=gamma), seed)
+        for agent, steps in shaped.items():
+            base_steps = plain[agent]
+            assert len(steps) == len(base_steps)  # same actions: Simple ignores rewards
+            # The reward seen at decision k+1 (or at the end) pays transition k.
+            terms = [s[0] - b[0] for s, b in zip(steps[1:], base_steps[1:], strict=True)]
+            phis = [weight * s[1] for s in steps]
+            assert steps[0][0] == 0.0
+            for k, term in enumerate(terms):  # each term is gamma * phi' - phi, phi(end) = 0
+                assert term == pytest.approx(gamma * phis[k + 1] - phis[k], abs=1e-9)
+            discounted = sum(gamma ** k * t for k, t in enumerate(terms))
+            assert discounted == pytest.approx(-phis[0], abs=1e-9)  # = -Phi(o_0)
+            if gamma == 1.0:
+                assert sum(terms) == pytest.approx(-phis[0], abs=1e-9)
+
+
+def test_shaping_off_leaves_rewards_zero_sum():
+    steps = _play(raw_env(rules="hollywood_short", reward="points"), 5)
+    totals = {a: sum(r for r, _ in s) for a, s in steps.items()}
+    assert totals["player_0"] == pytest.approx(-totals["player_1"])
+
+
+def test_single_agent_adapter_telescopes():
+    gamma = 0.95
+
+    def episode(shaping: float) -> list[float]:
+        env = SingleAgentEnv(opponent=make_agent("simple", seed=1), rules="hollywood_short",
+                             reward="points", shaping=shaping, shaping_gamma=gamma, seat=0)
+        learner = make_agent("simple", seed=2)
+        obs, _ = env.reset(seed=11)
+        rewards, phis = [], [deadwood_potential(obs, env.aec.layout)]
+        done = False
+        while not done:
+            action = learner({"observation": obs, "action_mask": env.action_masks().astype(np.int8)})
+            obs, r, term, trunc, _ = env.step(action)
+            done = term or trunc
+            rewards.append(r)
+            phis.append(0.0 if done else deadwood_potential(obs, env.aec.layout))
+        return rewards, phis
+
+    base, _ = episode(0.0)
+    shaped, phis = episode(1.5)
+    terms = [s - b for s, b in zip(shaped, base, strict=True)]
+    for k, t in enumerate(terms):
+        assert t == pytest.approx(gamma * 1.5 * phis[k + 1] - 1.5 * phis[k], abs=1e-9)
+    assert sum(gamma ** k * t for k, t in enumerate(terms)) == pytest.approx(-1.5 * phis[0], abs=1e-9)
+
+
+def test_potential_reads_the_best_reachable_deadwood():
+    game = Game(seed=8)
+    layout = ObservationLayout(3)
+    seen = set()
+    while len(seen) < 2 and not game.is_over:
+        p = game.current_player
+        vec = encode(game, p)
+        if game.phase.name == "DISCARD":
+            expected = min(game.deadwood_after_discard().values())
+        else:
+            expected = cached_deadwood(game.hands[p])
+        assert best_deadwood(vec, layout) == pytest.approx(min(expected, 100) / 100.0)
+        seen.add(game.phase.name)
+        game.apply(game.legal_actions()[0])
+
+
+def test_hand_end_rewards_modes_and_errors():
+    game = Game(rules="hollywood", seed=2)
+    agents = [make_agent("simple", seed=0), make_agent("simple", seed=1)]
+    totals = {m: np.zeros(2) for m in ("match", "columns", "points")}
+    signed = np.zeros(2)
+    while not game.is_over:
+        p = game.current_player
+        before = list(game.scoreboard.column_winners)
+        record = game.apply(agents[p]({"observation": encode(game, p),
+                                       "action_mask": game.legal_action_mask()}))
+        if record is not None:
+            for mode in totals:
+                totals[mode] += hand_end_rewards(mode, game, record, before)
+            if record.winner is not None:
+                signed[record.winner] += record.points
+                signed[1 - record.winner] -= record.points
+    winner = game.scoreboard.match_winner
+    assert totals["match"][winner] == 1.0 and totals["match"][1 - winner] == -1.0
+    won = game.scoreboard.columns_won
+    assert totals["columns"][0] == pytest.approx((won[0] - won[1]) / 3)
+    assert totals["points"] == pytest.approx(signed / 100.0)
+    with pytest.raises(ValueError, match="invalid reward"):
+        hand_end_rewards("nope", game, game.hand_history[-1], [])
+    with pytest.raises(ValueError, match="shaping_gamma"):
+        PotentialShaping(ObservationLayout(3), 1.0, gamma=0.0)
+
+
+def test_seat_rewards_zero_sum_every_format():
+    """The N-seat reward functions: zero-sum over the seats, partners identical, and the
+    duel's equal to the two-player functions."""
+    from hgin_env.match import Match
+    from hgin_env.rewards import seat_rewards
+
+    for profile in ("hollywood", "hollywood_three_hand", "hollywood_partnership", "gin_partnership"):
+        for mode in ("match", "columns", "points"):
+            match = Match(profile, seed=2)
+            game0 = match.tables[0].game
+            rng = np.random.default_rng(0)
+            while not match.is_over:
+                before = list(match.sheet.column_winners)
+                legal = match.legal_actions()
+                knocks = [a for a in legal if 52 <= a < 104]
+                finished = match.apply(int(rng.choice(knocks or legal)))
+                if not finished:
+                    continue
+                got = seat_rewards(mode, match, before)
+                assert sum(got) == pytest.approx(0.0, abs=1e-12)
+                if match.format == "partnership":
+                    assert got[0] == got[2] and got[1] == got[3]
+                if match.format == "duel":
+                    assert got == hand_end_rewards(mode, game0, finished[0].record, before)

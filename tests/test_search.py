@@ -1,0 +1,109 @@
+"""The determinized Monte Carlo search agent (agents/search.py) and eval/hands.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import swap_hidden
+
+from agents.base import known_agents, make_agent
+from agents.search import SearchAgent
+from eval.hands import duplicate_hands, play_hand
+from hgin_env import actions as A
+from hgin_env.game import Game
+from hgin_env.observation import encode
+from hgin_env.rules import get_rules
+
+
+def _obs(game: Game) -> dict:
+    p = game.current_player
+    return {"observation": encode(game, p), "action_mask": game.legal_action_mask()}
+
+
+def test_registered_and_validates_arguments():
+    assert "search" in known_agents()
+    agent = make_agent("search", seed=1, rollouts=2, columns=3)
+    assert isinstance(agent, SearchAgent)
+    with pytest.raises(ValueError, match="rollout"):
+        SearchAgent(rollout="oracle")
+    with pytest.raises(ValueError, match="columns"):
+        SearchAgent(columns=1, rules="hollywood")
+
+
+@pytest.mark.parametrize("rollout,confidence", [("simple", 0.0), ("simple", 1.0), ("timed", 0.0),
+                                               ("expert", 0.0)])
+def test_plays_legal_moves_within_its_budget(rollout, confidence):
+    agent = SearchAgent(seed=3, rollouts=100_000, budget_ms=5.0, min_worlds=2, rollout=rollout,
+                        confidence=confidence)
+    expert = make_agent("expert", seed=4)
+    rules = get_rules("hollywood")
+    for seed in (10, 11):
+        for seat in (0, 1):
+            play_hand(agent, expert, seed, seat, rules)  # Game.apply raises on an illegal move
+    assert agent.decision_ms, "some decisions were searched"
+    assert max(agent.worlds) < 100_000  # the time budget, not the world cap, stopped them
+    assert min(agent.worlds) >= 2
+    # Past ``min_worlds``, a search stops at the first world that ends after the deadline:
+    # its time is the budget plus about one world (slack for a loaded test machine).
+    for ms, worlds in zip(agent.decision_ms, agent.worlds, strict=True):
+        if worlds > 2:
+            assert ms <= 5.0 + 2 * ms / worlds + 50.0
+    assert agent.mean_decision_ms > 0
+
+
+def test_same_seed_same_moves_and_reset_forgets():
+    def actions(agent: SearchAgent) -> list[int]:
+        game = Game(seed=21, single_hand=True, first_dealer=0)
+        expert = make_agent("expert", seed=2)
+        out = []
+        while not game.is_over:
+            a = agent(_obs(game)) if game.current_player == 0 else expert(_obs(game))
+            out.append(int(a))
+            game.apply(a)
+        return out
+
+    a, b = SearchAgent(seed=5, rollouts=3), SearchAgent(seed=5, rollouts=3)
+    first = actions(a)
+    assert first == actions(b)
+    a.reset(seed=5)
+    assert a._own_known == 0 and not a._own_passed
+    assert actions(a) == first
+
+
+def test_decisions_ignore_hidden_cards():
+    """Two states that differ only in the opponent's unseen cards and the stock order give
+    the same decision: the agent sees observations only, and samples from them."""
+    rng = np.random.default_rng(0)
+    game = Game(seed=33, single_hand=True, first_dealer=0)
+    players = [make_agent("expert", seed=1), make_agent("simple", seed=2)]
+    checked = 0
+    while not game.is_over and checked < 6:
+        obs = _obs(game)
+        if len(game.legal_actions()) > 1:
+            twin = swap_hidden(game, rng)
+            a = SearchAgent(seed=9, rollouts=4)(obs)
+            b = SearchAgent(seed=9, rollouts=4)(_obs(twin))
+            assert a == b and a in game.legal_actions()
+            checked += 1
+        game.apply(players[game.current_player](obs))
+    assert checked
+
+
+def test_remembers_its_own_pickups():
+    agent = SearchAgent(seed=0, rollouts=2)
+    for seed in range(40):
+        game = Game(seed=seed, single_hand=True, first_dealer=0)
+        top = game.discard_top
+        action = agent(_obs(game))  # the non-dealer's first-upcard decision
+        if action == A.TAKE_DISCARD:
+            assert agent._own_known == 1 << top
+            return
+        assert action == A.PASS and agent._own_passed
+    raise AssertionError("the agent never took the first upcard in 40 deals")
+
+
+def test_duplicate_hands_summary():
+    out = duplicate_hands(make_agent("expert", seed=0), make_agent("expert", seed=1), deals=3, seed=5)
+    assert out["hands"] == 6
+    lo, hi = out["points_ci"]
+    assert lo <= out["points_per_hand"] <= hi
