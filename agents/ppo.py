@@ -147,6 +147,22 @@ def check_meta(meta: dict, path: str | Path, fmt: str = FORMAT) -> dict:
     return meta
 
 
+def check_layout(meta: dict, path: str | Path, layout: ObservationLayout | None = None,
+                 columns: int | None = None) -> None:
+    """Refuse, in one line, a checkpoint trained for another observation layout than ``layout``
+    (the env's, ``ObservationLayout.for_rules``) or another column count than ``columns``."""
+    if layout is not None:
+        trained = ObservationLayout(int(meta["rules"]["columns"]), meta.get("observation_format", "duel"))
+        if trained != layout or int(meta["observation_size"]) != layout.size:
+            raise CheckpointError(
+                f"{path} was trained for the {trained.format} layout ({trained.columns} "
+                f"column(s), size {meta['observation_size']}); this match needs the "
+                f"{layout.format} layout ({layout.columns} column(s), size {layout.size})")
+    if columns is not None and columns != int(meta["rules"]["columns"]):
+        raise CheckpointError(f"{path} plays {meta['rules']['columns']} column(s), "
+                              f"the environment has {columns}")
+
+
 def load_error(path: str | Path, exc: BaseException) -> CheckpointError:
     """A one-line :class:`CheckpointError` for a checkpoint that SB3/torch failed to load (their
     messages can run over many lines)."""
@@ -175,17 +191,7 @@ class PPOAgent:
         """Load a checkpoint; with ``layout`` (the env's, ``ObservationLayout.for_rules``)
         or ``columns``, a checkpoint trained for another layout is refused in one line."""
         meta = read_meta(path)
-        if layout is not None:
-            trained = ObservationLayout(int(meta["rules"]["columns"]),
-                                        meta.get("observation_format", "duel"))
-            if trained != layout or int(meta["observation_size"]) != layout.size:
-                raise CheckpointError(
-                    f"{path} was trained for the {trained.format} layout ({trained.columns} "
-                    f"column(s), size {meta['observation_size']}); this match needs the "
-                    f"{layout.format} layout ({layout.columns} column(s), size {layout.size})")
-        if columns is not None and columns != int(meta["rules"]["columns"]):
-            raise CheckpointError(f"{path} plays {meta['rules']['columns']} column(s), "
-                                  f"the environment has {columns}")
+        check_layout(meta, path, layout=layout, columns=columns)
         import torch
         from sb3_contrib import MaskablePPO
 

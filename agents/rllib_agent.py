@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from hgin_env.observation import ObservationLayout
 from hgin_env.rllib_adapter import to_rllib_obs
 
 from .base import register_agent_prefix
-from .ppo import META_NAME, CheckpointError, check_meta, most_likely_move
+from .ppo import META_NAME, CheckpointError, check_layout, check_meta, most_likely_move
 
 FORMAT = "hgin-rllib-ppo"
 #: Where ``Algorithm.save_to_path`` puts the learner's modules inside a checkpoint.
@@ -84,12 +85,15 @@ class RLlibAgent:
 
     @classmethod
     def load(cls, path: str | Path, deterministic: bool = True, seed: int | None = None,
-             columns: int | None = None) -> RLlibAgent:
+             columns: int | None = None, layout: ObservationLayout | None = None) -> RLlibAgent:
+        """Load a checkpoint folder; with ``layout`` (the env's) or ``columns``, a checkpoint
+        trained for another layout is refused in one line."""
         ckpt = checkpoint_dir(path)
         meta = read_meta(ckpt)
-        if columns is not None and columns != int(meta["rules"]["columns"]):
-            raise RLlibCheckpointError(f"{ckpt} plays {meta['rules']['columns']} column(s), "
-                                       f"the environment has {columns}")
+        try:
+            check_layout(meta, ckpt, layout=layout, columns=columns)
+        except CheckpointError as exc:
+            raise RLlibCheckpointError(str(exc)) from None
         module_dir = ckpt / MODULES_DIR / meta.get("module", "main")
         if not module_dir.is_dir():
             raise RLlibCheckpointError(f"{ckpt} has no RLModule at {module_dir.relative_to(ckpt)}")
