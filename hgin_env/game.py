@@ -125,6 +125,10 @@ class Game:
     rng: np.random.Generator = field(init=False, repr=False)
     _after_discard: dict[int, int] | None = field(init=False, default=None, repr=False)
     _legal: list[int] | None = field(init=False, default=None, repr=False)
+    #: The observation's match-context bytes per player, keyed by hands played: it changes
+    #: only when a hand ends (filled by ``observation.encode``; a declared cache, not state).
+    context_cache: dict[int, tuple[int, bytes]] = field(init=False, default_factory=dict, repr=False,
+                                                         compare=False)
 
     def __post_init__(self) -> None:
         self.rules = get_rules(self.rules)

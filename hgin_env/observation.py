@@ -228,7 +228,6 @@ _PACK_52 = struct.Struct(f"<{NUM_CARDS}f").pack
 _PACK_SCALARS = struct.Struct("<10f").pack
 _DISCARD = Phase.DISCARD
 _HAND_OVER = Phase.HAND_OVER
-_NO_CACHE: dict = {}
 _DRAWING = (Phase.FIRST_UPCARD, Phase.DRAW)
 _PHASE_ONE_HOT = {Phase.FIRST_UPCARD: (1.0, 0.0, 0.0), Phase.DRAW: (0.0, 1.0, 0.0),
                   Phase.DISCARD: (0.0, 0.0, 1.0)}
@@ -288,11 +287,7 @@ def encode(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray
         _FRACTION[cached_deadwood(hand)], take, len(game.stock) / 31.0, p0, p1, p2,
         game.knock_limit / 10.0, float(game.multiplier > 1), float(game.dealer == player),
         float(game.passed_upcard[opp])))
-    hit = game.__dict__.get("_observation_context_bytes", _NO_CACHE).get(player)
-    if hit is not None and hit[0] == len(game.hand_history):
-        parts.append(hit[1])
-    else:
-        parts.append(_match_context_bytes(game, player))
+    parts.append(_match_context_bytes(game, player))
     vec = np.frombuffer(b"".join(parts), dtype=np.float32)
     if out is None:
         return vec.copy()
@@ -301,32 +296,19 @@ def encode(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray
 
 
 def _match_context_bytes(game: Game, player: int) -> bytes:
-    """:func:`_match_context` as float32 bytes, cached the same way."""
-    cache = game.__dict__.setdefault("_observation_context_bytes", {})
+    """The scoreboard part of the vector as float32 bytes. It changes only when a hand ends,
+    so it is kept in the game's declared ``context_cache`` per player and hands played."""
     key = len(game.hand_history)
-    hit = cache.get(player)
+    hit = game.context_cache.get(player)
     if hit is not None and hit[0] == key:
         return hit[1]
-    data = _match_context(game, player).tobytes()
-    cache[player] = (key, data)
+    data = scoreboard_context(game.scoreboard, player).tobytes()
+    game.context_cache[player] = (key, data)
     return data
 
 
 def context_start(columns: int) -> int:
     return _slices(columns)["own_columns"].start
-
-
-def _match_context(game: Game, player: int) -> np.ndarray:
-    """The scoreboard part of the vector; it changes only when a hand ends, so it is cached
-    on the game per player and number of hands played."""
-    cache = game.__dict__.setdefault("_observation_context", {})
-    key = (player, len(game.hand_history))
-    hit = cache.get(player)
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    ctx = scoreboard_context(game.scoreboard, player)
-    cache[player] = (key, ctx)
-    return ctx
 
 
 def scoreboard_context(board: Scoreboard, player: int) -> np.ndarray:
