@@ -71,7 +71,6 @@ def register_agent_prefix(prefix: str, factory: Callable[..., Agent]) -> None:
 
 def known_agents() -> list[str]:
     """Registered names, and prefixes as ``"prefix:ARG"``."""
-    _ensure_builtin()
     return sorted(_REGISTRY) + sorted(f"{p}:ARG" for p in _PREFIX_REGISTRY)
 
 
@@ -81,7 +80,6 @@ def make_agent(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
 
     Unknown names raise ``ValueError`` listing the known ones.
     """
-    _ensure_builtin()
     if name in _REGISTRY:
         return _REGISTRY[name](seed=seed, **kwargs)
     prefix, sep, arg = name.partition(":")
@@ -106,17 +104,3 @@ def _try_load_hook(prefix: str) -> None:
         importlib.import_module(_LOADER_MODULES[prefix])
     except ImportError:
         pass
-
-
-def _ensure_builtin() -> None:
-    if "random" in _REGISTRY:
-        return
-    from .expert import ExpertAgent
-    from .random_agent import RandomAgent
-    from .search import SearchAgent
-    from .simple import SimpleAgent
-
-    _REGISTRY.setdefault("random", RandomAgent)
-    _REGISTRY.setdefault("simple", SimpleAgent)
-    _REGISTRY.setdefault("expert", ExpertAgent)
-    _REGISTRY.setdefault("search", SearchAgent)

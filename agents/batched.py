@@ -140,8 +140,8 @@ class RowByRow:
                          for o, m in zip(observations, masks8, strict=True)], dtype=np.int64)
 
 
-#: Kind boundaries of the action ids (see :data:`agents.ppo.MOVE_KINDS`).
-_KIND_STARTS = np.array([0, 52, 104, 105, 106, 107])
+#: Kind boundaries of the action ids (:data:`hgin_env.actions.KIND_STARTS`).
+_KIND_STARTS = np.array(A.KIND_STARTS)
 
 
 def most_likely_moves(probs: np.ndarray) -> np.ndarray:

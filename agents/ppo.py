@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from hgin_env import actions as A
 from hgin_env.observation import (
     FORMAT_OBSERVATION_VERSION,
     LAYOUT_FORMATS,
@@ -235,14 +236,13 @@ class PPOAgent:
 
 
 #: Kinds of move: discard any card, knock with any card, draw, take, pass, big gin.
-MOVE_KINDS = ((0, 52), (52, 104), (104, 105), (105, 106), (106, 107), (107, 108))
 
 
 def most_likely_move(probs: np.ndarray) -> int:
     """The deterministic choice: the kind of move with the most probability, then its most
     likely card. A plain argmax over the 108 actions would under-pick knocking, whose mass is
     split over every card one may knock with, against one favourite discard."""
-    kind = max(MOVE_KINDS, key=lambda k: probs[k[0]:k[1]].sum())
+    kind = max(A.MOVE_KINDS.values(), key=lambda k: probs[k[0]:k[1]].sum())
     return int(kind[0] + np.argmax(probs[kind[0]:kind[1]]))
 
 

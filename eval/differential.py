@@ -30,6 +30,7 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.batch import HAND_KINDS, BatchGame
+from hgin_env.cards import NUM_CARDS
 from hgin_env.game import Game
 from hgin_env.observation import encode
 from hgin_env.rules import PROFILES, Rules, get_rules, profile_names
@@ -62,10 +63,10 @@ def choose_actions(rng: np.random.Generator, masks: np.ndarray, obs: np.ndarray,
     greedy = u[:, 0] < 0.6
     # Greedy discard: the least deadwood left (ties random).
     scores[greedy, :52] = np.where(masks[greedy, :52], 2.0 - dd[greedy] + 0.001 * scores[greedy, :52], -1.0)
-    knocks = masks[:, A.KNOCK:A.KNOCK + 52]
+    knocks = masks[:, A.KNOCK:A.KNOCK + NUM_CARDS]
     gin_now = (knocks & (dd == 0.0)).any(axis=1)
     knock = knocks.any(axis=1) & ((u[:, 1] < 0.3) | gin_now)  # play on for gin sometimes
-    scores[knock, A.KNOCK:A.KNOCK + 52] = np.where(knocks[knock], 12.0 - dd[knock], -1.0)
+    scores[knock, A.KNOCK:A.KNOCK + NUM_CARDS] = np.where(knocks[knock], 12.0 - dd[knock], -1.0)
     gin = masks[:, A.BIG_GIN] & (u[:, 2] < 0.9)
     scores[gin, A.BIG_GIN] = 100.0
     return scores.argmax(axis=1)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from tqdm import tqdm
 
+from hgin_env import actions as A
 from hgin_env.game import Game, Phase
 from hgin_env.match import Match, SeatHand, Table
 from hgin_env.rules import PROFILES, Rules
@@ -130,7 +131,7 @@ def soak_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> SoakRepo
         while not game.is_over:
             legal = game.legal_actions()
             if prefer_knock:
-                knocks = [a for a in legal if 52 <= a < 104]
+                knocks = [a for a in legal if A.is_knock(a)]
                 legal = knocks or legal
             hands_before = len(game.hand_history)
             game.apply(legal[rng.integers(len(legal))])
@@ -215,7 +216,7 @@ def soak_format_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> S
         while problem is None and not match.is_over:
             legal = match.legal_actions()
             if prefer_knock:
-                knocks = [a for a in legal if 52 <= a < 104]
+                knocks = [a for a in legal if A.is_knock(a)]
                 legal = knocks or legal
             acting = match.current_seat
             if match.sitting_out == acting:

@@ -22,6 +22,35 @@ PASS = 106
 BIG_GIN = 107
 NUM_ACTIONS = 108
 
+#: Every kind of move as a half-open range of action ids, in id order.
+MOVE_KINDS: dict[str, tuple[int, int]] = {
+    "discard": (DISCARD, DISCARD + NUM_CARDS),
+    "knock": (KNOCK, KNOCK + NUM_CARDS),
+    "draw": (DRAW_STOCK, DRAW_STOCK + 1),
+    "take": (TAKE_DISCARD, TAKE_DISCARD + 1),
+    "pass": (PASS, PASS + 1),
+    "big_gin": (BIG_GIN, BIG_GIN + 1),
+}
+#: The first action id of each kind, in id order (for ``np.add.reduceat`` over a mask or policy).
+KIND_STARTS: tuple[int, ...] = tuple(start for start, _ in MOVE_KINDS.values())
+
+
+def is_discard(action: int) -> bool:
+    return DISCARD <= action < DISCARD + NUM_CARDS
+
+
+def is_knock(action: int) -> bool:
+    """A knock (or gin) action: 52..103."""
+    return KNOCK <= action < KNOCK + NUM_CARDS
+
+
+def move_kind(action: int) -> str:
+    """The kind of an action id: ``discard``, ``knock``, ``draw``, ``take``, ``pass`` or ``big_gin``."""
+    for kind, (start, stop) in MOVE_KINDS.items():
+        if start <= action < stop:
+            return kind
+    raise ValueError(f"action {action!r} is not an action id (0..{NUM_ACTIONS - 1})")
+
 
 def discard_action(card: int) -> int:
     return DISCARD + card
@@ -33,9 +62,9 @@ def knock_action(card: int) -> int:
 
 def action_card(action: int) -> int | None:
     """The card a discard or knock action names, else None."""
-    if DISCARD <= action < DISCARD + NUM_CARDS:
+    if is_discard(action):
         return action - DISCARD
-    if KNOCK <= action < KNOCK + NUM_CARDS:
+    if is_knock(action):
         return action - KNOCK
     return None
 
