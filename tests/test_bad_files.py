@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agents.ppo import META_NAME, CheckpointError, read_meta
-from hgin_env.cli import MatchFileError, load_match, main, save_match
+from hgin_cli.cli import MatchFileError, load_match, main, save_match
 from hgin_env.game import Game
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,7 +137,7 @@ def test_no_traceback_as_a_process(files, tmp_path):
     """The same through the console entry point, as a process (a few files, every command)."""
     for name in ("directory", "flipped_meta_byte"):
         for command, argv in commands(files[name], tmp_path).items():
-            proc = subprocess.run([sys.executable, "-c", "import sys; from hgin_env.cli import main; "
+            proc = subprocess.run([sys.executable, "-c", "import sys; from hgin_cli.cli import main; "
                                    "sys.exit(main())", *argv], cwd=ROOT, capture_output=True, text=True,
                                   stdin=subprocess.DEVNULL, env={"PYTHONPATH": str(ROOT), "PATH": "",
                                                                  "PYTHONWARNINGS": "ignore"})

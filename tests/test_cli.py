@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hgin_env import cli
+from hgin_cli import cli
 from hgin_env.game import Game, replay
 from hgin_env.rules import RULES_VERSION
 
@@ -213,15 +213,15 @@ def test_replay_refusal_in_a_subprocess(tmp_path: Path) -> None:
     path = tmp_path / "old.json"
     path.write_text(json.dumps({"format": "hgin-match", "rules_version": 0, "rules": {}, "seed": 1,
                                 "first_dealer": None, "actions": []}))
-    proc = subprocess.run([sys.executable, "-m", "hgin_env.cli", "replay", str(path)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "hgin_cli.cli", "replay", str(path)], capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "rules version 0" in proc.stderr
 
 
 def test_play_through_a_real_pipe_and_light_import() -> None:
-    code = ("import sys, hgin_env.cli; heavy = [m for m in ('torch', 'sb3_contrib', 'matplotlib', "
-            "'pandas') if m in sys.modules]; print('HEAVY', heavy); sys.exit(hgin_env.cli.main())")
+    code = ("import sys, hgin_cli.cli; heavy = [m for m in ('torch', 'sb3_contrib', 'matplotlib', "
+            "'pandas') if m in sys.modules]; print('HEAVY', heavy); sys.exit(hgin_cli.cli.main())")
     proc = subprocess.run([sys.executable, "-c", code, "play", "--opponent", "simple", "--seed", "2"],
                           input="pass\ndraw\nhelp\n10X\n", capture_output=True, text=True, cwd=ROOT,
                           timeout=60)

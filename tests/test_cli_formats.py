@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from hgin_cli import cli
+from hgin_cli.cli_formats import _SeatPrompt
 from hgin_env import actions as A
-from hgin_env import cli
 from hgin_env.cards import format_card
-from hgin_env.cli_formats import _SeatPrompt
 
 
 def _auto_human(monkeypatch, stop_after: int | None = None):

@@ -99,7 +99,7 @@ def test_one_iteration_writes_the_run_folder(toy_run):
 def test_checkpoint_plays_in_the_tournament_and_the_cli(toy_run, monkeypatch, capsys):
     from agents.rllib_agent import RLlibAgent
     from eval.tournament import run_tournament
-    from hgin_env import cli
+    from hgin_cli import cli
 
     run_dir, checkpoint = toy_run
     monkeypatch.chdir(run_dir.parent)

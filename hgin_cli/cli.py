@@ -35,12 +35,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import actions as A
-from .cards import format_card, format_cards
-from .game import Game, HandRecord, Phase
-from .observation import ObservationLayout, encode
-from .render import grouped_hand, hand_order, render_hand_result, render_table
-from .rules import PROFILES, RULES_VERSION, Rules, get_rules
+from hgin_env import actions as A
+from hgin_env.cards import format_card, format_cards
+from hgin_env.game import Game, HandRecord, Phase
+from hgin_env.observation import ObservationLayout, encode
+from hgin_env.render import grouped_hand, hand_order, render_hand_result, render_table
+from hgin_env.rules import PROFILES, RULES_VERSION, Rules, get_rules
 
 MATCH_FORMAT = "hgin-match"
 BUILTIN_OPPONENTS = ("random", "simple", "expert")
@@ -527,7 +527,7 @@ def _resume(args: argparse.Namespace) -> tuple[Game, int, str, list[str]]:
 
 def cmd_play(args: argparse.Namespace) -> int:
     """``hgin play``: a new match, or (``--resume FILE``) the rest of a saved unfinished one.
-    Three-hand and partnership matches are played by :mod:`hgin_env.cli_formats`."""
+    Three-hand and partnership matches are played by :mod:`hgin_cli.cli_formats`."""
     from .cli_formats import is_format_match_file, play_format
 
     if args.resume is not None:

@@ -16,7 +16,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import actions as A
+from hgin_env import actions as A
+from hgin_env.game import Phase
+from hgin_env.match import Match, RoundResult, SeatHand
+from hgin_env.render import render_hand_result, render_table
+from hgin_env.rules import RULES_VERSION, Rules
+
 from .cli import (
     HumanMatch,
     MatchFileError,
@@ -25,10 +30,6 @@ from .cli import (
     _say,
     describe_move,
 )
-from .game import Phase
-from .match import Match, RoundResult, SeatHand
-from .render import render_hand_result, render_table
-from .rules import RULES_VERSION, Rules
 
 FORMAT_MATCH = "hgin-format-match"
 
@@ -235,8 +236,9 @@ def play_format(args: Any, data: dict | None = None) -> int:
     ``data``, the rest of the unfinished match saved in ``args.resume``."""
     import random
 
+    from hgin_env.rules import get_rules
+
     from .cli import CliError, _can_print_symbols, _make_opponent
-    from .rules import get_rules
 
     if data is not None:
         given = [flag for flag, value in (("--seed", args.seed), ("--rules", args.rules), ("--seat", args.seat))
