@@ -121,14 +121,13 @@ def read_meta(path: str | Path) -> dict:
     return check_meta(meta, path)
 
 
-def check_meta(meta: dict, path: str | Path, fmt: str = FORMAT) -> dict:
-    """Refuse metadata that is not an object, or of another checkpoint format, observation
-    layout or rules version."""
+def check_meta(meta: Any, path: str | Path, fmt: str = FORMAT) -> dict:
+    """Refuse metadata of another checkpoint format, observation layout or rules version."""
     if not isinstance(meta, dict):
         raise CheckpointError(f"{path}: {META_NAME} is corrupt: a JSON {type(meta).__name__}, "
                               "expected an object")
     if meta.get("format") != fmt:
-        raise CheckpointError(f"{path}: checkpoint format {meta.get('format')!r}, expected {fmt!r}")
+        raise CheckpointError(f"{path}: unknown checkpoint format {meta.get('format')!r}, expected {fmt!r}")
     layout_format = meta.get("observation_format", "duel")  # checkpoints from before formats: duel
     if layout_format not in LAYOUT_FORMATS:
         raise CheckpointError(f"{path}: unknown observation layout format {layout_format!r}")
@@ -148,20 +147,15 @@ def check_meta(meta: dict, path: str | Path, fmt: str = FORMAT) -> dict:
     return meta
 
 
-def check_layout(meta: dict, path: str | Path, layout: ObservationLayout | None = None,
-                 columns: int | None = None) -> None:
-    """Refuse, in one line, a checkpoint trained for another observation layout than ``layout``
-    (the env's, ``ObservationLayout.for_rules``) or another column count than ``columns``."""
-    if layout is not None:
-        trained = ObservationLayout(int(meta["rules"]["columns"]), meta.get("observation_format", "duel"))
-        if trained != layout or int(meta["observation_size"]) != layout.size:
-            raise CheckpointError(
-                f"{path} was trained for the {trained.format} layout ({trained.columns} "
-                f"column(s), size {meta['observation_size']}); this match needs the "
-                f"{layout.format} layout ({layout.columns} column(s), size {layout.size})")
-    if columns is not None and columns != int(meta["rules"]["columns"]):
-        raise CheckpointError(f"{path} plays {meta['rules']['columns']} column(s), "
-                              f"the environment has {columns}")
+def check_layout(meta: dict, path: str | Path, layout: ObservationLayout,
+                 error: type[CheckpointError] = CheckpointError) -> None:
+    """Refuse, in one line, a checkpoint whose observation layout is not ``layout`` (the
+    env's: ``ObservationLayout.for_rules(rules)``)."""
+    trained = ObservationLayout(int(meta["rules"]["columns"]), meta.get("observation_format", "duel"))
+    if trained != layout or int(meta["observation_size"]) != layout.size:
+        raise error(f"{path} was trained for the {trained.format} layout ({trained.columns} "
+                    f"column(s), size {meta['observation_size']}); this match needs the "
+                    f"{layout.format} layout ({layout.columns} column(s), size {layout.size})")
 
 
 def load_error(path: str | Path, exc: BaseException) -> CheckpointError:
@@ -192,7 +186,11 @@ class PPOAgent:
         """Load a checkpoint; with ``layout`` (the env's, ``ObservationLayout.for_rules``)
         or ``columns``, a checkpoint trained for another layout is refused in one line."""
         meta = read_meta(path)
-        check_layout(meta, path, layout=layout, columns=columns)
+        if layout is not None:
+            check_layout(meta, path, layout)
+        if columns is not None and columns != int(meta["rules"]["columns"]):
+            raise CheckpointError(f"{path} plays {meta['rules']['columns']} column(s), "
+                                  f"the environment has {columns}")
         import torch
         from sb3_contrib import MaskablePPO
 

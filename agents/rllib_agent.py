@@ -86,14 +86,13 @@ class RLlibAgent:
     @classmethod
     def load(cls, path: str | Path, deterministic: bool = True, seed: int | None = None,
              columns: int | None = None, layout: ObservationLayout | None = None) -> RLlibAgent:
-        """Load a checkpoint folder; with ``layout`` (the env's) or ``columns``, a checkpoint
-        trained for another layout is refused in one line."""
         ckpt = checkpoint_dir(path)
         meta = read_meta(ckpt)
-        try:
-            check_layout(meta, ckpt, layout=layout, columns=columns)
-        except CheckpointError as exc:
-            raise RLlibCheckpointError(str(exc)) from None
+        if layout is not None:
+            check_layout(meta, ckpt, layout, RLlibCheckpointError)
+        if columns is not None and columns != int(meta["rules"]["columns"]):
+            raise RLlibCheckpointError(f"{ckpt} plays {meta['rules']['columns']} column(s), "
+                                       f"the environment has {columns}")
         module_dir = ckpt / MODULES_DIR / meta.get("module", "main")
         if not module_dir.is_dir():
             raise RLlibCheckpointError(f"{ckpt} has no RLModule at {module_dir.relative_to(ckpt)}")

@@ -120,8 +120,8 @@ class ResumeError(ValueError):
 
 def parse_args(argv: list[str] | None = None, defaults: dict | None = None, cls: type = Args,
                description: str | None = __doc__):
-    """Command-line flags from the fields of the dataclass ``cls`` (``--run-name`` for ``run_name``)
-    over ``defaults`` (by default the fields' defaults)."""
+    """Command-line flags from the fields of the dataclass ``cls`` (``--run-name`` for
+    ``run_name``), over ``defaults`` (by default the fields' defaults)."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
