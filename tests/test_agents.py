@@ -59,7 +59,9 @@ def test_legal_over_many_hands(name: str) -> None:
     for other in AGENTS:
         play_hands([make_agent(name, seed=3), make_agent(other, seed=4)], seed=100, hands=6)
         play_hands([make_agent(other, seed=5), make_agent(name, seed=6)], seed=200, hands=6)
-    play_hands([make_agent(name, seed=3), make_agent(name, seed=4)], seed=300, hands=4, rules="oklahoma")
+    # oklahoma is one running score (one column): the agents read its layout.
+    play_hands([make_agent(name, seed=3, columns=1), make_agent(name, seed=4, columns=1)], seed=300,
+               hands=4, rules="oklahoma")
     play_hands([make_agent(name, seed=3), make_agent("simple", seed=4)], seed=400, hands=3,
                rules="straight_gin")
 
