@@ -97,7 +97,7 @@ in `hgin_env.observation` (the only place that knows offsets); decode a vector w
 | knock_limit       | 370      | this hand's knock limit /10                                  |
 | doubled           | 371      | hand score multiplied (Oklahoma spade upcard)                |
 | is_dealer         | 372      | this player dealt                                            |
-| opponent_passed   | 373      | the opponent passed the first upcard                         |
+| opponent_passed   | 373      | the opponent passed the first upcard (0 without the offer)   |
 | own_columns       | 374..376 | own column totals / target                                   |
 | opponent_columns  | 377..379 | opponent column totals / target                              |
 | own_open          | 380..382 | own columns opened by own wins                               |
