@@ -170,3 +170,12 @@ def test_expert_always_goes_gin_and_random_is_uniform() -> None:
                          minlength=A.NUM_ACTIONS)
     assert set(np.flatnonzero(counts)) == {3, 40, 104}
     assert counts[[3, 40, 104]].min() > 150
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_legal_without_the_first_upcard_offer(name: str) -> None:
+    # gin_classic (004): hands start in the draw phase; nobody may pass.
+    for seed in (500, 600):
+        history = play_hands([make_agent(name, seed=3, columns=1), make_agent("expert", seed=4, columns=1)],
+                             seed=seed, hands=3, rules="gin_classic")
+        assert A.PASS not in history
