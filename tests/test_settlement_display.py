@@ -9,10 +9,12 @@ import numpy as np
 from helpers import play_random
 
 from hgin_env.cli import _winner_line
+from hgin_env.cli_formats import _winner_text
 from hgin_env.game import Game
 from hgin_env.render import render_table
 from hgin_env.render_image import table_image
 from hgin_env.scoring import Scoreboard
+from hgin_env.sheets import Sheet
 
 SETTLED = "settled with the bonuses: player_0 361, player_1 142; player_1 pays player_0 219"
 
@@ -75,3 +77,19 @@ def test_rendered_table_and_image_of_a_finished_gin_classic_match():
     assert f"pays player_{w} {int(totals[w] - totals[1 - w])}" in text
     plain = table_image(g, player=0)
     assert plain.size[0] > 0 and table_image(g, showdown=True).size == plain.size
+
+
+def test_format_sheets_show_the_settlement_and_what_each_pays():
+    sheet = Sheet("gin_three_hand", 3, ("player_0", "player_1", "player_2"))
+    for row, points in ((1, 30), (2, 10), (0, 50)):
+        sheet.record(row, points)
+    assert not sheet.is_settled and "settled" not in str(sheet)
+    sheet.record(0, 51)
+    # 101 + 100 game + 2 x 20 box; 30 + 20; 10 + 20.
+    assert sheet.settled_totals().tolist() == [241, 50, 30]
+    text = ("settled with the bonuses: player_0 241, player_1 50, player_2 30; "
+            "player_1 pays player_0 191, player_2 pays player_0 211")
+    assert sheet.settlement_text() == text
+    assert str(sheet).splitlines()[-1] == text
+    match = SimpleNamespace(truncated=False, match_winner=0, format="three_hand", sheet=sheet)
+    assert _winner_text(match, ["ann", "bob", "cy"]) == f"Match over: ann wins; {text}."
