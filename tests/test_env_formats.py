@@ -100,7 +100,8 @@ def test_agents_masks_and_observations(profile):
         start = layout.slice("own_columns").start
         assert np.array_equal(obs["observation"][:start], encode(game, player)[:start])
 
-    _play(env, 1, check)
+    for seed in (1, 2):  # two matches: the sitter changes within or across them
+        _play(env, seed, check)
     if rules.format == "three_hand":
         assert len(seen_sitting_out) >= 2
 
