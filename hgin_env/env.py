@@ -72,7 +72,9 @@ the Hollywood sheet, and once after each hand the showdown (both hands, lay-offs
 
 A turn is two decisions: draw (104 or 105), then discard or knock. The card just taken
 from the discard pile cannot be discarded or knocked with. After both players pass the
-first upcard, the non-dealer's only legal action is 104.
+first upcard, the non-dealer's only legal action is 104. Without the offer
+(`Rules.first_upcard_offer=False`: `gin_classic`, `gin_three_hand`, `gin_partnership`)
+a hand starts with the non-dealer's draw (104 or 105) and 106 is never legal.
 
 ### Observation space
 
