@@ -302,6 +302,9 @@ class HumanMatch:
             return f"'{text}' is not possible now: take the first upcard or pass."
         if g.phase == Phase.DRAW:
             if action == A.PASS:
+                if not g.rules.first_upcard_offer:
+                    return ("These rules have no first-upcard offer (004): nobody passes; draw "
+                            "from the stock or take the discard.")
                 return "You can only pass on the first upcard; now draw a card."
             if action == A.TAKE_DISCARD:
                 return "Both players passed the upcard: you must draw from the stock."
