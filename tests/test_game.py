@@ -312,3 +312,19 @@ def test_hand_of_endless_discard_swaps_is_dead_at_max_turns():
     assert rec.kind == "dead" and rec.turns == Rules().max_turns and len(g.stock) == 31
     with pytest.raises(ValueError, match="max_turns"):
         Rules(max_turns=-1)
+
+
+def test_rules_version_2_and_old_rule_dicts_load_with_the_offer():
+    from agents.ppo import SHIPPED_POLICY, read_meta
+    from hgin_env.rules import RULES_VERSION
+
+    assert RULES_VERSION == 2
+    # The shipped policy (hollywood, unchanged by version 2) is stamped with this version.
+    meta = read_meta(SHIPPED_POLICY)
+    assert meta["rules_version"] == RULES_VERSION and meta["rules"]["name"] == "hollywood"
+    # A rules dict saved before the option existed loads with the first-upcard offer.
+    old = PROFILES["hollywood"].to_dict()
+    del old["first_upcard_offer"]
+    assert Rules.from_dict(old) == PROFILES["hollywood"]
+    with pytest.raises(ValueError, match="first_upcard_offer"):
+        Rules(first_upcard_offer=0)
