@@ -361,7 +361,8 @@ class Scoreboard:
     def settlement_text(self, names: Sequence[str] = ("player_0", "player_1")) -> str:
         """The settlement in words, '' until ``is_settled``: each player's settled total
         (bonuses included), the match winner (else the larger total) first, and the
-        difference the other pays (004: "the winner is paid the difference")."""
+        difference the other pays (004: "el perdedor paga la diferencia entre los puntajes
+        al ganador", the loser pays the winner the difference between the scores)."""
         if not self.is_settled:
             return ""
         totals = [int(t) for t in self.settled_totals()]
