@@ -12,6 +12,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e ".[train,dev]"
+	$(PY) -m pip install -q -e ".[rllib]"  # Ray RLlib (optional extra; its test runs in make test)
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -87,19 +87,23 @@ def make_agent(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
     prefix, sep, arg = name.partition(":")
     if sep and prefix in _PREFIX_REGISTRY:
         return _PREFIX_REGISTRY[prefix](arg, seed=seed, **kwargs)
-    if sep and prefix == "ppo":
-        _try_load_ppo_hook()
+    if sep and prefix in _LOADER_MODULES:
+        _try_load_hook(prefix)
         if prefix in _PREFIX_REGISTRY:
             return _PREFIX_REGISTRY[prefix](arg, seed=seed, **kwargs)
     raise ValueError(f"unknown agent {name!r}; known: {known_agents()}")
 
 
-def _try_load_ppo_hook() -> None:
-    """Import ``agents.ppo`` (if someone added it) so that it can register the ``ppo`` prefix."""
+#: Modules that register a prefix when imported (imported on first use: they are heavy).
+_LOADER_MODULES = {"ppo": "agents.ppo", "rllib": "agents.rllib_agent"}
+
+
+def _try_load_hook(prefix: str) -> None:
+    """Import the loader module of ``prefix`` so that it registers itself."""
     try:
         import importlib
 
-        importlib.import_module("agents.ppo")
+        importlib.import_module(_LOADER_MODULES[prefix])
     except ImportError:
         pass
 

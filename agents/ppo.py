@@ -117,15 +117,20 @@ def read_meta(path: str | Path) -> dict:
         raise CheckpointError(f"{path}: cannot read the checkpoint ({exc.strerror or exc})") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CheckpointError(f"{path}: {META_NAME} is corrupt: {exc}") from None
+    return check_meta(meta, path)
+
+
+def check_meta(meta: Any, path: str | Path, fmt: str = FORMAT) -> dict:
+    """Refuse metadata of another checkpoint format, observation layout or rules version."""
     if not isinstance(meta, dict):
         raise CheckpointError(f"{path}: {META_NAME} is corrupt: a JSON {type(meta).__name__}, "
                               "expected an object")
-    if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: unknown checkpoint format {meta.get('format')!r}")
-    fmt = meta.get("observation_format", "duel")  # checkpoints from before formats: duel
-    if fmt not in LAYOUT_FORMATS:
-        raise CheckpointError(f"{path}: unknown observation layout format {fmt!r}")
-    version = OBSERVATION_VERSION if fmt == "duel" else FORMAT_OBSERVATION_VERSION
+    if meta.get("format") != fmt:
+        raise CheckpointError(f"{path}: unknown checkpoint format {meta.get('format')!r}, expected {fmt!r}")
+    layout_format = meta.get("observation_format", "duel")  # checkpoints from before formats: duel
+    if layout_format not in LAYOUT_FORMATS:
+        raise CheckpointError(f"{path}: unknown observation layout format {layout_format!r}")
+    version = OBSERVATION_VERSION if layout_format == "duel" else FORMAT_OBSERVATION_VERSION
     if meta.get("observation_version") != version:
         raise CheckpointError(
             f"{path} was trained with observation layout version {meta.get('observation_version')}, "
@@ -139,6 +144,17 @@ def read_meta(path: str | Path) -> dict:
         raise CheckpointError(f"{path}: {META_NAME} is corrupt: 'rules' (with 'columns') and "
                               "'observation_size' are missing or mistyped")
     return meta
+
+
+def check_layout(meta: dict, path: str | Path, layout: ObservationLayout,
+                 error: type[CheckpointError] = CheckpointError) -> None:
+    """Refuse, in one line, a checkpoint whose observation layout is not ``layout`` (the
+    env's: ``ObservationLayout.for_rules(rules)``)."""
+    trained = ObservationLayout(int(meta["rules"]["columns"]), meta.get("observation_format", "duel"))
+    if trained != layout or int(meta["observation_size"]) != layout.size:
+        raise error(f"{path} was trained for the {trained.format} layout ({trained.columns} "
+                    f"column(s), size {meta['observation_size']}); this match needs the "
+                    f"{layout.format} layout ({layout.columns} column(s), size {layout.size})")
 
 
 def load_error(path: str | Path, exc: BaseException) -> CheckpointError:
@@ -170,13 +186,7 @@ class PPOAgent:
         or ``columns``, a checkpoint trained for another layout is refused in one line."""
         meta = read_meta(path)
         if layout is not None:
-            trained = ObservationLayout(int(meta["rules"]["columns"]),
-                                        meta.get("observation_format", "duel"))
-            if trained != layout or int(meta["observation_size"]) != layout.size:
-                raise CheckpointError(
-                    f"{path} was trained for the {trained.format} layout ({trained.columns} "
-                    f"column(s), size {meta['observation_size']}); this match needs the "
-                    f"{layout.format} layout ({layout.columns} column(s), size {layout.size})")
+            check_layout(meta, path, layout)
         if columns is not None and columns != int(meta["rules"]["columns"]):
             raise CheckpointError(f"{path} plays {meta['rules']['columns']} column(s), "
                                   f"the environment has {columns}")

@@ -50,6 +50,55 @@ EPISODE_FIELDS = ["timesteps", "opponent", "won", "lost", "truncated", "columns_
     [f"my_{k}" for k in HAND_KINDS] + [f"opp_{k}" for k in HAND_KINDS]
 
 
+def episode_row(s: dict, timesteps: int, opponent: str) -> dict:
+    """One ``episodes.csv`` row (``EPISODE_FIELDS``) from ``hgin_env.adapters.episode_summary``."""
+    cols = list(s["column_totals"]) + [0, 0, 0]
+    opp = list(s["opponent_column_totals"]) + [0, 0, 0]
+    row = {"timesteps": timesteps, "opponent": opponent, "won": int(s["won"]),
+           "lost": int(s["lost"]), "truncated": int(s["truncated"]), "columns_won": s["columns_won"],
+           "columns_lost": s["columns_lost"], "col1": cols[0], "col2": cols[1], "col3": cols[2],
+           "opp_col1": opp[0], "opp_col2": opp[1], "opp_col3": opp[2], "hands": s["hands"],
+           "dead_hands": s["dead_hands"]}
+    for k in HAND_KINDS:
+        row[f"my_{k}"] = s["hand_kinds"].get(k, 0)
+        row[f"opp_{k}"] = s["opponent_hand_kinds"].get(k, 0)
+    return row
+
+
+def outcome_scalars(rows: list[dict]) -> dict[str, float]:
+    """The ``charts/`` scalars (win rate, columns won, column totals, hand kinds, win rate per
+    heuristic opponent) over ``episode_row`` rows; opponents named ``prefix:...`` (frozen
+    snapshots) get no per-opponent rate."""
+    out: dict[str, float] = {}
+    if not rows:
+        return out
+
+    def mean(key: str) -> float:
+        return float(np.mean([r[key] for r in rows]))
+
+    out["charts/match_win_rate"] = mean("won")
+    out["charts/columns_won"] = mean("columns_won")
+    out["charts/columns_lost"] = mean("columns_lost")
+    for j in (1, 2, 3):
+        out[f"charts/column{j}_total"] = mean(f"col{j}")
+        out[f"charts/opponent_column{j}_total"] = mean(f"opp_col{j}")
+    out["charts/hands_per_match"] = mean("hands")
+    hands = max(1.0, sum(r["hands"] for r in rows))
+    out["charts/dead_hand_rate"] = sum(r["dead_hands"] for r in rows) / hands
+    for k in HAND_KINDS:
+        out[f"charts/my_{k}_rate"] = sum(r[f"my_{k}"] for r in rows) / hands
+        out[f"charts/opp_{k}_rate"] = sum(r[f"opp_{k}"] for r in rows) / hands
+    by_opp: Counter[str] = Counter()
+    wins: Counter[str] = Counter()
+    for r in rows:
+        by_opp[r["opponent"]] += 1
+        wins[r["opponent"]] += r["won"]
+    for opp, n in by_opp.items():
+        if ":" not in opp:
+            out[f"charts/win_rate_vs_{opp}"] = wins[opp] / n
+    return out
+
+
 class HollywoodLogger(BaseCallback):
     """Logs match outcomes as they happen (rolling means over the last ``window`` matches)."""
 
@@ -74,47 +123,13 @@ class HollywoodLogger(BaseCallback):
         return True
 
     def _row(self, s: dict, opponent: str) -> dict:
-        cols = list(s["column_totals"]) + [0, 0, 0]
-        opp = list(s["opponent_column_totals"]) + [0, 0, 0]
-        row = {"timesteps": self.num_timesteps, "opponent": opponent, "won": int(s["won"]),
-               "lost": int(s["lost"]), "truncated": int(s["truncated"]), "columns_won": s["columns_won"],
-               "columns_lost": s["columns_lost"], "col1": cols[0], "col2": cols[1], "col3": cols[2],
-               "opp_col1": opp[0], "opp_col2": opp[1], "opp_col3": opp[2], "hands": s["hands"],
-               "dead_hands": s["dead_hands"]}
-        for k in HAND_KINDS:
-            row[f"my_{k}"] = s["hand_kinds"].get(k, 0)
-            row[f"opp_{k}"] = s["opponent_hand_kinds"].get(k, 0)
-        return row
+        return episode_row(s, self.num_timesteps, opponent)
 
     def _on_rollout_end(self) -> None:
         if not self.recent:
             return
-        rows = list(self.recent)
-
-        def mean(key: str) -> float:
-            return float(np.mean([r[key] for r in rows]))
-
-        log = self.logger.record
-        log("charts/match_win_rate", mean("won"))
-        log("charts/columns_won", mean("columns_won"))
-        log("charts/columns_lost", mean("columns_lost"))
-        for j in (1, 2, 3):
-            log(f"charts/column{j}_total", mean(f"col{j}"))
-            log(f"charts/opponent_column{j}_total", mean(f"opp_col{j}"))
-        log("charts/hands_per_match", mean("hands"))
-        hands = max(1.0, sum(r["hands"] for r in rows))
-        log("charts/dead_hand_rate", sum(r["dead_hands"] for r in rows) / hands)
-        for k in HAND_KINDS:
-            log(f"charts/my_{k}_rate", sum(r[f"my_{k}"] for r in rows) / hands)
-            log(f"charts/opp_{k}_rate", sum(r[f"opp_{k}"] for r in rows) / hands)
-        by_opp: Counter[str] = Counter()
-        wins: Counter[str] = Counter()
-        for r in rows:
-            by_opp[r["opponent"]] += 1
-            wins[r["opponent"]] += r["won"]
-        for opp, n in by_opp.items():
-            if not opp.startswith("ppo:"):
-                log(f"charts/win_rate_vs_{opp}", wins[opp] / n)
+        for key, value in outcome_scalars(list(self.recent)).items():
+            self.logger.record(key, value)
 
     def _on_training_end(self) -> None:
         if self.writer:

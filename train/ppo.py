@@ -118,10 +118,12 @@ class ResumeError(ValueError):
     """A resume that cannot go ahead, with the reason."""
 
 
-def parse_args(argv: list[str] | None = None, defaults: dict | None = None) -> Args:
-    """Command-line flags over ``defaults`` (by default the fields' defaults)."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    for f in dataclasses.fields(Args):
+def parse_args(argv: list[str] | None = None, defaults: dict | None = None, cls: type = Args,
+               description: str | None = __doc__):
+    """Command-line flags from the fields of the dataclass ``cls`` (``--run-name`` for
+    ``run_name``), over ``defaults`` (by default the fields' defaults)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
         if f.type in ("bool", bool):
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default,
@@ -134,7 +136,7 @@ def parse_args(argv: list[str] | None = None, defaults: dict | None = None) -> A
             parser.add_argument(flag, type=kind, default=f.default, help=text)
     if defaults:
         parser.set_defaults(**defaults)
-    return Args(**vars(parser.parse_args(argv)))
+    return cls(**vars(parser.parse_args(argv)))
 
 
 def resume_args(argv: list[str], meta: dict) -> Args:
