@@ -36,13 +36,16 @@ from hgin_env.observation import encode
 from hgin_env.rules import PROFILES, Rules, get_rules, profile_names
 
 #: The named profiles plus variants that switch on what no profile uses (big gin, an ace
-#: upcard meaning gin only, a knock limit of 0 with columns of 1).
+#: upcard meaning gin only, a knock limit of 0 with columns of 1, no first-upcard offer
+#: on the Hollywood sheet).
 EXTRA_RULES: dict[str, Rules] = {
     "big_gin": Rules(big_gin_bonus=31, name="big_gin"),
     "oklahoma_ace_gin_only": Rules(oklahoma=True, oklahoma_ace_gin_only=True, spade_multiplier=3,
                                    name="oklahoma_ace_gin_only"),
     "short_match": Rules(target=40, max_hands=6, box_bonus=5, game_bonus=20, shutout_game_bonus=50,
                          dealer_rotation="winner", name="short_match"),
+    "oklahoma_sheet_no_offer": Rules(oklahoma=True, columns=3, first_upcard_offer=False,
+                                     name="oklahoma_sheet_no_offer"),
 }
 
 

@@ -212,12 +212,15 @@ def _winner_line(game: Game, names: Sequence[str]) -> str:
     else:
         head = f"Match over after {hands} hands"
     winner = board.match_winner
+    # Profiles with game, shutout and box bonuses (004, 001) are paid on the settlement.
+    settled = f"; {board.settlement_text(names)}" if board.is_settled else ""
     if winner is None:
-        return f"{head}: a draw, columns {won[0]}-{won[1]}."
+        return f"{head}: a draw, columns {won[0]}-{won[1]}{settled}."
     if board.num_columns == 1 or board.rules.short_session:
         totals = board.columns.sum(axis=1)
-        return f"{head}: {names[winner]} wins, {int(totals[winner])} to {int(totals[1 - winner])}."
-    return f"{head}: {names[winner]} wins, {won[winner]} columns to {won[1 - winner]}."
+        return (f"{head}: {names[winner]} wins, {int(totals[winner])} to "
+                f"{int(totals[1 - winner])}{settled}.")
+    return f"{head}: {names[winner]} wins, {won[winner]} columns to {won[1 - winner]}{settled}."
 
 
 def _hand_summary(record: HandRecord, game: Game, names: Sequence[str], symbols: bool) -> list[str]:
@@ -299,6 +302,9 @@ class HumanMatch:
             return f"'{text}' is not possible now: take the first upcard or pass."
         if g.phase == Phase.DRAW:
             if action == A.PASS:
+                if not g.rules.first_upcard_offer:
+                    return ("These rules have no first-upcard offer (004): nobody passes; draw "
+                            "from the stock or take the discard.")
                 return "You can only pass on the first upcard; now draw a card."
             if action == A.TAKE_DISCARD:
                 return "Both players passed the upcard: you must draw from the stock."

@@ -102,12 +102,14 @@ def _winner_text(match: Match, names: Sequence[str]) -> str:
     if match.truncated:
         return "Match stopped at the rules' max_hands cap: no winner."
     w = match.match_winner
+    # Profiles with game, shutout and box bonuses are paid on the settlement (004).
+    settled = f"; {match.sheet.settlement_text()}" if match.sheet.is_settled else ""
     if w is None:
-        return "Match over: a draw."
+        return f"Match over: a draw{settled}."
     if match.format == "partnership":
         a, b = match.teams[w]  # type: ignore[index]
-        return f"Match over: team_{w} ({names[a]} and {names[b]}) wins."
-    return f"Match over: {names[w]} wins."
+        return f"Match over: team_{w} ({names[a]} and {names[b]}) wins{settled}."
+    return f"Match over: {names[w]} wins{settled}."
 
 
 class _SeatPrompt(HumanMatch):

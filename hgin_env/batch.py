@@ -230,7 +230,8 @@ class BatchGame:
             self.knock_limit[idx] = r.knock_limit
             self.multiplier[idx] = 1
         self.current_player[idx] = 1 - dealer
-        self.phase[idx] = _FIRST_UPCARD
+        # As ``Game._deal``: without the offer (004) the non-dealer starts with a normal draw.
+        self.phase[idx] = _FIRST_UPCARD if r.first_upcard_offer else _DRAW
         self.taken[idx] = -1
         self.forced[idx] = False
         self.known[idx] = 0

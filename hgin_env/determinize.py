@@ -170,7 +170,8 @@ class InfoSet:
         if own_known is None:
             own_known = hand & opponent_discards
         if own_passed is None:
-            own_passed = bool(upcard_in_pile) and phase != Phase.FIRST_UPCARD
+            own_passed = (bool(upcard_in_pile) and phase != Phase.FIRST_UPCARD
+                          and rules.first_upcard_offer)
         if turns is None:
             pickups = (own_discards & ~pile).bit_count() + (opponent_discards & ~pile).bit_count()
             upcard_taken = phase != Phase.FIRST_UPCARD and not upcard_in_pile

@@ -72,7 +72,9 @@ the Hollywood sheet, and once after each hand the showdown (both hands, lay-offs
 
 A turn is two decisions: draw (104 or 105), then discard or knock. The card just taken
 from the discard pile cannot be discarded or knocked with. After both players pass the
-first upcard, the non-dealer's only legal action is 104.
+first upcard, the non-dealer's only legal action is 104. Without the offer
+(`Rules.first_upcard_offer=False`: `gin_classic`, `gin_three_hand`, `gin_partnership`)
+a hand starts with the non-dealer's draw (104 or 105) and 106 is never legal.
 
 ### Observation space
 
@@ -97,7 +99,7 @@ in `hgin_env.observation` (the only place that knows offsets); decode a vector w
 | knock_limit       | 370      | this hand's knock limit /10                                  |
 | doubled           | 371      | hand score multiplied (Oklahoma spade upcard)                |
 | is_dealer         | 372      | this player dealt                                            |
-| opponent_passed   | 373      | the opponent passed the first upcard                         |
+| opponent_passed   | 373      | the opponent passed the first upcard (0 without the offer)   |
 | own_columns       | 374..376 | own column totals / target                                   |
 | opponent_columns  | 377..379 | opponent column totals / target                              |
 | own_open          | 380..382 | own columns opened by own wins                               |

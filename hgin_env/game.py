@@ -189,7 +189,8 @@ class Game:
             self.knock_limit = self.rules.knock_limit
             self.multiplier = 1
         self.current_player = non_dealer
-        self.phase = _FIRST_UPCARD
+        # Without the offer (004) the non-dealer starts with a normal draw: stock or upcard.
+        self.phase = _FIRST_UPCARD if self.rules.first_upcard_offer else _DRAW
         self.taken_card = -1
         self.forced_stock_draw = False
         self.known_cards = [0, 0]

@@ -29,11 +29,11 @@ own hand.
 | take_deadwood       | 1    | best deadwood after taking the discard top and discarding / 100 |
 |                     |      | (1.0 when no discard can be taken)                             |
 | stock_size          | 1    | cards left in the stock / 31                                   |
-| phase               | 3    | one-hot: first upcard offer, draw, discard                     |
+| phase               | 3    | one-hot: first upcard offer, draw, discard (no offer: draw)    |
 | knock_limit         | 1    | knock limit of this hand / 10                                  |
 | doubled             | 1    | 1 if this hand's score is multiplied (Oklahoma spade)          |
 | is_dealer           | 1    | 1 if the player dealt this hand                                |
-| opponent_passed     | 1    | 1 if the opponent passed the first upcard this hand            |
+| opponent_passed     | 1    | 1 if the opponent passed the first upcard (0 without the offer)|
 | own_columns         | C    | the player's column totals / target                            |
 | opponent_columns    | C    | the opponent's column totals / target                          |
 | own_open            | C    | 1 where the player's wins have opened the column               |

@@ -254,6 +254,14 @@ def _draw_sheet(canvas: Image.Image, game: Game, x0: int, names: Sequence[str] |
     if board.match_over:
         winner = board.match_winner
         lines.append("match over: " + ("a draw" if winner is None else f"{_player_name(names, winner)} wins"))
+    if board.is_settled:  # the totals paid on, with the game, shutout and box bonuses
+        totals = board.settled_totals()
+        lines.append(f"settled with bonuses: {int(totals[0])} - {int(totals[1])}")
+        diff = int(totals[0] - totals[1])
+        if diff:
+            payer, payee = (1, 0) if diff > 0 else (0, 1)
+            lines.append(_fit(f"{_player_name(names, payer)} pays {_player_name(names, payee)} "
+                              f"{abs(diff)}", 14, width - 24))
     lines.append("gold: column decided (won)")
     for i, line in enumerate(lines):
         _text(draw, (x0 + 12, y + 22 * i), line, 14, GOLD if line.startswith("match over") else MUTED)
@@ -360,8 +368,12 @@ def _draw_showdown(canvas: Image.Image, game: Game, record: HandRecord, names: S
             _text(draw, (16, 362), f"outlined: laid off by {_player_name(names, d)} on the knocker's melds",
                   13, LAYOFF)
     if game.is_over:
-        won = game.scoreboard.columns_won
+        board = game.scoreboard
+        won = board.columns_won
         note = f"match over after {len(game.hand_history)} hands, columns {won[0]} - {won[1]}"
+        if board.is_settled:
+            totals = board.settled_totals()
+            note += f", settled with bonuses {int(totals[0])} - {int(totals[1])}"
     elif record is game.hand_history[-1]:
         note = f"next: hand {game.hand_number}, {_player_name(names, game.dealer)} deals"
     else:

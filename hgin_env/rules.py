@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 
 #: Bump when a change alters what a given seed and action sequence produce; stored in
 #: checkpoints and saved matches, which are refused when it differs.
-RULES_VERSION = 1
+#: 2: ``gin_classic``, ``gin_three_hand`` and ``gin_partnership`` have no first-upcard offer
+#: (source 004); ``oklahoma`` keeps one running score (``columns=1``, source 001).
+RULES_VERSION = 2
 
 DEALER_ROTATIONS = ("alternate", "loser", "winner")
 FIRST_DEALER = ("random", "cut")
@@ -41,6 +43,10 @@ class Rules:
     oklahoma_ace_gin_only: bool = False
     #: Oklahoma: a spade as first upcard multiplies that hand's score (2 = doubled).
     spade_multiplier: int = 2
+    #: The first upcard is offered (RULES.md §3): the non-dealer, then the dealer, may take
+    #: it or pass. False (source 004): the non-dealer starts with a normal draw, from the
+    #: stock or the upcard; nobody passes.
+    first_upcard_offer: bool = True
     gin_bonus: int = 25
     undercut_bonus: int = 25
     #: Bonus for big gin (all 11 cards melded after the draw, no discard); None = not allowed.
@@ -87,7 +93,8 @@ class Rules:
                     "spade_multiplier", "columns", "target", "dead_hand_stock", "max_hands", "max_turns"):
             value = getattr(self, opt)
             need(isinstance(value, int) and not isinstance(value, bool), opt, "must be an int")
-        for opt in ("oklahoma", "oklahoma_ace_gin_only", "short_session", "dead_hand_same_dealer"):
+        for opt in ("oklahoma", "oklahoma_ace_gin_only", "short_session", "dead_hand_same_dealer",
+                    "first_upcard_offer"):
             need(isinstance(getattr(self, opt), bool), opt, "must be True or False")
         need(0 <= self.knock_limit <= 100, "knock_limit", "must be in 0..100")
         need(self.gin_bonus >= 0, "gin_bonus", "must be >= 0")
@@ -167,12 +174,15 @@ PROFILES: dict[str, Rules] = {
     "gin_us_uk": Rules(name="gin_us_uk", columns=1, gin_bonus=20, undercut_bonus=10),
     "gin_classic": Rules(
         name="gin_classic", columns=1, dealer_rotation="loser", dead_hand_same_dealer=True,
-        game_bonus=100, shutout_game_bonus=200, box_bonus=20),
-    "oklahoma": Rules(name="oklahoma", oklahoma=True),
+        game_bonus=100, shutout_game_bonus=200, box_bonus=20, first_upcard_offer=False),
+    # 001 variants: one running score to 100; ``.replace(columns=3)`` plays it on the
+    # Hollywood sheet.
+    "oklahoma": Rules(name="oklahoma", oklahoma=True, columns=1),
     "straight_gin": Rules(name="straight_gin", knock_limit=0),
     "hollywood_short": Rules(name="hollywood_short", short_session=True),
     # RULES.md §13: 001's Hollywood sheet (box 25, game 100, first dealer by cutting) per
-    # player or per team; 004's one game to 100 with its game/shutout/box bonuses.
+    # player or per team; 004's one game to 100 with its game/shutout/box bonuses and no
+    # first-upcard offer.
     "hollywood_three_hand": Rules(
         name="hollywood_three_hand", format="three_hand", dealer_rotation="loser",
         dead_hand_same_dealer=True, first_dealer="cut", box_bonus=25, game_bonus=100),
@@ -181,10 +191,11 @@ PROFILES: dict[str, Rules] = {
         box_bonus=25, game_bonus=100),
     "gin_three_hand": Rules(
         name="gin_three_hand", format="three_hand", columns=1, dealer_rotation="loser",
-        dead_hand_same_dealer=True, game_bonus=100, shutout_game_bonus=200, box_bonus=20),
+        dead_hand_same_dealer=True, game_bonus=100, shutout_game_bonus=200, box_bonus=20,
+        first_upcard_offer=False),
     "gin_partnership": Rules(
         name="gin_partnership", format="partnership", columns=1, game_bonus=100,
-        shutout_game_bonus=200, box_bonus=20),
+        shutout_game_bonus=200, box_bonus=20, first_upcard_offer=False),
 }
 
 

@@ -8,7 +8,7 @@ cards within the knock limit, the one with the best result against that reply.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -348,6 +348,37 @@ class Scoreboard:
         """Column totals plus settled bonuses, per player and column."""
         return self.columns + self.settlement
 
+    def settled_totals(self) -> np.ndarray:
+        """Per player: every column's total plus the settled game, shutout and box bonuses
+        (int64 [2]); equals the running totals until a column of a settling profile closes."""
+        return self.final_scores().sum(axis=1)
+
+    @property
+    def is_settled(self) -> bool:
+        """A column has closed under rules with game, shutout or box bonuses."""
+        return bool(self.rules.settles_columns and self.decided_order)
+
+    def settlement_text(self, names: Sequence[str] = ("player_0", "player_1")) -> str:
+        """The settlement in words, '' until ``is_settled``: each player's settled total
+        (bonuses included), the match winner (else the larger total) first, and the
+        difference the other pays (004: "el perdedor paga la diferencia entre los puntajes
+        al ganador", the loser pays the winner the difference between the scores)."""
+        if not self.is_settled:
+            return ""
+        totals = [int(t) for t in self.settled_totals()]
+        first = self.match_winner
+        if first is None:
+            first = 0 if totals[0] >= totals[1] else 1
+        second = 1 - first
+        text = (f"settled with the bonuses: {names[first]} {totals[first]}, "
+                f"{names[second]} {totals[second]}")
+        diff = totals[first] - totals[second]
+        if diff > 0:
+            return f"{text}; {names[second]} pays {names[first]} {diff}"
+        if diff < 0:
+            return f"{text}; {names[first]} pays {names[second]} {-diff}"
+        return f"{text}; nobody pays"
+
     def copy(self) -> Scoreboard:
         other = Scoreboard(self.rules)
         other.columns = self.columns.copy()
@@ -396,6 +427,8 @@ class Scoreboard:
             status = "match over: " + ("a draw" if w is None else f"player_{w} wins")
         if self.dead_hands:
             status += f"; {self.dead_hands} dead hand{'s' if self.dead_hands > 1 else ''}"
+        if self.is_settled:
+            status += f"; {self.settlement_text()}"
         return (f'<table style="border-collapse:collapse"><caption style="text-align:left">Hollywood sheet '
                 f'({self.num_columns} column{"s" if self.num_columns > 1 else ""} to {self.rules.target}); '
                 f'{status}</caption><tr><th style="{cell}"></th>{head}<th style="{cell}">hands won</th>'
@@ -412,4 +445,6 @@ class Scoreboard:
                 opened = j < self.wins[p]
                 cells += f"{int(self.columns[p, j]):>6}{mark}" if opened else "     - "
             rows.append(f"player_{p}  {cells}   {self.wins[p]:>4}")
+        if self.is_settled:
+            rows.append(self.settlement_text())
         return "\n".join(rows)

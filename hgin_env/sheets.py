@@ -21,6 +21,7 @@ is among the tied entries, else it is a draw.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -151,6 +152,37 @@ class Sheet:
         """Column totals plus settled bonuses, per row and column."""
         return self.columns + self.settlement
 
+    def settled_totals(self) -> np.ndarray:
+        """Per row: every column's total plus the settled game, shutout and box bonuses."""
+        return self.final_scores().sum(axis=1)
+
+    @property
+    def is_settled(self) -> bool:
+        """A column has closed under rules with game, shutout or box bonuses."""
+        return bool(self.rules.settles_columns and self.decided_order)
+
+    def settlement_text(self, labels: Sequence[str] | None = None) -> str:
+        """The settlement in words, '' until ``is_settled``: each row's settled total
+        (bonuses included), the match winner (else the largest total) first, and the
+        difference each other row pays it (004)."""
+        if not self.is_settled:
+            return ""
+        names = list(labels if labels is not None else self.labels or ())
+        totals = [int(t) for t in self.settled_totals()]
+        first = self.match_winner
+        if first is None:
+            first = max(range(self.size), key=lambda i: (totals[i], -i))
+        order = [first] + [i for i in range(self.size) if i != first]
+        text = "settled with the bonuses: " + ", ".join(f"{names[i]} {totals[i]}" for i in order)
+        pays = []
+        for i in order[1:]:
+            diff = totals[first] - totals[i]
+            if diff > 0:
+                pays.append(f"{names[i]} pays {names[first]} {diff}")
+            elif diff < 0:
+                pays.append(f"{names[first]} pays {names[i]} {-diff}")
+        return f"{text}; " + (", ".join(pays) if pays else "nobody pays")
+
     def copy(self) -> Sheet:
         other = Sheet(self.rules, self.size, self.labels)
         other.columns = self.columns.copy()
@@ -185,4 +217,6 @@ class Sheet:
                 mark = "*" if self.column_winners[j] == i else " "
                 cells += f"{int(self.columns[i, j]):>6}{mark}" if j < self.wins[i] else "     - "
             rows.append(f"{label:<{width}}{cells}   {self.wins[i]:>4}")
+        if self.is_settled:
+            rows.append(self.settlement_text())
         return "\n".join(rows)

@@ -59,7 +59,9 @@ def test_legal_over_many_hands(name: str) -> None:
     for other in AGENTS:
         play_hands([make_agent(name, seed=3), make_agent(other, seed=4)], seed=100, hands=6)
         play_hands([make_agent(other, seed=5), make_agent(name, seed=6)], seed=200, hands=6)
-    play_hands([make_agent(name, seed=3), make_agent(name, seed=4)], seed=300, hands=4, rules="oklahoma")
+    # oklahoma is one running score (one column): the agents read its layout.
+    play_hands([make_agent(name, seed=3, columns=1), make_agent(name, seed=4, columns=1)], seed=300,
+               hands=4, rules="oklahoma")
     play_hands([make_agent(name, seed=3), make_agent("simple", seed=4)], seed=400, hands=3,
                rules="straight_gin")
 
@@ -168,3 +170,12 @@ def test_expert_always_goes_gin_and_random_is_uniform() -> None:
                          minlength=A.NUM_ACTIONS)
     assert set(np.flatnonzero(counts)) == {3, 40, 104}
     assert counts[[3, 40, 104]].min() > 150
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_legal_without_the_first_upcard_offer(name: str) -> None:
+    # gin_classic (004): hands start in the draw phase; nobody may pass.
+    for seed in (500, 600):
+        history = play_hands([make_agent(name, seed=3, columns=1), make_agent("expert", seed=4, columns=1)],
+                             seed=seed, hands=3, rules="gin_classic")
+        assert A.PASS not in history

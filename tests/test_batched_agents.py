@@ -95,3 +95,19 @@ def test_policy_one_call_equals_ppo_agent():
     assert masks[np.arange(len(obs)), acts].all()
     sampled = BatchedPolicy(scalar.model, deterministic=False, seed=0).act(obs, masks)
     assert masks[np.arange(len(obs)), sampled].all()
+
+
+def test_batched_agents_play_without_the_first_upcard_offer():
+    # gin_classic (004): every hand starts in the draw phase; pass is never legal.
+    batch = BatchGame(16, rules="gin_classic", seed=3)
+    players = [BatchedSimple(seed=1, columns=1), BatchedRandom(seed=2, columns=1)]
+    layout = ObservationLayout(1)
+    hands = 0
+    for _ in range(400):
+        obs, masks = batch.observations(), batch.legal_action_masks()
+        assert not masks[:, A.PASS].any()
+        assert not layout.get(obs, "phase")[:, 0].any()
+        assert not layout.get(obs, "opponent_passed").any()
+        acts = np.where(batch.current_player == 0, players[0].act(obs, masks), players[1].act(obs, masks))
+        hands += int(batch.step(acts).hand_over.sum())
+    assert hands > 0

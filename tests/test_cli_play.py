@@ -114,3 +114,14 @@ def test_resume_refusals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     # A named opponent overrides the saved one.
     code, out, _ = run_cli(["play", "--resume", str(odd), "--opponent", "simple"], "quit\n", monkeypatch, capsys)
     assert code == 0 and "player_1 (simple) is your opponent" in out and "Match abandoned (you quit)" in out
+
+
+def test_gin_classic_starts_with_a_draw_and_refuses_pass(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    code, out, err = run_cli(["play", "--opponent", "simple", "--seed", "3", "--rules", "gin_classic",
+                              "--ascii"], "pass\ndraw\n", monkeypatch, capsys)
+    assert code == 0, err
+    assert "player_0 to act (draw)" in out and "take it or pass" not in out
+    assert "These rules have no first-upcard offer (004)" in out
+    assert "legal moves: draw (from the stock), take (3H)" in out
+    assert "You draw KC from the stock" in out

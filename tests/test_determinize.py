@@ -16,7 +16,9 @@ from hgin_env.observation import encode
 def _states(seed: int, every: int = 7, rules: str = "hollywood") -> list[Game]:
     """Clones of a Simple-vs-Expert match every ``every`` decisions (both players, all phases)."""
     game = Game(rules=rules, seed=seed)
-    agents = [make_agent("simple", seed=seed), make_agent("expert", seed=seed + 1)]
+    columns = game.rules.columns  # the agents read the rules' observation layout
+    agents = [make_agent("simple", seed=seed, columns=columns),
+              make_agent("expert", seed=seed + 1, columns=columns)]
     out, k = [], 0
     while not game.is_over and len(out) < 40:
         p = game.current_player
@@ -51,7 +53,7 @@ def test_samples_leak_nothing(seed):
 
 
 @pytest.mark.parametrize("rules,model", [("hollywood", "uniform"), ("oklahoma", "uniform"),
-                                         ("hollywood", "improved")])
+                                         ("hollywood", "improved"), ("gin_classic", "uniform")])
 def test_samples_are_consistent_and_continue_legally(rules, model):
     rng = np.random.default_rng(5)
     for game in _states(3, every=5, rules=rules):
@@ -79,8 +81,9 @@ def test_samples_are_consistent_and_continue_legally(rules, model):
                     break
 
 
-def test_from_observation_infers_what_the_observation_implies():
-    for game in _states(4, every=3):
+@pytest.mark.parametrize("rules", ["hollywood", "gin_classic"])
+def test_from_observation_infers_what_the_observation_implies(rules):
+    for game in _states(4, every=3, rules=rules):
         p = game.current_player
         obs = {"observation": encode(game, p), "action_mask": game.legal_action_mask()}
         inferred = InfoSet.from_observation(obs, game.rules, seat=p)
@@ -89,6 +92,8 @@ def test_from_observation_infers_what_the_observation_implies():
         assert inferred.forced_stock_draw == game.forced_stock_draw
         assert inferred.hidden + inferred.stock_size == inferred.unseen.bit_count()
         assert inferred.own_known & ~exact.own_known == 0  # never claims more than the truth
+        if not game.rules.first_upcard_offer:  # nobody passes without the offer (004)
+            assert not inferred.own_passed and not inferred.opponent_passed
         sample = inferred.sample(np.random.default_rng(0))
         assert sample.card_count_ok()
         np.testing.assert_array_equal(encode(sample, p), obs["observation"])

@@ -419,9 +419,13 @@ def test_match_input_validation_and_seeding():
                 m.apply(_policy(m, rng, True))
             runs.append((m.to_dict(), [h.to_dict() for h in m.hand_history]))
         assert runs[0] == runs[1]
-    m = Match("gin_three_hand", seed=1)
+    m = Match("hollywood_three_hand", seed=1)
     with pytest.raises(ValueError, match="illegal action"):
         m.apply(A.DRAW_STOCK)  # the first upcard is offered first
+    m = Match("gin_three_hand", seed=1)
+    with pytest.raises(ValueError, match="illegal action"):
+        m.apply(A.PASS)  # 004: no first-upcard offer, the non-dealer draws at once
+    m.apply(A.DRAW_STOCK)
 
 
 def test_truncation_caps_hands_and_rounds():

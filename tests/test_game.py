@@ -74,6 +74,59 @@ def test_dealer_takes_upcard_after_non_dealer_passes():
     assert g.legal_actions() == [A.DRAW_STOCK, A.TAKE_DISCARD]
 
 
+@pytest.mark.parametrize("profile", ["gin_classic", "gin_three_hand", "gin_partnership"])
+def test_source_004_profiles_have_no_first_upcard_offer(profile):
+    assert PROFILES[profile].first_upcard_offer is False
+    assert all(PROFILES[name].first_upcard_offer for name in PROFILES
+               if name not in ("gin_classic", "gin_three_hand", "gin_partnership"))
+
+
+def test_without_offer_the_non_dealer_starts_with_a_normal_draw():
+    # 004: "the player who did not deal starts, taking a card from the discard pile or the
+    # stock": no pass, no dealer option.
+    g = gin_game(rules="gin_classic")
+    assert (g.phase, g.current_player, g.dealer) == (Phase.DRAW, 1, 0)
+    assert g.legal_actions() == [A.DRAW_STOCK, A.TAKE_DISCARD]
+    with pytest.raises(ValueError, match="illegal action"):
+        g.apply(A.PASS)
+    g.apply(A.DRAW_STOCK)
+    assert g.phase == Phase.DISCARD and c("7H") in g.hand_cards(1)
+    record = g.apply(A.KNOCK + c("KD"))
+    assert record is not None and record.kind == "gin" and record.winner == 1
+    assert g.passed_upcard == [False, False]
+    # Taking the upcard is the other legal start; the dealer then plays a normal turn.
+    g = gin_game(rules="gin_classic")
+    g.apply(A.TAKE_DISCARD)
+    assert g.phase == Phase.DISCARD and g.taken_card == c("QC")
+    g.apply(A.DISCARD + c("KD"))
+    assert (g.phase, g.current_player) == (Phase.DRAW, 0)
+    assert g.legal_actions() == [A.DRAW_STOCK, A.TAKE_DISCARD]
+
+
+def test_no_offer_never_allows_pass_in_a_whole_match(rng):
+    g = Game(rules=PROFILES["hollywood"].replace(first_upcard_offer=False), seed=2)
+    hands = 0
+    while not g.is_over:
+        if g.turns == 0 and g.phase != Phase.DISCARD:
+            assert g.phase == Phase.DRAW and g.current_player != g.dealer
+            hands += 1
+        assert A.PASS not in g.legal_actions()
+        assert g.phase != Phase.FIRST_UPCARD
+        g.apply(int(rng.choice(g.legal_actions())))
+    assert hands == len(g.hand_history) and hands > 1
+
+
+def test_oklahoma_is_one_running_score_and_the_sheet_an_option(rng):
+    assert PROFILES["oklahoma"].columns == 1
+    g = play_random(Game(rules="oklahoma", seed=5), rng, prefer_knock=True)
+    assert g.scoreboard.columns.shape == (2, 1)
+    assert int(g.scoreboard.columns[g.match_winner, 0]) >= 100
+    sheet = PROFILES["oklahoma"].replace(columns=3)
+    assert sheet.oklahoma and sheet.columns == 3
+    g = play_random(Game(rules=sheet, seed=5), rng, prefer_knock=True)
+    assert g.scoreboard.columns.shape == (2, 3) and g.scoreboard.match_over
+
+
 def test_illegal_action_names_it_and_the_legal_set():
     g = gin_game()
     with pytest.raises(ValueError, match=r"illegal action 104 \(draw\).*legal: 105 \(take\), 106 \(pass\)"):
@@ -259,3 +312,19 @@ def test_hand_of_endless_discard_swaps_is_dead_at_max_turns():
     assert rec.kind == "dead" and rec.turns == Rules().max_turns and len(g.stock) == 31
     with pytest.raises(ValueError, match="max_turns"):
         Rules(max_turns=-1)
+
+
+def test_rules_version_2_and_old_rule_dicts_load_with_the_offer():
+    from agents.ppo import SHIPPED_POLICY, read_meta
+    from hgin_env.rules import RULES_VERSION
+
+    assert RULES_VERSION == 2
+    # The shipped policy (hollywood, unchanged by version 2) is stamped with this version.
+    meta = read_meta(SHIPPED_POLICY)
+    assert meta["rules_version"] == RULES_VERSION and meta["rules"]["name"] == "hollywood"
+    # A rules dict saved before the option existed loads with the first-upcard offer.
+    old = PROFILES["hollywood"].to_dict()
+    del old["first_upcard_offer"]
+    assert Rules.from_dict(old) == PROFILES["hollywood"]
+    with pytest.raises(ValueError, match="first_upcard_offer"):
+        Rules(first_upcard_offer=0)

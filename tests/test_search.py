@@ -107,3 +107,14 @@ def test_duplicate_hands_summary():
     assert out["hands"] == 6
     lo, hi = out["points_ci"]
     assert lo <= out["points_per_hand"] <= hi
+
+
+def test_plays_gin_classic_without_the_first_upcard_offer():
+    # 004: the non-dealer starts with a normal draw; the search simulates these rules.
+    rules = get_rules("gin_classic")
+    agent = SearchAgent(seed=2, rollouts=4, rules=rules)
+    expert = make_agent("expert", seed=4, columns=1)
+    for seed in (20, 21):
+        for seat in (0, 1):
+            play_hand(agent, expert, seed, seat, rules)  # Game.apply raises on an illegal move
+    assert agent.decisions > 0
