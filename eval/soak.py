@@ -260,6 +260,12 @@ def soak_format_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> S
     return report
 
 
+def _worker_init() -> None:
+    """Workers die quietly on the pool's SIGTERM (they inherit the parent's summary handler,
+    which would print a KeyboardInterrupt traceback from every worker)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _worker(args: tuple[list[int], str, bool]) -> SoakReport:
     seeds, profile, prefer_knock = args
     rules = PROFILES[profile].replace(max_hands=0, name=profile)
@@ -291,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     interrupted = False
     try:
-        with mp.Pool(args.workers) as pool, tqdm(total=args.hands, unit="hand", smoothing=0.05) as bar:
+        with (mp.Pool(args.workers, initializer=_worker_init) as pool,
+              tqdm(total=args.hands, unit="hand", smoothing=0.05) as bar):
             for report in pool.imap_unordered(_worker, tasks):
                 total.merge(report)
                 bar.update(report.hands)
