@@ -147,15 +147,18 @@ def check_meta(meta: Any, path: str | Path, fmt: str = FORMAT) -> dict:
     return meta
 
 
-def check_layout(meta: dict, path: str | Path, layout: ObservationLayout,
-                 error: type[CheckpointError] = CheckpointError) -> None:
+def check_layout(meta: dict, path: str | Path, layout: ObservationLayout | None = None,
+                 columns: int | None = None, error: type[CheckpointError] = CheckpointError) -> None:
     """Refuse, in one line, a checkpoint whose observation layout is not ``layout`` (the
-    env's: ``ObservationLayout.for_rules(rules)``)."""
-    trained = ObservationLayout(int(meta["rules"]["columns"]), meta.get("observation_format", "duel"))
-    if trained != layout or int(meta["observation_size"]) != layout.size:
-        raise error(f"{path} was trained for the {trained.format} layout ({trained.columns} "
-                    f"column(s), size {meta['observation_size']}); this match needs the "
-                    f"{layout.format} layout ({layout.columns} column(s), size {layout.size})")
+    env's: ``ObservationLayout.for_rules(rules)``) or whose column count is not ``columns``."""
+    if layout is not None:
+        trained = ObservationLayout(int(meta["rules"]["columns"]), meta.get("observation_format", "duel"))
+        if trained != layout or int(meta["observation_size"]) != layout.size:
+            raise error(f"{path} was trained for the {trained.format} layout ({trained.columns} "
+                        f"column(s), size {meta['observation_size']}); this match needs the "
+                        f"{layout.format} layout ({layout.columns} column(s), size {layout.size})")
+    if columns is not None and columns != int(meta["rules"]["columns"]):
+        raise error(f"{path} plays {meta['rules']['columns']} column(s), the environment has {columns}")
 
 
 def load_error(path: str | Path, exc: BaseException) -> CheckpointError:
@@ -165,8 +168,10 @@ def load_error(path: str | Path, exc: BaseException) -> CheckpointError:
     return CheckpointError(f"{path} could not be loaded: {type(exc).__name__}: {first}".rstrip(": "))
 
 
-class PPOAgent:
-    """A trained policy acting on observation dicts.
+class TrainedAgent:
+    """What every trained-policy agent shares (SB3 PPO here, RLlib in ``agents.rllib_agent``):
+    the checkpoint's metadata, a seeded generator, the observation-size check and the move
+    choice. Subclasses give ``action_probabilities``.
 
     ``deterministic=True`` plays :func:`most_likely_move`; ``False`` samples the policy.
     """
@@ -179,6 +184,28 @@ class PPOAgent:
         self.observation_size = int(meta["observation_size"])
         self.rng = np.random.default_rng(seed)
 
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def _check(self, observation: dict) -> None:
+        size = observation["observation"].shape[-1]
+        if size != self.observation_size:
+            raise ValueError(f"observation has size {size}, the policy expects {self.observation_size}")
+
+    def action_probabilities(self, observation: dict) -> np.ndarray:
+        raise NotImplementedError
+
+    def __call__(self, observation: dict) -> int:
+        probs = self.action_probabilities(observation)
+        if self.deterministic:
+            return most_likely_move(probs)
+        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
+
+
+class PPOAgent(TrainedAgent):
+    """A trained SB3 MaskablePPO policy acting on observation dicts (see :class:`TrainedAgent`)."""
+
     @classmethod
     def load(cls, path: str | Path = SHIPPED_POLICY, deterministic: bool = True,
              seed: int | None = None, columns: int | None = None,
@@ -186,11 +213,7 @@ class PPOAgent:
         """Load a checkpoint; with ``layout`` (the env's, ``ObservationLayout.for_rules``)
         or ``columns``, a checkpoint trained for another layout is refused in one line."""
         meta = read_meta(path)
-        if layout is not None:
-            check_layout(meta, path, layout)
-        if columns is not None and columns != int(meta["rules"]["columns"]):
-            raise CheckpointError(f"{path} plays {meta['rules']['columns']} column(s), "
-                                  f"the environment has {columns}")
+        check_layout(meta, path, layout=layout, columns=columns)
         import torch
         from sb3_contrib import MaskablePPO
 
@@ -205,15 +228,6 @@ class PPOAgent:
                                   f"metadata ({meta['observation_size']})")
         return cls(model, meta, deterministic=deterministic, seed=seed)
 
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
-    def _check(self, observation: dict) -> None:
-        size = observation["observation"].shape[-1]
-        if size != self.observation_size:
-            raise ValueError(f"observation has size {size}, the policy expects {self.observation_size}")
-
     def action_probabilities(self, observation: dict) -> np.ndarray:
         """The policy's probability of each of the 108 actions (0 where illegal)."""
         import torch
@@ -225,12 +239,6 @@ class PPOAgent:
         with torch.no_grad():
             dist = policy.get_distribution(obs_t, action_masks=mask)
             return dist.distribution.probs[0].cpu().numpy()
-
-    def __call__(self, observation: dict) -> int:
-        probs = self.action_probabilities(observation)
-        if self.deterministic:
-            return most_likely_move(probs)
-        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
 
 
 #: Kinds of move: discard any card, knock with any card, draw, take, pass, big gin.

@@ -26,7 +26,7 @@ from hgin_env.observation import ObservationLayout
 from hgin_env.rllib_adapter import to_rllib_obs
 
 from .base import register_agent_prefix
-from .ppo import META_NAME, CheckpointError, check_layout, check_meta, most_likely_move
+from .ppo import META_NAME, CheckpointError, TrainedAgent, check_layout, check_meta
 
 FORMAT = "hgin-rllib-ppo"
 #: Where ``Algorithm.save_to_path`` puts the learner's modules inside a checkpoint.
@@ -69,30 +69,15 @@ def read_meta(path: str | Path) -> dict:
         raise RLlibCheckpointError(str(exc)) from None
 
 
-class RLlibAgent:
-    """A trained RLlib RLModule acting on observation dicts.
-
-    ``deterministic=True`` plays :func:`agents.ppo.most_likely_move`; ``False`` samples.
-    """
-
-    def __init__(self, module: Any, meta: dict, deterministic: bool = True, seed: int | None = None):
-        self.module = module
-        self.meta = meta
-        self.deterministic = deterministic
-        self.columns = int(meta["rules"]["columns"])
-        self.observation_size = int(meta["observation_size"])
-        self.rng = np.random.default_rng(seed)
+class RLlibAgent(TrainedAgent):
+    """A trained RLlib RLModule acting on observation dicts (see :class:`agents.ppo.TrainedAgent`)."""
 
     @classmethod
     def load(cls, path: str | Path, deterministic: bool = True, seed: int | None = None,
              columns: int | None = None, layout: ObservationLayout | None = None) -> RLlibAgent:
         ckpt = checkpoint_dir(path)
         meta = read_meta(ckpt)
-        if layout is not None:
-            check_layout(meta, ckpt, layout, RLlibCheckpointError)
-        if columns is not None and columns != int(meta["rules"]["columns"]):
-            raise RLlibCheckpointError(f"{ckpt} plays {meta['rules']['columns']} column(s), "
-                                       f"the environment has {columns}")
+        check_layout(meta, ckpt, layout=layout, columns=columns, error=RLlibCheckpointError)
         module_dir = ckpt / MODULES_DIR / meta.get("module", "main")
         if not module_dir.is_dir():
             raise RLlibCheckpointError(f"{ckpt} has no RLModule at {module_dir.relative_to(ckpt)}")
@@ -114,28 +99,16 @@ class RLlibAgent:
         module.eval()
         return cls(module, meta, deterministic=deterministic, seed=seed)
 
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
     def action_probabilities(self, observation: dict) -> np.ndarray:
         """The policy's probability of each of the 108 actions (0 where illegal)."""
         import torch
         from ray.rllib.core.columns import Columns
 
-        size = observation["observation"].shape[-1]
-        if size != self.observation_size:
-            raise ValueError(f"observation has size {size}, the policy expects {self.observation_size}")
+        self._check(observation)
         batch = {k: torch.as_tensor(v)[None] for k, v in to_rllib_obs(observation).items()}
         with torch.no_grad():
-            logits = self.module.forward_inference({Columns.OBS: batch})[Columns.ACTION_DIST_INPUTS]
+            logits = self.model.forward_inference({Columns.OBS: batch})[Columns.ACTION_DIST_INPUTS]
             return torch.softmax(logits[0].double(), dim=-1).numpy()
-
-    def __call__(self, observation: dict) -> int:
-        probs = self.action_probabilities(observation)
-        if self.deterministic:
-            return most_likely_move(probs)
-        return int(self.rng.choice(len(probs), p=probs / probs.sum()))
 
 
 def _load_spec(arg: str, seed: int | None = None, **kwargs: Any) -> RLlibAgent:
