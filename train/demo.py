@@ -86,7 +86,7 @@ def plot_results(rows: list[dict], path: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--timesteps", type=int, default=50_000, help="PPO steps of the small agent")
-    parser.add_argument("--imitation-matches", type=int, default=100,
+    parser.add_argument("--imitation-matches", type=int, default=800,
                         help="matches of Expert play cloned before PPO (0 = PPO from scratch)")
     parser.add_argument("--matches", type=int, default=40, help="duplicate matches per opponent")
     parser.add_argument("--n-envs", type=int, default=32,
