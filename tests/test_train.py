@@ -149,3 +149,30 @@ def test_demo_main_job_at_toy_size(tmp_path):
     for name in ("model.zip", "learning_curve.png", "results.png", "results.md"):
         assert (out / name).exists(), name
     assert "| demo agent | simple |" in (out / "results.md").read_text()
+
+
+def test_imitation_returns_follow_the_reward_mode(monkeypatch, tmp_path):
+    """The imitation phase computes its returns in the run's ``--reward`` mode (not always
+    points/100): train.ppo passes it to ``collect``."""
+    import numpy as np
+
+    import train.imitation as imitation
+    from train.imitation import collect
+    from train.ppo import parse_args, train
+
+    points = collect(2, teacher="simple", opponents=("random",), workers=1, progress=False, reward="points")
+    match = collect(2, teacher="simple", opponents=("random",), workers=1, progress=False, reward="match")
+    assert np.array_equal(points.actions, match.actions) and not np.allclose(points.returns, match.returns)
+
+    seen = {}
+
+    def fake_collect(*args, **kwargs):
+        seen.update(kwargs)
+        raise RuntimeError("stop after collect")
+
+    monkeypatch.setattr(imitation, "collect", fake_collect)
+    args = parse_args(["--imitation-matches", "1", "--reward", "columns", "--total-timesteps", "64",
+                       "--out-dir", str(tmp_path), "--no-progress-bar"])
+    with pytest.raises(RuntimeError, match="stop after collect"):
+        train(args)
+    assert seen.get("reward") == "columns"
