@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from .melds import (
     meld_collections_of_mask,
 )
 from .rules import Rules, get_rules
+
+if TYPE_CHECKING:  # sheets imports this module
+    from .sheets import Sheet
 
 
 @dataclass(frozen=True)
@@ -241,6 +245,27 @@ def _gin_result(kind: str, bonus: int, k_mask: int, d_mask: int, multiplier: int
 
 
 # --------------------------------------------------------------------------- scoreboard
+def score_win(board: Scoreboard | Sheet, row: int, points: int) -> list[int]:
+    """The Hollywood column rule (RULES.md §10), for the duel's :class:`Scoreboard` and the
+    formats' :class:`~hgin_env.sheets.Sheet` alike: the row's n-th win adds ``points`` to its
+    first min(n, columns) columns that are still open; a column whose total reaches the
+    target is decided for that row, frozen, and settled (``board._settle_column``). Returns
+    the columns this win decided. The caller has validated ``row`` and ``points``."""
+    board.wins[row] += 1
+    decided = []
+    for j in range(min(board.wins[row], board.num_columns)):
+        if board.column_winners[j] is not None:
+            continue
+        board.columns[row, j] += points
+        board.boxes[row, j] += 1
+        if board.columns[row, j] >= board.rules.target:
+            board.column_winners[j] = row
+            board.decided_order.append(j)
+            decided.append(j)
+            board._settle_column(j, row)
+    return decided
+
+
 @dataclass
 class Scoreboard:
     """Hollywood columns for two players (RULES.md §10).
@@ -294,19 +319,7 @@ class Scoreboard:
             raise ValueError(f"points must be an int >= 0, got {points!r}")
         if self.match_over:
             raise ValueError("the match is over; no more hands can be recorded")
-        self.wins[player] += 1
-        decided = []
-        for j in range(min(self.wins[player], self.num_columns)):
-            if self.column_winners[j] is not None:
-                continue
-            self.columns[player, j] += points
-            self.boxes[player, j] += 1
-            if self.columns[player, j] >= self.rules.target:
-                self.column_winners[j] = player
-                self.decided_order.append(j)
-                decided.append(j)
-                self._settle_column(j, player)
-        return decided
+        return score_win(self, player, points)
 
     def record_dead(self) -> None:
         self.dead_hands += 1

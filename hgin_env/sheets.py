@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .rules import Rules, get_rules
+from .scoring import score_win
 
 COLUMN_NAMES = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX")
 
@@ -82,20 +83,7 @@ class Sheet:
             raise ValueError(f"points must be an int >= 0, got {points!r}")
         if self.match_over:
             raise ValueError("the match is over; no more results can be recorded")
-        row = int(row)
-        self.wins[row] += 1
-        decided = []
-        for j in range(min(self.wins[row], self.num_columns)):
-            if self.column_winners[j] is not None:
-                continue
-            self.columns[row, j] += points
-            self.boxes[row, j] += 1
-            if self.columns[row, j] >= self.rules.target:
-                self.column_winners[j] = row
-                self.decided_order.append(j)
-                decided.append(j)
-                self._settle_column(j, row)
-        return decided
+        return score_win(self, int(row), points)
 
     def record_void(self) -> None:
         """A dead hand (three-hand) or a round with a net of 0 (partnership)."""
