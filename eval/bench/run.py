@@ -48,6 +48,17 @@ DEFAULT_OUT = Path("runs/bench")
 GROUPS = ("meld", "discard", "env", "heuristic", "batch", "train")
 
 
+def record_play(steps_b: Any, hands_b: Any, unit: str, label: str, rep: dict, ours: bool, note: str,
+                decisions: str = "steps") -> None:
+    """One play report into a per-decision bench (``unit``: "step" or "decision") and its
+    per-hand twin, with the decisions per hand noted."""
+    steps_b.row(label, unit, ours, note).times.append(rep["seconds"] / rep[decisions])
+    hr = hands_b.row(label, "hand", ours, note)
+    if rep["hands"]:
+        hr.times.append(rep["seconds"] / rep["hands"])
+    hr.extra.setdefault("decisions_per_hand", []).append(rep[decisions] / max(rep["hands"], 1))
+
+
 # ----------------------------------------------------------------------------- sizes
 @dataclass
 class Sizes:
@@ -434,11 +445,7 @@ class Runner:
         hands_b = self.bench("env_hands", "Random legal play: time per hand", "ours raw_env")
 
         def record(label: str, rep: dict, ours: bool, note: str, decisions: str = "steps") -> None:
-            steps_b.row(label, "step", ours, note).times.append(rep["seconds"] / rep[decisions])
-            hr = hands_b.row(label, "hand", ours, note)
-            if rep["hands"]:
-                hr.times.append(rep["seconds"] / rep["hands"])
-            hr.extra.setdefault("decisions_per_hand", []).append(rep[decisions] / max(rep["hands"], 1))
+            record_play(steps_b, hands_b, "step", label, rep, ours, note, decisions)
 
         def raw(r: int) -> None:
             rep = drive_aec(lambda: hollywood_gin_v0.raw_env(episode="hand"), s.env_steps, self.seed + 1000 + r)
@@ -498,11 +505,7 @@ class Runner:
         hands_b = self.bench("batch_hands", "Random legal play: time per hand", f"ours BatchGame N={s.batch_n}")
 
         def record(label: str, rep: dict, ours: bool, note: str, decisions: str = "steps") -> None:
-            steps_b.row(label, "decision", ours, note).times.append(rep["seconds"] / rep[decisions])
-            hr = hands_b.row(label, "hand", ours, note)
-            if rep["hands"]:
-                hr.times.append(rep["seconds"] / rep["hands"])
-            hr.extra.setdefault("decisions_per_hand", []).append(rep[decisions] / max(rep["hands"], 1))
+            record_play(steps_b, hands_b, "decision", label, rep, ours, note, decisions)
 
         def batched(r: int) -> None:
             rep = drive_batch(s.batch_n, s.batch_steps, self.seed + 8000 + r)
