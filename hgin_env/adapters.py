@@ -202,14 +202,17 @@ def episode_summary(aec: raw_env, learner: str) -> dict:
     board = game.scoreboard
     kinds_me: Counter[str] = Counter()
     kinds_opp: Counter[str] = Counter()
+    points = [0, 0]  # hand points scored by the learner, by the opponent
     dead = 0
     for h in game.hand_history:
         if h.winner is None:
             dead += 1
         elif h.winner == me:
             kinds_me[h.kind] += 1
+            points[0] += h.points
         else:
             kinds_opp[h.kind] += 1
+            points[1] += h.points
     winner = board.match_winner
     if game.single_hand and game.hand_history:  # a one-hand episode is won by the hand's winner
         winner = game.hand_history[-1].winner
@@ -225,4 +228,6 @@ def episode_summary(aec: raw_env, learner: str) -> dict:
         "dead_hands": dead,
         "hand_kinds": dict(kinds_me),
         "opponent_hand_kinds": dict(kinds_opp),
+        "points": points[0],
+        "opponent_points": points[1],
     }

@@ -150,6 +150,7 @@ class BatchGame:
         #: Per match: hands won by kind [player, knock/gin/big_gin/undercut], dead hands.
         self.kind_counts = np.zeros((n, 2, 4), dtype=np.int64)
         self.dead_hands = np.zeros(n, dtype=np.int64)
+        self.points_won = np.zeros((n, 2), dtype=np.int64)  # hand points each player scored
         self.columns = np.zeros((n, 2, c), dtype=np.int64)
         # Derived per-state caches (for the acting player), refreshed after every step.
         self._after = np.full((n, NUM_CARDS), _NO_DW, dtype=np.int16)  # deadwood after discarding c
@@ -247,6 +248,7 @@ class BatchGame:
         self.boards[i] = Scoreboard(self.rules)
         self.kind_counts[i] = 0
         self.dead_hands[i] = 0
+        self.points_won[i] = 0
         self.hand_number[i] = 0
         self.dealer[i] = self._first_dealer(self.rngs[i])
         self._update_context(i)
@@ -502,6 +504,7 @@ class BatchGame:
                 hand_points[i] = result.points
                 hand_kind[i] = _KIND_CODE[result.kind]
                 self.kind_counts[i, winner, _KIND_CODE[result.kind] - 2] += 1
+                self.points_won[i, winner] += result.points
                 if self.reward_mode == "points":
                     rewards[i, winner] += result.points / 100.0
                     rewards[i, 1 - winner] -= result.points / 100.0
@@ -561,6 +564,7 @@ class BatchGame:
             "columns_won": list(board.columns_won),
             "hand_kinds": [{k: int(self.kind_counts[i, p, j]) for j, k in enumerate(kinds)
                             if self.kind_counts[i, p, j]} for p in (0, 1)],
+            "points": self.points_won[i].tolist(),
             "scoreboard": board.to_dict(),
         }
 

@@ -192,30 +192,37 @@ def check_mode(mode: str) -> None:
 
 
 # --------------------------------------------------------------------------- shaping
-def best_deadwood(vector: np.ndarray, layout: ObservationLayout) -> float:
-    """The acting player's best reachable 10-card deadwood / 100, read from its observation.
+def best_deadwood(vector: np.ndarray, layout: ObservationLayout) -> float | np.ndarray:
+    """The acting player's best reachable 10-card deadwood / 100, read from its observation
+    (one vector, or a batch ``[N, size]`` of them: then an array of N values).
 
     Draw phases: the ``deadwood`` slice (10 cards). Discard phase: the least value of the
     ``discard_deadwood`` slice (deadwood after the best discard), so that a draw is judged
     by what it makes reachable, not by the eleventh card it adds.
     """
     v = np.asarray(vector)
-    if layout.get(v, "phase")[2] > 0.5:
-        return float(layout.get(v, "discard_deadwood").min())
-    return float(layout.get(v, "deadwood")[0])
+    discard_phase = layout.get(v, "phase")[..., 2] > 0.5
+    best = np.where(discard_phase, layout.get(v, "discard_deadwood").min(axis=-1),
+                    layout.get(v, "deadwood")[..., 0])
+    return float(best) if best.ndim == 0 else best.astype(np.float64)
 
 
-def deadwood_potential(vector: np.ndarray, layout: ObservationLayout) -> float:
-    """Φ = −(best reachable deadwood) / 100 (in [−1, 0]; 0 with gin in hand)."""
+def deadwood_potential(vector: np.ndarray, layout: ObservationLayout) -> float | np.ndarray:
+    """Φ = −(best reachable deadwood) / 100 (in [−1, 0]; 0 with gin in hand); batched as
+    :func:`best_deadwood`."""
     return -best_deadwood(vector, layout)
 
 
 class PotentialShaping:
-    """Per-player potential-based shaping terms ``γ Φ(o') − Φ(o)`` (module docstring).
+    """Potential-based shaping terms ``γ Φ(o') − Φ(o)`` (module docstring), kept per *slot*:
+    a slot is a player of one match (the AEC environment, ``num_players`` slots) or the
+    learner of one match in a batch (:class:`hgin_env.vector.LearnerBatch`, one slot per
+    match).
 
-    Call :meth:`reset` at the episode start, :meth:`at_decision` each time a player is
-    about to act (with that player's observation vector), :meth:`at_end` for each player
-    when the episode ends. Each returns the shaping reward to pay that player now.
+    Call :meth:`reset` at the episode start, :meth:`at_decision` each time a slot's player
+    is about to act (with its observation vector; :meth:`at_decisions` for many slots at
+    once), :meth:`at_end` for a slot whose episode ends. Each returns the shaping reward to
+    pay now. A slot's first decision pays 0.
     """
 
     def __init__(self, layout: ObservationLayout, weight: float = 1.0, gamma: float = 1.0,
@@ -227,20 +234,24 @@ class PotentialShaping:
         self.gamma = float(gamma)
         self.potential = potential
         self.num_players = num_players
-        self.last: list[float | None] = [None] * num_players
+        self.last = np.full(num_players, np.nan)  # NaN: no decision yet in this episode
 
     def reset(self) -> None:
-        self.last = [None] * self.num_players
+        self.last[:] = np.nan
+
+    def at_decisions(self, slots: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """The terms for ``slots`` whose players are about to act on ``vectors`` [k, size]."""
+        phi = self.weight * np.asarray(self.potential(vectors, self.layout), dtype=np.float64)
+        prev = self.last[slots]
+        self.last[slots] = phi
+        return np.where(np.isnan(prev), 0.0, self.gamma * phi - np.nan_to_num(prev))
 
     def at_decision(self, player: int, vector: np.ndarray) -> float:
         """``γ Φ(o) − Φ(o_prev)`` for ``player`` about to act on ``vector`` (0 at its first)."""
-        phi = self.weight * self.potential(vector, self.layout)
-        prev = self.last[player]
-        self.last[player] = phi
-        return 0.0 if prev is None else self.gamma * phi - prev
+        return float(self.at_decisions(np.array([player]), np.asarray(vector)[None])[0])
 
     def at_end(self, player: int) -> float:
         """``γ·0 − Φ(o_last)``: the last term of ``player`` when the episode ends."""
         prev = self.last[player]
-        self.last[player] = None
-        return 0.0 if prev is None else -prev
+        self.last[player] = np.nan
+        return 0.0 if np.isnan(prev) else -float(prev)

@@ -26,7 +26,8 @@ import numpy as np
 
 from .actions import NUM_ACTIONS
 from .batch import BatchGame
-from .observation import observation_bounds
+from .observation import ObservationLayout, observation_bounds
+from .rewards import PotentialShaping
 from .rules import Rules
 
 
@@ -35,18 +36,24 @@ class LearnerBatch:
 
     ``reward`` is the engine's reward mode (``"match"``, ``"columns"``, ``"points"``);
     with a dense mode ``match_bonus`` adds ±bonus to the learner when a match is won or
-    lost, as ``train.envs.TrainingEnv`` does.
+    lost, as ``train.envs.TrainingEnv`` does. ``shaping=w > 0`` adds the learner's
+    potential-based deadwood shaping (:class:`hgin_env.rewards.PotentialShaping`, one slot
+    per match, the same terms as ``raw_env(shaping=w, shaping_gamma=γ)``); set
+    ``shaping_gamma`` to the learner's discount.
     """
 
     def __init__(self, n: int, opponents: Sequence[Any], weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "match",
-                 match_bonus: float = 0.0, seed: int | None = None, names: Sequence[str] | None = None):
+                 match_bonus: float = 0.0, seed: int | None = None, names: Sequence[str] | None = None,
+                 shaping: float = 0.0, shaping_gamma: float = 1.0):
         self.n = n
         self.seed_value = seed
         self.reward_mode = reward
         self.match_bonus = match_bonus
         self.batch = BatchGame(n, rules=rules, seed=seed, reward=reward)
         self.rules = self.batch.rules
+        self.shaping = PotentialShaping(ObservationLayout.for_rules(self.rules), shaping, shaping_gamma,
+                                        num_players=n) if shaping else None
         self.rng = np.random.default_rng(None if seed is None else [seed, 1])
         self.set_opponents(opponents, weights, names)
         self.seat = self.rng.integers(2, size=n)
@@ -63,6 +70,7 @@ class LearnerBatch:
         if not self._started:
             self._started = True
             self._play_opponents()
+            self._shape()
 
     # ------------------------------------------------------------------ opponents
     def set_opponents(self, opponents: Sequence[Any], weights: Sequence[float] | None = None,
@@ -106,6 +114,7 @@ class LearnerBatch:
         self.episode_length += 1
         self._apply(np.asarray(actions, dtype=np.int64))
         self._play_opponents()
+        self._shape()
         rewards = self._pending_rewards.copy()
         finished = self._pending_done
         self._pending_rewards[:] = 0.0
@@ -132,6 +141,8 @@ class LearnerBatch:
         winner = fin["match_winner"]
         if self.match_bonus and self.reward_mode != "match" and not fin["truncated"] and winner is not None:
             bonus = self.match_bonus if winner == me else -self.match_bonus
+        if self.shaping is not None:  # Φ = 0 at the end: pay −Φ(last) (module rewards)
+            bonus += self.shaping.at_end(i)
         self._pending_rewards[i] += bonus
         self.episode_return[i] += bonus
         summary = {
@@ -146,6 +157,8 @@ class LearnerBatch:
             "dead_hands": fin["dead_hands"],
             "hand_kinds": fin["hand_kinds"][me],
             "opponent_hand_kinds": fin["hand_kinds"][1 - me],
+            "points": fin["points"][me],
+            "opponent_points": fin["points"][1 - me],
         }
         k = int(self.opponent_index[i])
         self._pending_done[i] = {
@@ -158,6 +171,14 @@ class LearnerBatch:
         # The next match (already dealt by the engine): a new seat and opponent.
         self.seat[i] = self.rng.integers(2)
         self.opponent_index[i] = self._draw_opponents(1)[0]
+
+    def _shape(self) -> None:
+        """Every learner is about to act: pay each its shaping term γΦ(o) − Φ(o_prev)."""
+        if self.shaping is None:
+            return
+        terms = self.shaping.at_decisions(np.arange(self.n), self.batch.observations())
+        self._pending_rewards += terms.astype(np.float32)
+        self.episode_return += terms
 
     def _play_opponents(self) -> None:
         """Let the opponents act until every match waits for its learner."""
@@ -190,9 +211,11 @@ class HollywoodVectorEnv(gymnasium.vector.VectorEnv):
 
     def __init__(self, num_envs: int, opponents: Sequence[Any], weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "match", match_bonus: float = 0.0,
-                 seed: int | None = None):
+                 seed: int | None = None, shaping: float = 0.0, shaping_gamma: float = 1.0):
         self._args = (opponents, weights, rules, reward, match_bonus)
-        self.core = LearnerBatch(num_envs, opponents, weights, rules, reward, match_bonus, seed)
+        self._shaping = {"shaping": shaping, "shaping_gamma": shaping_gamma}
+        self.core = LearnerBatch(num_envs, opponents, weights, rules, reward, match_bonus, seed,
+                                 **self._shaping)
         self.num_envs = num_envs
         low, high = observation_bounds(self.core.rules.columns)
         self.single_observation_space = gymnasium.spaces.Box(low, high, dtype=np.float32)
@@ -203,7 +226,8 @@ class HollywoodVectorEnv(gymnasium.vector.VectorEnv):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         if seed is not None:
             opponents, weights, rules, reward, bonus = self._args
-            self.core = LearnerBatch(self.num_envs, opponents, weights, rules, reward, bonus, seed)
+            self.core = LearnerBatch(self.num_envs, opponents, weights, rules, reward, bonus, seed,
+                                     **self._shaping)
         return self.core.observations().copy(), {"action_mask": self.core.action_masks().copy()}
 
     def step(self, actions):

@@ -154,3 +154,46 @@ def test_seat_rewards_zero_sum_every_format():
                     assert got[0] == got[2] and got[1] == got[3]
                 if match.format == "duel":
                     assert got == hand_end_rewards(mode, game0, finished[0].record, before)
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.95])
+def test_batched_learner_shaping_telescopes(gamma):
+    """The batched training environment pays the same terms: per learner step
+    γΦ(o') − Φ(o), −Φ(o_last) when its match ends, so each match's discounted shaping sum
+    is −Φ(o_0). Same seed with and without shaping: same trajectories."""
+    from agents.batched import BatchedSimple
+    from hgin_env.vector import LearnerBatch
+
+    weight, n, steps = 1.5, 6, 400
+
+    def run(shaping: float):
+        core = LearnerBatch(n, [BatchedSimple(seed=0)], rules="hollywood_short", reward="points",
+                            seed=3, shaping=shaping, shaping_gamma=gamma)
+        learner = BatchedSimple(seed=1)
+        obs, rewards, dones = [core.observations().copy()], [], []
+        for _ in range(steps):
+            actions = learner.act(obs[-1], core.action_masks())
+            r, term, trunc, _ = core.step(actions)
+            rewards.append(r.astype(np.float64))
+            dones.append(term | trunc)
+            obs.append(core.observations().copy())
+        return np.array(obs), np.array(rewards), np.array(dones)
+
+    obs0, plain, done0 = run(0.0)
+    obs1, shaped, done1 = run(weight)
+    np.testing.assert_array_equal(obs0, obs1)
+    np.testing.assert_array_equal(done0, done1)
+    layout = ObservationLayout(3)
+    phi = weight * deadwood_potential(obs1.reshape(-1, obs1.shape[-1]), layout).reshape(obs1.shape[:2])
+    terms = shaped - plain
+    finished = 0
+    for i in range(n):
+        start = 0
+        for t in range(steps):
+            expected = -phi[t, i] if done1[t, i] else gamma * phi[t + 1, i] - phi[t, i]
+            assert terms[t, i] == pytest.approx(expected, abs=1e-5)
+            if done1[t, i]:  # a whole match: its discounted sum is -Phi(o_0)
+                total = sum(gamma ** k * terms[start + k, i] for k in range(t + 1 - start))
+                assert total == pytest.approx(-phi[start, i], abs=1e-4)
+                start, finished = t + 1, finished + 1
+    assert finished >= 1

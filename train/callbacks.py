@@ -46,7 +46,8 @@ class _CsvWriter:
 
 
 EPISODE_FIELDS = ["timesteps", "opponent", "won", "lost", "truncated", "columns_won", "columns_lost",
-                  "col1", "col2", "col3", "opp_col1", "opp_col2", "opp_col3", "hands", "dead_hands"] + \
+                  "col1", "col2", "col3", "opp_col1", "opp_col2", "opp_col3", "hands", "dead_hands",
+                  "points", "opp_points"] + \
     [f"my_{k}" for k in HAND_KINDS] + [f"opp_{k}" for k in HAND_KINDS]
 
 
@@ -58,7 +59,8 @@ def episode_row(s: dict, timesteps: int, opponent: str) -> dict:
            "lost": int(s["lost"]), "truncated": int(s["truncated"]), "columns_won": s["columns_won"],
            "columns_lost": s["columns_lost"], "col1": cols[0], "col2": cols[1], "col3": cols[2],
            "opp_col1": opp[0], "opp_col2": opp[1], "opp_col3": opp[2], "hands": s["hands"],
-           "dead_hands": s["dead_hands"]}
+           "dead_hands": s["dead_hands"], "points": s.get("points", 0),
+           "opp_points": s.get("opponent_points", 0)}
     for k in HAND_KINDS:
         row[f"my_{k}"] = s["hand_kinds"].get(k, 0)
         row[f"opp_{k}"] = s["opponent_hand_kinds"].get(k, 0)
@@ -88,6 +90,12 @@ def outcome_scalars(rows: list[dict]) -> dict[str, float]:
     for k in HAND_KINDS:
         out[f"charts/my_{k}_rate"] = sum(r[f"my_{k}"] for r in rows) / hands
         out[f"charts/opp_{k}_rate"] = sum(r[f"opp_{k}"] for r in rows) / hands
+    # Hand-level curves: they move long before the match win rate does.
+    out["charts/hand_win_rate"] = sum(out[f"charts/my_{k}_rate"] for k in HAND_KINDS)
+    out["charts/points_per_hand"] = sum(r["points"] - r["opp_points"] for r in rows) / hands
+    # Hands the learner ended by knocking (won by knock, gin or big gin, or undercut).
+    out["charts/knock_rate"] = (sum(out[f"charts/my_{k}_rate"] for k in ("knock", "gin", "big_gin"))
+                                + out["charts/opp_undercut_rate"])
     by_opp: Counter[str] = Counter()
     wins: Counter[str] = Counter()
     for r in rows:

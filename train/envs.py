@@ -30,12 +30,14 @@ class TrainingEnv(SingleAgentEnv):
 
     def __init__(self, opponent_specs: Sequence[str], opponent_weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "points",
-                 match_bonus: float = 0.0, episode: str = "match", seed: int = 0):
+                 match_bonus: float = 0.0, episode: str = "match", seed: int = 0,
+                 shaping: float = 0.0, shaping_gamma: float = 1.0):
         self.opponent_specs: list[str] = []
         self._agent_cache: dict[str, object] = {}
         self._seed = seed
         super().__init__(opponent=self._build(opponent_specs), rules=rules, reward=reward,
-                         episode=episode, opponent_weights=opponent_weights)
+                         episode=episode, opponent_weights=opponent_weights, shaping=shaping,
+                         shaping_gamma=shaping_gamma)
         self.opponent_specs = list(opponent_specs)
         self.match_bonus = match_bonus
 
@@ -111,7 +113,7 @@ class BatchedVecEnv(VecEnv):
 
     def __init__(self, n_envs: int, opponent_specs: Sequence[str], opponent_weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "points", match_bonus: float = 0.0,
-                 seed: int = 0):
+                 seed: int = 0, shaping: float = 0.0, shaping_gamma: float = 1.0):
         from hgin_env.observation import observation_bounds
         from hgin_env.rules import get_rules
         from hgin_env.vector import LearnerBatch
@@ -121,7 +123,8 @@ class BatchedVecEnv(VecEnv):
         self._cache: dict[str, object] = {}
         self.opponent_specs = list(opponent_specs)
         self.core = LearnerBatch(n_envs, self._build(opponent_specs), opponent_weights, self.rules, reward,
-                                 match_bonus, seed, names=self.opponent_specs)
+                                 match_bonus, seed, names=self.opponent_specs, shaping=shaping,
+                                 shaping_gamma=shaping_gamma)
         low, high = observation_bounds(self.rules.columns)
         self.render_mode = None
         super().__init__(n_envs, gymnasium.spaces.Box(low, high, dtype=np.float32), gymnasium.spaces.Discrete(108))

@@ -44,7 +44,9 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
     episodes = _read_csv(run_dir / "episodes.csv")
     evals = _read_csv(run_dir / "eval.csv")
     imitation = _read_imitation(run_dir)
-    panels = ["train"] + (["eval"] if evals else []) + (["imitation"] if imitation else [])
+    has_points = bool(episodes) and "points" in episodes[0]
+    panels = (["train"] + (["hands"] if has_points else []) + (["eval"] if evals else [])
+              + (["imitation"] if imitation else []))
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.6), squeeze=False)
     ax_of = dict(zip(panels, axes[0], strict=True))
     ax = ax_of["train"]
@@ -64,6 +66,8 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
     if not by_opp:
         ax.text(0.5, 0.5, "no finished training match yet", ha="center", va="center", transform=ax.transAxes)
     ax.legend(loc="lower right", fontsize=8)
+    if has_points:
+        _plot_hand_curves(ax_of["hands"], episodes)
     if evals:
         ax = ax_of["eval"]
         by_eval: dict[str, list[tuple[int, float, float, float]]] = {}
@@ -97,6 +101,35 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
     fig.savefig(out, dpi=100)
     plt.close(fig)
     return out
+
+
+def _plot_hand_curves(ax, episodes: list[dict[str, str]]) -> None:
+    """Hand-level curves over all training matches (they move long before the match win
+    rate): share of hands won, share of hands the learner ended by knocking, and net hand
+    points per hand / 10 (so that the three share one axis)."""
+    import numpy as np
+
+    t = np.array([int(r["timesteps"]) for r in episodes])
+    hands = np.array([max(1, int(r["hands"])) for r in episodes], dtype=float)
+
+    def col(key: str) -> np.ndarray:
+        return np.array([float(r.get(key) or 0) for r in episodes])
+
+    won = col("my_knock") + col("my_gin") + col("my_big_gin") + col("my_undercut")
+    knocked = col("my_knock") + col("my_gin") + col("my_big_gin") + col("opp_undercut")
+    net = col("points") - col("opp_points")
+    k = max(1, min(200, len(t) // 5))
+
+    def rolling(x: np.ndarray) -> np.ndarray:  # pooled over the last k matches
+        return np.convolve(x, np.ones(k), mode="valid") / np.convolve(hands, np.ones(k), mode="valid")
+
+    ax.plot(t[k - 1:], rolling(won), label="hands won (share)")
+    ax.plot(t[k - 1:], rolling(knocked), label="hands ended by the learner's knock (share)")
+    ax.plot(t[k - 1:], rolling(net) / 10, label="net hand points per hand / 10")
+    ax.axhline(0.0, color="grey", lw=0.8)
+    ax.set(title=f"Training hands (pooled over the last {k} matches)", xlabel="learner steps (decisions)",
+           ylabel="share of hands; points per hand / 10")
+    ax.legend(loc="lower right", fontsize=8)
 
 
 if __name__ == "__main__":

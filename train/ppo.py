@@ -71,6 +71,9 @@ class Args:
         "help": "env reward: 'points' (hand points/100), 'columns' or 'match' (+-1)"})
     match_bonus: float = field(default=1.0, metadata={
         "help": "extra +-reward at match end when reward is 'points' or 'columns'"})
+    shaping: float = field(default=0.0, metadata={
+        "help": "weight of potential-based deadwood shaping added to the reward (0 = off; its "
+                "discount is --gamma, so the optimal policy is unchanged: hgin_env/rewards.py)"})
     opponents: str = field(default="simple:0.5,expert:0.5", metadata={
         "help": "opponent mixture 'name:weight,...' (random, simple, expert, ppo:PATH; with "
                 "'batched' also self = the live learner on the other seat)"})
@@ -235,7 +238,8 @@ def train(args: Args) -> Path:
         if args.episode != "match":
             raise ValueError("--vec-env batched plays whole matches; use --vec-env subproc for --episode hand")
         envs = BatchedVecEnv(args.n_envs, specs, weights, rules=rules, reward=args.reward,
-                             match_bonus=args.match_bonus, seed=args.seed)
+                             match_bonus=args.match_bonus, seed=args.seed, shaping=args.shaping,
+                             shaping_gamma=args.gamma)
     else:
         if "self" in specs:
             raise ValueError("the 'self' opponent needs --vec-env batched")
@@ -244,7 +248,8 @@ def train(args: Args) -> Path:
             def thunk():
                 env = TrainingEnv(specs, weights, rules=rules, reward=args.reward,
                                   match_bonus=args.match_bonus, episode=args.episode,
-                                  seed=args.seed * 100 + rank)
+                                  seed=args.seed * 100 + rank, shaping=args.shaping,
+                                  shaping_gamma=args.gamma)
                 env = Monitor(env)
                 env.reset(seed=args.seed * 100 + rank)
                 return env
