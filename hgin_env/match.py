@@ -21,7 +21,8 @@ Every random choice (first dealer, every deck, each table ``Game``'s own seed) c
 from one generator seeded by ``seed``. Use :attr:`Match.current_seat`, :meth:`Match.legal_actions` /
 :meth:`Match.legal_action_mask` and :meth:`Match.apply`; the acting seat's own view of
 its hand is :meth:`Match.seat_view` (the table's ``Game`` and the seat's player index
-there).
+there). :meth:`Match.play` is the one loop that plays policies against each other (the
+tournament, the soak, ``hgin play`` and imitation recording all use it).
 """
 
 from __future__ import annotations
