@@ -19,7 +19,7 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
-from hgin_env.observation import ObservationLayout
+from hgin_env.observation import ObservationLayout, observation_dict
 
 from .base import make_agent
 
@@ -136,7 +136,7 @@ class RowByRow:
 
     def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         masks8 = np.asarray(masks).astype(np.int8)
-        return np.array([int(self.agent({"observation": o, "action_mask": m}))
+        return np.array([int(self.agent(observation_dict(o, m)))
                          for o, m in zip(observations, masks8, strict=True)], dtype=np.int64)
 
 

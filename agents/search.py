@@ -41,7 +41,7 @@ from hgin_env.cards import CARD_VALUES
 from hgin_env.determinize import InfoSet
 from hgin_env.game import Game, HandRecord, Phase
 from hgin_env.melds import deadwood_after_discard_mask
-from hgin_env.observation import ObservationLayout, encode
+from hgin_env.observation import ObservationLayout, observe
 from hgin_env.rules import Rules, get_rules
 
 from .base import SeededAgent
@@ -226,8 +226,7 @@ class SearchAgent(SeededAgent):
                         not knock_timing(_EXPERT_PARAMS, after[action - A.KNOCK], len(game.stock)):
                     action -= A.KNOCK - A.DISCARD  # the same card, discarded face up
             else:
-                action = int(self._rollout_agents[p]({"observation": encode(game, p),
-                                                      "action_mask": game.legal_action_mask()}))
+                action = int(self._rollout_agents[p](observe(game, p)))
             record = game.apply(action)
             if record is not None:
                 return record

@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from hgin_env.game import Game
-from hgin_env.observation import encode
+from hgin_env.match import Match
 from hgin_env.rules import Rules, get_rules
 
 from .tournament import _derive_seed, _reset, as_spec, wilson_interval
@@ -31,15 +30,11 @@ from .tournament import _derive_seed, _reset, as_spec, wilson_interval
 
 def play_hand(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules) -> dict[str, Any]:
     """One hand (deal ``seed``), A in seat ``a_seat``; A's signed points and outcome."""
-    game = Game(rules=rules, seed=seed, single_hand=True, first_dealer=0)
     players = [agent_a, agent_b] if a_seat == 0 else [agent_b, agent_a]
     _reset(agent_a, _derive_seed(seed, 1))
     _reset(agent_b, _derive_seed(seed, 2))
-    record = None
-    while record is None:
-        p = game.current_player
-        record = game.apply(int(players[p]({"observation": encode(game, p),
-                                            "action_mask": game.legal_action_mask()})))
+    match = Match(rules, seed=seed, single_hand=True, first_dealer=0).play(players)
+    record = match.hand_history[-1].record
     won = record.winner == a_seat
     lost = record.winner == 1 - a_seat
     return {"seed": seed, "a_seat": a_seat, "a_points": record.points * (won - lost),

@@ -4,8 +4,8 @@ after every action.
     python -m eval.soak --hands 1000000 --workers 2
     python -m eval.soak --hands 5000 --profiles gin_three_hand hollywood_partnership
 
-Every profile's format is soaked: the duel through ``Game``, three-hand and partnership
-through ``hgin_env.match.Match`` (with the seating, zero-sum rewards and per-table checks).
+Every profile's format is soaked through the one match loop, ``hgin_env.match.Match.play``
+(a check runs after every move; three-hand and partnership add the seating checks).
 
 Half the matches use uniform random legal actions; the other half take a legal knock
 whenever there is one, so showdowns, lay-offs, undercuts and column closes happen often.
@@ -28,7 +28,7 @@ import numpy as np
 from tqdm import tqdm
 
 from hgin_env import actions as A
-from hgin_env.game import Game, Phase
+from hgin_env.game import HandRecord, Phase
 from hgin_env.match import Match, SeatHand, Table
 from hgin_env.rules import PROFILES, Rules
 from hgin_env.scoring import Scoreboard
@@ -53,31 +53,6 @@ class SoakReport:
         self.violations += other.violations
 
 
-def _check_state(game: Game, frozen: dict[int, tuple[int, ...]], hand_ended: bool) -> str | None:
-    if not game.card_count_ok():
-        return "cards not conserved"
-    if hand_ended or game.is_over:  # the scoreboard changes only when a hand ends
-        problem = _check_board(game, frozen)
-        if problem:
-            return problem
-    if game.is_over:
-        return None
-    sizes = [game.hands[0].bit_count(), game.hands[1].bit_count()]
-    p = game.current_player
-    want = [10, 10]
-    if game.phase == Phase.DISCARD:
-        want[p] = 11
-    if sizes != want:
-        return f"hand sizes {sizes} in phase {game.phase.name}"
-    if not game.legal_actions():
-        return "no legal action while the game runs"
-    return None
-
-
-def _check_board(game: Game, frozen: dict[int, tuple[int, ...]]) -> str | None:
-    return _check_sheet(game.scoreboard, game.rules.target, frozen)
-
-
 def _check_sheet(board: Scoreboard | Sheet, target: int,
                  frozen: dict[int, tuple[int, ...]]) -> str | None:
     """Decided columns never change; a column is decided exactly when a total reaches
@@ -100,12 +75,11 @@ def _freeze(board: Scoreboard | Sheet, frozen: dict[int, tuple[int, ...]]) -> No
             frozen[j] = tuple(int(v) for v in board.columns[:, j])
 
 
-def _check_result(game: Game) -> str | None:
-    rec = game.hand_history[-1]
+def _check_result(rec: HandRecord, rules: Rules) -> str | None:
+    """A settled hand's points follow from its deadwoods (RULES.md §9); a dead hand scores 0."""
     r = rec.result
-    rules = game.rules
     if r.kind == "dead":
-        return None if len(game.hand_history) and rec.points == 0 else "dead hand scored"
+        return None if rec.points == 0 else "dead hand scored"
     k, d = r.knocker_deadwood, r.defender_deadwood
     if r.kind == "gin":
         expected = rules.gin_bonus + d
@@ -120,40 +94,6 @@ def _check_result(game: Game) -> str | None:
     if expected * rec.multiplier != rec.points:
         return f"hand {rec.number} {r.kind} K={k} D={d} scored {rec.points}, expected {expected}"
     return None
-
-
-def soak_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> SoakReport:
-    report = SoakReport()
-    for seed in seeds:
-        rng = np.random.default_rng(seed)
-        game = Game(rules=rules, seed=seed)
-        frozen: dict[int, tuple[int, ...]] = {}
-        while not game.is_over:
-            legal = game.legal_actions()
-            if prefer_knock:
-                knocks = [a for a in legal if A.is_knock(a)]
-                legal = knocks or legal
-            hands_before = len(game.hand_history)
-            game.apply(legal[rng.integers(len(legal))])
-            report.actions += 1
-            hand_ended = len(game.hand_history) > hands_before
-            if hand_ended:
-                report.hands += 1
-                if game.hand_history[-1].kind != "dead":
-                    report.showdowns += 1
-                problem = _check_result(game)
-                if problem:
-                    report.violations.append(f"seed {seed}: {problem}")
-                _freeze(game.scoreboard, frozen)
-                if len(game.hand_history) >= HARD_CAP_HANDS:
-                    report.violations.append(f"seed {seed}: match did not end in {HARD_CAP_HANDS} hands")
-                    break
-            problem = _check_state(game, frozen, hand_ended)
-            if problem:
-                report.violations.append(f"seed {seed} action {report.actions}: {problem}")
-                break
-        report.matches += 1
-    return report
 
 
 def _check_table(table: Table) -> str | None:
@@ -202,62 +142,86 @@ def _check_seating(match: Match, previous: SeatHand | None, rounds_seen: int) ->
     return None
 
 
-def soak_format_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> SoakReport:
-    """Three-hand and partnership matches through ``hgin_env.match.Match``: the checks of
-    the duel per table, plus the seating, zero-sum rewards (partners equal), the sheet's
-    frozen columns, and that no seat but the acting one has a legal action."""
+class _Violation(Exception):
+    """Raised by the soak's checks to stop the match where the invariant broke."""
+
+
+def soak_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> SoakReport:
+    """Random legal matches of any format through :meth:`Match.play`, checked after every
+    move: every table's cards and hand sizes, the hand's §9 score, the sheet's frozen
+    columns, zero-sum rewards (partners equal), the seating (three-hand, partnership), and
+    that no seat but the acting one has a legal action."""
     report = SoakReport()
     for seed in seeds:
-        rng = np.random.default_rng(seed)
-        match = Match(rules, seed=seed)
-        frozen: dict[int, tuple[int, ...]] = {}
-        previous: SeatHand | None = None
-        problem = _check_seating(match, previous, 0)
-        while problem is None and not match.is_over:
-            legal = match.legal_actions()
-            if prefer_knock:
-                knocks = [a for a in legal if A.is_knock(a)]
-                legal = knocks or legal
-            acting = match.current_seat
-            if match.sitting_out == acting:
-                problem = f"seat {acting} acts while sitting out"
-                break
-            table = match.tables[match.current_table]
-            events = match.apply(legal[rng.integers(len(legal))])
-            report.actions += 1
-            rewards = match.last_rewards
-            if rewards.sum() != 0 or (match.format == "partnership" and
-                                      (rewards[0] != rewards[2] or rewards[1] != rewards[3])):
-                problem = f"rewards {rewards.tolist()} not zero-sum"
-            for event in events:
-                if not isinstance(event, SeatHand):
-                    continue
-                report.hands += 1
-                previous = event
-                if event.kind != "dead":
-                    report.showdowns += 1
-                problem = problem or _check_result(table.game)
-                if event.winner is not None and event.winner not in event.seats:
-                    problem = f"hand {event.number} won by seat {event.winner} not at the table"
-            if events:
-                problem = problem or _check_sheet(match.sheet, rules.target, frozen)
-                _freeze(match.sheet, frozen)
-                if len(match.hand_history) >= HARD_CAP_HANDS:
-                    problem = f"match did not end in {HARD_CAP_HANDS} hands"
-                problem = problem or _check_seating(match, previous, len(match.round_history))
-            for t in match.tables:
-                problem = problem or _check_table(t)
-            acting = match.current_seat
-            for seat in range(match.num_players):
-                if seat != acting and match.legal_action_mask(seat).any():
-                    problem = problem or f"seat {seat} has legal actions while {acting} acts"
-        if problem is None and match.is_over and \
-                (not match.sheet.match_over or abs(match.returns().sum()) > 1e-9):
-            problem = "match over without a finished sheet or with non-zero-sum returns"
+        problem = _soak_match(seed, rules, prefer_knock, report)
         if problem:
             report.violations.append(f"{rules.name} seed {seed} action {report.actions}: {problem}")
         report.matches += 1
     return report
+
+
+def _soak_match(seed: int, rules: Rules, prefer_knock: bool, report: SoakReport) -> str | None:
+    """One soaked match (counted into ``report``): the first violation, or None."""
+    rng = np.random.default_rng(seed)
+    match = Match(rules, seed=seed)
+    frozen: dict[int, tuple[int, ...]] = {}
+    previous: SeatHand | None = None
+
+    def policy(obs: dict) -> int:
+        # The engine's own order of legal actions (not the mask's): a seed soaks the same
+        # moves as the soak always did.
+        legal = match.legal_actions()
+        if prefer_knock:
+            knocks = [a for a in legal if A.is_knock(a)]
+            legal = knocks or legal
+        if match.sitting_out == match.current_seat:
+            raise _Violation(f"seat {match.current_seat} acts while sitting out")
+        return legal[rng.integers(len(legal))]
+
+    def check(seat: int, obs: dict, action: int, finished: list) -> None:
+        nonlocal previous
+        report.actions += 1
+        problem = None
+        for event in finished:
+            if not isinstance(event, SeatHand):
+                continue
+            report.hands += 1
+            previous = event
+            if event.kind != "dead":
+                report.showdowns += 1
+            problem = problem or _check_result(event.record, rules)
+            if event.winner is not None and event.winner not in event.seats:
+                problem = f"hand {event.number} won by seat {event.winner} not at the table"
+        if finished:  # only a move that finishes a hand or round pays (Match.apply)
+            rewards = match.last_rewards
+            if rewards.sum() != 0 or (match.format == "partnership" and
+                                      (rewards[0] != rewards[2] or rewards[1] != rewards[3])):
+                problem = problem or f"rewards {rewards.tolist()} not zero-sum"
+            problem = problem or _check_sheet(match.sheet, rules.target, frozen)
+            _freeze(match.sheet, frozen)
+            if len(match.hand_history) >= HARD_CAP_HANDS:
+                problem = f"match did not end in {HARD_CAP_HANDS} hands"
+            problem = problem or _check_seating(match, previous, len(match.round_history))
+        for t in match.tables:
+            problem = problem or _check_table(t)
+        if match.format != "duel":  # the duel's one Game has one current player by itself
+            acting = match.current_seat
+            for other in range(match.num_players):
+                if other != acting and match.legal_action_mask(other).any():
+                    problem = problem or f"seat {other} has legal actions while {acting} acts"
+        if problem:
+            raise _Violation(problem)
+
+    problem = _check_seating(match, previous, 0)
+    if problem is None:
+        try:
+            match.play([policy] * match.num_players, on_move=check)
+        except _Violation as v:
+            return str(v)
+    if problem is None and match.is_over and \
+            (not match.sheet.match_over or abs(match.returns().sum()) > 1e-9):
+        problem = "match over without a finished sheet or with non-zero-sum returns"
+    return problem
 
 
 def _worker_init() -> None:
@@ -269,8 +233,6 @@ def _worker_init() -> None:
 def _worker(args: tuple[list[int], str, bool]) -> SoakReport:
     seeds, profile, prefer_knock = args
     rules = PROFILES[profile].replace(max_hands=0, name=profile)
-    if rules.format != "duel":
-        return soak_format_matches(seeds, rules, prefer_knock)
     return soak_matches(seeds, rules, prefer_knock)
 
 

@@ -38,7 +38,8 @@ from typing import Any
 from hgin_env import actions as A
 from hgin_env.cards import format_card, format_cards
 from hgin_env.game import Game, HandRecord, Phase
-from hgin_env.observation import ObservationLayout, encode
+from hgin_env.match import Match
+from hgin_env.observation import ObservationLayout
 from hgin_env.render import grouped_hand, hand_order, render_hand_result, render_table
 from hgin_env.rules import PROFILES, RULES_VERSION, Rules, get_rules
 
@@ -254,10 +255,12 @@ class _Quit(Exception):
 
 
 class HumanMatch:
-    """A terminal match: the human in seat ``human`` against ``agent``, both on one ``Game``."""
+    """A terminal duel: the human in seat ``human`` against ``agent``, played by
+    :meth:`Match.play` (the human is a policy that prompts) on the match's one ``Game``."""
 
-    def __init__(self, game: Game, human: int, agent: Any, agent_label: str, symbols: bool = True):
-        self.game = game
+    def __init__(self, match: Match, human: int, agent: Any, agent_label: str, symbols: bool = True):
+        self.match = match
+        self.game = match.current_game
         self.human = human
         self.agent = agent
         self.symbols = symbols
@@ -267,6 +270,8 @@ class HumanMatch:
         self.labels = ["", ""]
         self.labels[human] = "human"
         self.labels[1 - human] = agent_label
+        #: The move being made, as said before it was applied, and the mover's hand then.
+        self._told: tuple[str | None, int] = (None, 0)
 
     # ------------------------------------------------------------------ text
     def cards(self, cards: Sequence[int]) -> str:
@@ -418,34 +423,33 @@ class HumanMatch:
             return f"You discard {_card(action - A.DISCARD, self.symbols)}"
         return None  # a draw is told after it, with the card drawn
 
-    def agent_move(self) -> int:
+    # The policies say what a move does before it is applied (the table changes with it);
+    # after_move prints it once the match has applied it.
+    def human_policy(self, obs: dict) -> int:
+        """The human's seat: prompt until a legal move is typed."""
+        action = self.ask_move()
+        self._told = self.your_move(action), self.game.hands[self.human]
+        return action
+
+    def agent_policy(self, obs: dict) -> int:
         g = self.game
-        obs = {"observation": encode(g, g.current_player), "action_mask": g.legal_action_mask()}
         action = int(self.agent(obs))
         if action not in g.legal_actions():
             raise CliError(f"the opponent agent chose an illegal action {action} "
                            f"({A.describe_action(action)}); this is a bug in the agent")
+        self._told = describe_move(g, action, self.names[g.current_player], self.symbols), 0
         return action
 
-    def step(self) -> None:
+    def after_move(self, seat: int, obs: dict, action: int, finished: list) -> None:
         g = self.game
-        p = g.current_player
-        if p == self.human:
-            action = self.ask_move()
-            before = g.hands[p]
-            move = self.your_move(action)
-        else:
-            action = self.agent_move()
-            move = describe_move(g, action, self.names[p], self.symbols)
-            before = g.hands[p]
-        record = g.apply(action)
-        if p == self.human and action == A.DRAW_STOCK:
-            drawn = (g.hands[p] & ~before).bit_length() - 1
+        move, before = self._told
+        if seat == self.human and action == A.DRAW_STOCK:
+            drawn = (g.hands[seat] & ~before).bit_length() - 1
             move = f"You draw {_card(drawn, self.symbols)} from the stock"
         if move:
             _say(move)
-        if record is not None:
-            _say("", *_hand_summary(record, g, self.names, self.symbols))
+        if finished:
+            _say("", *_hand_summary(finished[0].record, g, self.names, self.symbols))
             if not g.is_over:
                 _say("", f"=== Hand {g.hand_number}: player_{g.dealer} deals, "
                          f"upcard {_card(g.discard_top, self.symbols)} ===")
@@ -466,10 +470,11 @@ class HumanMatch:
             _say(f"Resuming {resumed_from} in hand {g.hand_number} (player_{g.dealer} deals), after "
                  f"{len(g.hand_history)} finished hand(s) and {len(g.action_history)} moves.",
                  str(g.scoreboard))
+        policies = [self.agent_policy, self.agent_policy]
+        policies[self.human] = self.human_policy
         try:
-            while not g.is_over:
-                self.step()
-        except _Quit as q:
+            self.match.play(policies, on_move=self.after_move)
+        except _Quit as q:  # the match stays at its last applied move (it can be saved)
             _say(f"Match abandoned ({q.reason}) in hand {g.hand_number}, after "
                  f"{len(g.hand_history)} finished hand(s).", str(g.scoreboard))
             return False
@@ -507,8 +512,8 @@ def _make_opponent(spec: str, seed: int, rules: Rules) -> tuple[Any, str]:
     return agent, label
 
 
-def _resume(args: argparse.Namespace) -> tuple[Game, int, str, list[str]]:
-    """The saved match of ``--resume``: (game at its last move, human seat, opponent spec, labels)."""
+def _resume(args: argparse.Namespace) -> tuple[Match, int, str, list[str]]:
+    """The saved match of ``--resume``: (match at its last move, human seat, opponent spec, labels)."""
     given = [flag for flag, value in (("--seed", args.seed), ("--rules", args.rules), ("--seat", args.seat))
              if value is not None]
     if given:
@@ -528,7 +533,16 @@ def _resume(args: argparse.Namespace) -> tuple[Game, int, str, list[str]]:
             raise CliError(f"{args.resume}: the opponent was {label!r}; say which agent to resume against "
                            "with --opponent (e.g. --opponent PATH.zip)")
         opponent = label
-    return game, human, opponent, list(players)
+    return _duel_match(game), human, opponent, list(players)
+
+
+def _duel_match(game: Game) -> Match:
+    """The duel ``Match`` of a replayed saved ``game`` (its moves already checked by
+    :func:`load_match`): the same seed and moves, so ``Match.play`` can play on."""
+    match = Match(game.rules, seed=game.seed, first_dealer=game.first_dealer, single_hand=game.single_hand)
+    for action in game.action_history:
+        match.apply(action)
+    return match
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -545,9 +559,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     if args.seat not in (None, "0", "1", "random"):
         raise CliError(f"--seat {args.seat}: the duel has seats 0 and 1")
     if args.resume is not None:
-        game, human, opponent, _ = _resume(args)
-        rules = get_rules(game.rules)
-        seed = game.seed if game.seed is not None else 0
+        duel, human, opponent, _ = _resume(args)
+        rules = get_rules(duel.rules)
+        seed = duel.seed if duel.seed is not None else 0
         save = args.save if args.save is not None else args.resume
     else:
         rules = get_rules(args.rules or "hollywood")
@@ -555,18 +569,18 @@ def cmd_play(args: argparse.Namespace) -> int:
         seat = args.seat or "0"
         human = random.Random(seed).randrange(2) if seat == "random" else int(seat)
         opponent = args.opponent or "expert"
-        game = Game(rules=rules, seed=seed)
+        duel = Match(rules, seed=seed)
         save = args.save
     agent, label = _make_opponent(opponent, seed, rules)
     symbols = not args.ascii and _can_print_symbols()
-    match = HumanMatch(game, human, agent, label, symbols=symbols)
+    match = HumanMatch(duel, human, agent, label, symbols=symbols)
     try:
         finished = match.run(resumed_from=args.resume)
     except KeyboardInterrupt:
         _say("", "Interrupted.")
         finished = False
     if save:
-        path = save_match(game, save, players=match.labels)
+        path = save_match(match.game, save, players=match.labels)
         _say(f"Saved the match to {path} (replay it with: hgin replay {path}"
              + ("" if finished else f"; play on with: hgin play --resume {path}") + ")")
     if not finished:

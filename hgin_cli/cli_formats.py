@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -148,8 +148,10 @@ class FormatHumanMatch:
                       for s in range(match.num_players)]
         self.labels = ["human" if s == human else label for s in range(match.num_players)]
         game, player = self._human_table()
-        self.view = _SeatPrompt(game, player, None, label, symbols=symbols)
-        self.view.match, self.view.seat = match, human
+        self.view = _SeatPrompt(match, player, None, label, symbols=symbols)
+        self.view.game, self.view.seat = game, human
+        #: The move being made, as said before it was applied; the mover's hand then; its table.
+        self._told: tuple[str | None, int, int] = (None, 0, 0)
 
     def _human_table(self) -> tuple[Any, int]:
         view = self.match.seat_view(self.human)
@@ -161,28 +163,36 @@ class FormatHumanMatch:
         """Moves the human sees: those at its own table (three-hand: the one table)."""
         return self.match.format == "three_hand" or self.match.table_of(self.human) == table_index
 
-    def step(self) -> None:
+    # The policies say what a move does before it is applied (the table changes with it);
+    # after_move prints it once the match has applied it.
+    def human_policy(self, obs: dict) -> int:
+        """The human's seat: prompt on its table until a legal move is typed."""
         m = self.match
-        seat = m.current_seat
-        assert seat is not None
         table = m.tables[m.current_table]
-        game = table.game
-        if seat == self.human:
-            self.view.game, self.view.human = game, table.player_of(seat)
-            action = self.view.ask_move()
-            move = self.view.your_move(action)
-            before = game.hands[table.player_of(seat)]
-        else:
-            action = int(self.agents[seat](m.observation(seat)))
+        player = table.player_of(self.human)
+        self.view.game, self.view.human = table.game, player
+        action = self.view.ask_move()
+        self._told = self.view.your_move(action), table.game.hands[player], table.index
+        return action
+
+    def agent_policy(self, seat: int) -> Callable[[dict], int]:
+        def policy(obs: dict) -> int:
+            m = self.match
+            action = int(self.agents[seat](obs))
             if action not in m.legal_actions():
                 raise ValueError(f"the agent at seat {seat} chose an illegal action {action}")
-            move = describe_move(game, action, self.names[seat], self.symbols)
-            before = 0
-        finished = m.apply(action)
-        if seat == self.human and action == A.DRAW_STOCK:
-            drawn = (game.hands[table.player_of(seat)] & ~before).bit_length() - 1
+            self._told = (describe_move(m.current_game, action, self.names[seat], self.symbols), 0,
+                          m.current_table)
+            return action
+        return policy
+
+    def after_move(self, seat: int, obs: dict, action: int, finished: list) -> None:
+        m = self.match
+        move, before, table = self._told
+        if seat == self.human and action == A.DRAW_STOCK:  # a draw never ends a hand: same table
+            drawn = (self.view.game.hands[self.view.human] & ~before).bit_length() - 1
             move = f"You draw {_card(drawn, self.symbols)} from the stock"
-        if move and self._watching(table.index):
+        if move and self._watching(table):
             _say(move)
         if finished:
             _say(*_result_lines(finished, m, self.symbols))
@@ -203,10 +213,11 @@ class FormatHumanMatch:
         _say(f"Hollywood Gin, {m.format}, rules '{m.rules.name}', seed {m.seed}. "
              f"You are player_{self.human}{partner}.", "Type 'help' for the moves.")
         self._announce_deal()
+        policies = [self.human_policy if s == self.human else self.agent_policy(s)
+                    for s in range(m.num_players)]
         try:
-            while not m.is_over:
-                self.step()
-        except _Quit as q:
+            m.play(policies, on_move=self.after_move)
+        except _Quit as q:  # the match stays at its last applied move (it can be saved)
             _say(f"Match abandoned ({q.reason}) after {len(m.hand_history)} hand(s).", _sheet_text(m))
             return False
         _say("", _winner_text(m, self.names))

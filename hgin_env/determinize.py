@@ -9,8 +9,8 @@ and the order of the stock.
 Why from the observation: a helper that takes the real ``Game`` can return the real hidden
 cards by accident (OpenSpiel's ``ResampleFromInfostate`` for gin rummy was found to return
 the defender's real cards). Here :meth:`InfoSet.from_observation` reads only the observation
-dict, and :meth:`InfoSet.from_game` only calls :func:`hgin_env.observation.encode` (which
-reads public fields and the player's own hand) and copies three public fields. A sample
+dict, and :meth:`InfoSet.from_game` only calls :func:`hgin_env.observation.observe` (whose
+vector reads public fields and the player's own hand) and copies three public fields. A sample
 is drawn from the ``InfoSet`` alone, so two states that differ only in hidden cards give
 the same samples for the same seed (``tests/test_determinize.py`` checks it).
 
@@ -56,7 +56,7 @@ from . import actions as A
 from .cards import NUM_CARDS
 from .game import Game, Phase
 from .melds import deadwood_after_discard_mask, meld_partners
-from .observation import ObservationLayout, encode
+from .observation import ObservationLayout, observe
 from .rules import Rules, get_rules
 from .scoring import Scoreboard
 
@@ -200,14 +200,14 @@ class InfoSet:
     def from_game(cls, game: Game, player: int) -> InfoSet:
         """The information set of ``player`` (who must be the one to act) in ``game``.
 
-        Reads only ``player``'s observation (:func:`~hgin_env.observation.encode` and the
-        legal actions) and three facts about the player's own moves that everyone at the
-        table saw (its pickups still in hand, whether it passed the upcard, the turn count).
+        Reads only ``player``'s observation dict (:func:`~hgin_env.observation.observe`)
+        and three facts about the player's own moves that everyone at the table saw (its
+        pickups still in hand, whether it passed the upcard, the turn count).
         """
         if game.is_over or game.current_player != player:
             raise ValueError(f"player {player} is not to act (current player "
                              f"{game.current_player}, phase {game.phase.name})")
-        obs = {"observation": encode(game, player), "action_mask": game.legal_action_mask()}
+        obs = observe(game, player)
         return cls.from_observation(obs, game.rules, seat=player, single_hand=game.single_hand,
                                     own_known=game.known_cards[player],
                                     own_passed=game.passed_upcard[player], turns=game.turns)

@@ -241,7 +241,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from . import actions as A
 from .game import Game, HandRecord
 from .match import TEAMS, Match, RoundResult, SeatHand
-from .observation import ObservationLayout, encode, encode_seat, observation_bounds
+from .observation import ObservationLayout, encode_seat, observation_bounds, observe
 from .render import render_hand_result, render_table
 from .rewards import REWARD_MODES, PotentialShaping, hand_end_rewards, seat_rewards
 from .rules import Rules, get_rules
@@ -359,21 +359,13 @@ class raw_env(AECEnv, EzPickle):
             self._add_shaping()  # the first decision's potential (pays 0)
 
     def observe(self, agent: str) -> dict:
-        game = self.game
-        if game is None:
+        if self.game is None:
             raise RuntimeError("call reset() before observe()")
-        player = self._agent_index[agent]
-        if self.format != "duel":
-            match = self.match
-            assert match is not None
-            mask = match.legal_action_mask(player) if agent == self.agent_selection else \
-                np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-            return {"observation": encode_seat(match, player), "action_mask": mask}
-        mask = bytearray(A.NUM_ACTIONS)  # a fresh buffer: the array below owns it
-        if agent == self.agent_selection and not game.is_over and player == game.current_player:
-            for a in game.legal_actions():
-                mask[a] = 1
-        return {"observation": encode(game, player), "action_mask": np.frombuffer(mask, dtype=np.int8)}
+        match = self.match
+        assert match is not None
+        # While the match runs the selected agent is the acting seat, and once it is over
+        # every mask is zero: the match's own observation dict is the env's.
+        return observe(match, self._agent_index[agent])
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         """The legal-action mask of ``agent`` (default: the acting agent)."""

@@ -21,7 +21,8 @@ Every random choice (first dealer, every deck, each table ``Game``'s own seed) c
 from one generator seeded by ``seed``. Use :attr:`Match.current_seat`, :meth:`Match.legal_actions` /
 :meth:`Match.legal_action_mask` and :meth:`Match.apply`; the acting seat's own view of
 its hand is :meth:`Match.seat_view` (the table's ``Game`` and the seat's player index
-there).
+there). :meth:`Match.play` is the one loop that plays policies against each other (the
+tournament, the soak, ``hgin play`` and imitation recording all use it).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import numpy as np
 from . import actions as A
 from .cards import NUM_CARDS, NUM_RANKS
 from .game import Game, HandRecord
-from .observation import encode_seat
+from .observation import observe
 from .rules import Rules, get_rules
 from .scoring import Scoreboard
 from .sheets import Sheet
@@ -539,22 +540,33 @@ class Match:
     def observation(self, seat: int) -> dict:
         """The seat's observation dict, as the environment gives it: ``observation`` (the
         vector of ``ObservationLayout.for_rules(rules)``) and ``action_mask`` (all zeros
-        unless the seat acts)."""
-        return {"observation": encode_seat(self, seat), "action_mask": self.legal_action_mask(seat)}
+        unless the seat acts). Built by :func:`hgin_env.observation.observe`."""
+        return observe(self, seat)
 
     def play(self, policies: Sequence[Callable[[dict], int]],
-             on_finished: Callable[[list[SeatHand | RoundResult]], None] | None = None) -> Match:
+             on_finished: Callable[[list[SeatHand | RoundResult]], None] | None = None,
+             on_move: Callable[[int, dict, int, list[SeatHand | RoundResult]], None] | None = None,
+             ) -> Match:
         """THE match loop: until the match ends, the acting seat's policy gets that seat's
         observation dict (nothing else) and returns an action id. ``policies[seat]`` plays
-        each seat (one agent may sit at several). ``on_finished`` gets what each
-        :meth:`apply` finished (hands, partnership rounds). An illegal action raises
-        ``ValueError``."""
+        each seat (one agent may sit at several; a human is a policy that prompts).
+
+        Hooks, called after each :meth:`apply`: ``on_move(seat, obs, action, finished)``
+        for every move (checks, recording decisions, printing), then ``on_finished`` with
+        what the move finished (hands, partnership rounds) when it finished something. An
+        illegal action raises ``ValueError``; an exception from a policy or a hook stops the
+        match where it stands (after the last applied move), which is how a caller ends one
+        early. Resuming is calling ``play`` again on the same match."""
         if len(policies) != self.num_players:
             raise ValueError(f"format={self.format!r} needs {self.num_players} policies, got {len(policies)}")
         while not self.is_over:
             seat = self.current_seat
             assert seat is not None
-            finished = self.apply(int(policies[seat](self.observation(seat))))
+            obs = self.observation(seat)
+            action = int(policies[seat](obs))
+            finished = self.apply(action)
+            if on_move is not None:
+                on_move(seat, obs, action, finished)
             if finished and on_finished is not None:
                 on_finished(finished)
         return self

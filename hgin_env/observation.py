@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .actions import NUM_ACTIONS
 from .cards import NUM_CARDS, format_cards
 from .game import Game, Phase
 from .melds import cached_after_discard, cached_deadwood
@@ -387,6 +388,37 @@ def encode_seat(match: Match, seat: int) -> np.ndarray:
 
 
 _check_packed_order()
+
+
+def observation_dict(vector: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
+    """THE observation dict's shape, written here only: ``{"observation": float32 vector,
+    "action_mask": int8[108]}``. :func:`observe` builds it from the engine; the batched
+    agents' row-by-row adapter and the RLlib adapter build it from vectors made elsewhere."""
+    return {"observation": vector, "action_mask": mask}
+
+
+def observe(state: Game | Match, who: int) -> dict[str, np.ndarray]:
+    """THE observation dict every agent gets, built here only: ``{"observation": vector,
+    "action_mask": int8[108]}`` of player ``who`` of a ``Game`` or seat ``who`` of a
+    :class:`~hgin_env.match.Match` (any format). The mask is all zeros unless ``who`` acts
+    (a waiting or sitting-out seat, or a finished game or match).
+
+    The env, :meth:`Match.observation <hgin_env.match.Match.observation>` (so
+    ``Match.play``), determinization and search rollouts all call this, so the dict an
+    agent sees cannot differ between them.
+    """
+    if not isinstance(state, Game):
+        game = state.duel_game
+        if game is None:  # three-hand, partnership: the seat's table plus the match context
+            return observation_dict(encode_seat(state, who), state.legal_action_mask(who))
+        state = game  # the duel: exactly its Game's dict (encode_seat would say the same)
+    # A bytearray filled in Python and viewed once is faster than np.zeros + fancy indexing
+    # for ~10 legal actions, and the array owns a fresh buffer (callers may keep it).
+    mask = bytearray(NUM_ACTIONS)
+    if who == state.current_player and not state.is_over:
+        for a in state.legal_actions():
+            mask[a] = 1
+    return observation_dict(encode(state, who), np.frombuffer(mask, dtype=np.int8))
 
 
 def _format_context(match: Match, seat: int, sitting_out: bool) -> np.ndarray:

@@ -23,6 +23,7 @@ from pettingzoo.utils.wrappers import BaseWrapper
 
 from .adapters import episode_summary
 from .env import raw_env
+from .observation import observation_dict
 
 #: Keys of the observation dict RLlib's action-masking RLModule reads.
 OBS_KEY = "observations"
@@ -39,8 +40,8 @@ def to_rllib_obs(observation: dict) -> dict[str, np.ndarray]:
 
 def from_rllib_obs(observation: dict) -> dict[str, np.ndarray]:
     """The inverse of :func:`to_rllib_obs`: the dict the project's agents act on."""
-    return {"observation": np.asarray(observation[OBS_KEY], dtype=np.float32),
-            "action_mask": np.asarray(observation[MASK_KEY]).astype(np.int8)}
+    return observation_dict(np.asarray(observation[OBS_KEY], dtype=np.float32),
+                            np.asarray(observation[MASK_KEY]).astype(np.int8))
 
 
 def rllib_observation_space(space: spaces.Dict) -> spaces.Dict:

@@ -5,8 +5,8 @@ heuristic already knows (keep deadwood low, knock when you can), because a rando
 almost never knocks and so almost never sees a positive reward. Cloning the Expert gives
 the network that knowledge in minutes; PPO then has to improve on it, not rediscover it.
 
-The teacher plays whole Hollywood matches (through the engine, seeing only observation
-dicts like every agent). Each teacher decision is stored with its observation, mask,
+The teacher plays whole Hollywood matches (through :meth:`hgin_env.match.Match.play`, seeing
+only observation dicts like every agent). Each teacher decision is stored with its observation, mask,
 action and the discounted return the learner's reward would give from there (the
 environment's ``reward`` mode through :func:`hgin_env.rewards.hand_end_rewards`, default
 hand points / 100, plus ± ``match_bonus`` at match end unless the mode is ``"match"``, as
@@ -21,8 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
-from hgin_env.game import Game
-from hgin_env.observation import encode
+from hgin_env.match import Match
 from hgin_env.rewards import check_mode, hand_end_rewards
 from hgin_env.rules import Rules, get_rules
 
@@ -47,25 +46,31 @@ def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma
                      match_bonus: float, reward: str = "points") -> Demonstrations:
     from agents.base import make_agent
 
-    game = Game(rules=rules, seed=seed)
     seat = seed % 2
     agents = [None, None]
     agents[seat] = make_agent(teacher, seed=seed, columns=rules.columns)
     agents[1 - seat] = make_agent(opponent, seed=seed + 1, columns=rules.columns)
+    match = Match(rules, seed=seed)
+    game = match.duel_game
+    assert game is not None
     obs, masks, acts, rewards = [], [], [], []
-    while not game.is_over:
-        p = game.current_player
-        o = {"observation": encode(game, p), "action_mask": game.legal_action_mask()}
-        a = int(agents[p](o))
+    # The column winners change only when a hand ends, so those of the last hand's end are
+    # the ones "before" the next hand's last action (what hand_end_rewards wants).
+    columns_before = list(game.scoreboard.column_winners)
+
+    def record(p: int, o: dict, a: int, finished: list) -> None:
+        nonlocal columns_before
         if p == seat:
             obs.append(o["observation"])
             masks.append(o["action_mask"].astype(bool))
             acts.append(a)
             rewards.append(0.0)
-        columns_before = list(game.scoreboard.column_winners)
-        record = game.apply(a)
-        if record is not None and rewards:
-            rewards[-1] += hand_end_rewards(reward, game, record, columns_before)[seat]
+        if finished:
+            if rewards:
+                rewards[-1] += hand_end_rewards(reward, game, finished[0].record, columns_before)[seat]
+            columns_before = list(game.scoreboard.column_winners)
+
+    match.play(agents, on_move=record)
     winner = game.scoreboard.match_winner
     if winner is not None and rewards and reward != "match":
         rewards[-1] += match_bonus * (1.0 if winner == seat else -1.0)

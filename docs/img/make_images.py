@@ -5,8 +5,7 @@ Run from the repository root: PYTHONPATH=. .venv/bin/python docs/img/make_images
 from PIL import Image
 
 from agents import make_agent
-from hgin_env.game import Game
-from hgin_env.observation import encode
+from hgin_env.match import Match
 from hgin_env.render_image import table_image
 
 names = ["player_0 (expert)", "player_1 (simple)"]
@@ -16,16 +15,34 @@ def small(img, path):
     img.quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, optimize=True)
 
 
+class _Found(Exception):
+    """Stops the match at the wanted state (Match.play ends when a hook raises)."""
+
+    def __init__(self, record):
+        super().__init__()
+        self.record = record
+
+
 def play(stop):
-    g = Game(seed=7)
+    """Expert v simple (seed 7) through Match.play, stopped at the first state where
+    ``stop(game, record)``: before a move (record None) or after a hand's last move."""
+    match = Match(seed=7)
+    g = match.duel_game
     ag = [make_agent("expert", seed=1), make_agent("simple", seed=1)]
-    while not g.is_over:
-        p = g.current_player
-        if stop(g, None):
-            return g, None
-        r = g.apply(int(ag[p]({"observation": encode(g, p), "action_mask": g.legal_action_mask()})))
+
+    def check(seat, obs, action, finished):
+        r = finished[0].record if finished else None
         if r is not None and stop(g, r):
-            return g, r
+            raise _Found(r)
+        if not g.is_over and stop(g, None):
+            raise _Found(None)
+
+    if stop(g, None):
+        return g, None
+    try:
+        match.play(ag, on_move=check)
+    except _Found as found:
+        return g, found.record
     return g, None
 
 

@@ -36,13 +36,13 @@ from eval.bench.anchor_worker import _Uniform
 from eval.bench.anchors import AnchorWorker
 from hgin_env.cards import mask_to_cards
 from hgin_env.game import Game, Phase
+from hgin_env.match import Match
 from hgin_env.melds import (
     deadwood_after_discard_mask,
     deadwood_of_mask,
     min_deadwood,
     min_deadwood_batch,
 )
-from hgin_env.observation import encode
 
 DEFAULT_OUT = Path("runs/bench")
 GROUPS = ("meld", "discard", "env", "heuristic", "batch", "train")
@@ -140,28 +140,33 @@ def random_hands(n: int, size: int, seed: int) -> list[tuple[int, ...]]:
     return [tuple(sorted(rng.permutation(52)[:size].tolist())) for _ in range(n)]
 
 
-def _obs(game: Game, player: int) -> dict:
-    return {"observation": encode(game, player), "action_mask": game.legal_action_mask()}
-
-
 def real_play_hands(games: int, seed: int, min_turn: int = 4) -> tuple[list, list]:
     """10-card hands (draw phase, turn >= ``min_turn``) and 11-card hands (discard phase)
-    of simple-vs-simple hands played through :class:`Game` and :func:`encode`."""
+    of simple-vs-simple hands played through :meth:`Match.play` (so :class:`Game` and the
+    observation dict)."""
     from agents import make_agent
 
     agents = [make_agent("simple", seed=seed), make_agent("simple", seed=seed + 1)]
     tens: list[tuple[int, ...]] = []
     elevens: list[tuple[int, ...]] = []
-    for g in range(games):
-        game = Game(seed=seed * 100_003 + g, single_hand=True)
-        while not game.is_over:
-            p = game.current_player
+
+    def collecting(agent: Any) -> Callable[[dict], int]:
+        # The hands are read off the engine before each decision (a bench input, not
+        # something the agent sees): the acting player's hand in this phase.
+        def policy(obs: dict) -> int:
+            game = match.current_game
             if game.turns >= min_turn:
                 if game.phase == Phase.DRAW:
-                    tens.append(mask_to_cards(game.hands[p]))
+                    tens.append(mask_to_cards(game.hands[game.current_player]))
                 elif game.phase == Phase.DISCARD:
-                    elevens.append(mask_to_cards(game.hands[p]))
-            game.apply(agents[p](_obs(game, p)))
+                    elevens.append(mask_to_cards(game.hands[game.current_player]))
+            return agent(obs)
+        return policy
+
+    policies = [collecting(a) for a in agents]
+    for g in range(games):
+        match = Match(seed=seed * 100_003 + g, single_hand=True)
+        match.play(policies)
     return tens, elevens
 
 
@@ -255,7 +260,7 @@ def drive_engine(steps: int, seed: int) -> dict[str, float]:
 
 
 def drive_heuristic(name: str, hands: int, seed: int) -> dict[str, float]:
-    """Agent-vs-agent hands through Game + encode (observation and mask built per decision)."""
+    """Agent-vs-agent hands through :meth:`Match.play` (observation dict built per decision)."""
     from agents import make_agent
 
     agents = [make_agent(name, seed=seed), make_agent(name, seed=seed + 1)]
@@ -263,11 +268,7 @@ def drive_heuristic(name: str, hands: int, seed: int) -> dict[str, float]:
     clear_caches()
     t0 = time.perf_counter()
     for h in range(hands):
-        game = Game(seed=seed * 1_000_003 + h, single_hand=True)
-        while not game.is_over:
-            p = game.current_player
-            game.apply(agents[p](_obs(game, p)))
-            n += 1
+        n += len(Match(seed=seed * 1_000_003 + h, single_hand=True).play(agents).action_history)
     return {"seconds": time.perf_counter() - t0, "steps": n, "hands": hands}
 
 
@@ -485,13 +486,13 @@ class Runner:
 
     def heuristic_contenders(self) -> list[Callable[[int], None]]:
         s = self.s
-        b = self.bench("heuristic", "Heuristic self-play through Game + encode (ours only)", "simple vs simple")
+        b = self.bench("heuristic", "Heuristic self-play through Match.play (ours only)", "simple vs simple")
 
         def run(name: str) -> Callable[[int], None]:
             def go(r: int) -> None:
                 rep = drive_heuristic(name, s.heuristic_hands, self.seed + 7 * r)
                 row = b.row(f"{name} vs {name}", "hand", True,
-                            "obs = encode() + legal_action_mask() per decision")
+                            "obs = observation.observe() per decision")
                 row.times.append(rep["seconds"] / rep["hands"])
                 row.extra.setdefault("decisions_per_hand", []).append(rep["steps"] / rep["hands"])
             return go

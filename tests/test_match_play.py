@@ -1,0 +1,83 @@
+"""Match.play, the one match loop, and observe(), the one observation dict."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from hgin_env import hollywood_gin_v0
+from hgin_env.game import Game
+from hgin_env.match import Match, SeatHand
+from hgin_env.observation import ObservationLayout, observe
+
+PROFILES = ("hollywood", "gin_three_hand", "hollywood_partnership")
+
+
+def _agents(rules: str, n: int) -> list:
+    layout = ObservationLayout.for_rules(Match(rules).rules)
+    return [make_agent("simple", seed=s, layout=layout) for s in range(n)]
+
+
+@pytest.mark.parametrize("rules", PROFILES)
+def test_on_move_sees_every_move_with_the_policys_observation(rules: str) -> None:
+    match = Match(rules, seed=3)
+    agents = _agents(rules, match.num_players)
+    seen: list = []
+    given: list = []
+
+    def policy(seat: int):
+        def act(obs: dict) -> int:
+            given.append(obs)
+            return agents[seat](obs)
+        return act
+
+    def on_move(seat: int, obs: dict, action: int, finished: list) -> None:
+        assert obs is given[-1] and obs["action_mask"][action] == 1
+        seen.append((seat, action, [f for f in finished if isinstance(f, SeatHand)]))
+
+    match.play([policy(s) for s in range(match.num_players)], on_move=on_move)
+    assert match.is_over
+    assert [a for _, a, _ in seen] == match.action_history
+    assert [h for *_, hands in seen for h in hands] == match.hand_history
+
+
+@pytest.mark.parametrize("rules", PROFILES)
+def test_an_exception_stops_the_match_and_play_plays_on(rules: str) -> None:
+    whole = Match(rules, seed=5).play(_agents(rules, Match(rules).num_players))
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_40(seat: int, obs: dict, action: int, finished: list) -> None:
+        if len(match.action_history) == 40:
+            raise Stop
+
+    match = Match(rules, seed=5)
+    agents = _agents(rules, match.num_players)
+    with pytest.raises(Stop):
+        match.play(agents, on_move=stop_at_40)
+    assert len(match.action_history) == 40 and not match.is_over
+    match.play(agents)
+    assert match.action_history == whole.action_history
+
+
+def test_observe_is_the_env_and_match_dict() -> None:
+    env = hollywood_gin_v0.env()
+    env.reset(seed=2)
+    match = env.unwrapped.match
+    game = match.duel_game
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        for seat in (0, 1):
+            a, b, c = observe(game, seat), match.observation(seat), env.observe(f"player_{seat}")
+            for other in (b, c):
+                assert np.array_equal(a["observation"], other["observation"])
+                assert np.array_equal(a["action_mask"], other["action_mask"])
+            assert a["action_mask"].dtype == np.int8
+            assert a["action_mask"].any() == (seat == game.current_player)
+        env.step(int(rng.choice(np.flatnonzero(observe(game, game.current_player)["action_mask"]))))
+    over = Game(seed=1, single_hand=True)
+    while not over.is_over:
+        over.apply(over.legal_actions()[0])
+    assert not observe(over, over.current_player)["action_mask"].any()
