@@ -172,7 +172,31 @@ def test_imitation_returns_follow_the_reward_mode(monkeypatch, tmp_path):
 
     monkeypatch.setattr(imitation, "collect", fake_collect)
     args = parse_args(["--imitation-matches", "1", "--reward", "columns", "--total-timesteps", "64",
-                       "--out-dir", str(tmp_path), "--no-progress-bar"])
+                       "--out-dir", str(tmp_path), "--no-progress-bar", "--shaping", "0.5"])
     with pytest.raises(RuntimeError, match="stop after collect"):
         train(args)
-    assert seen.get("reward") == "columns"
+    assert seen.get("reward") == "columns" and seen.get("shaping") == 0.5
+
+
+def test_imitation_returns_include_the_shaping():
+    """With ``shaping=w`` the recorded returns are those the training env pays: at the first
+    decision of a match the shaped return is the plain one minus Φ(o_0) (the terms telescope
+    under the same γ), and train.ppo passes ``--shaping`` to ``collect``."""
+    import numpy as np
+
+    from hgin_env.observation import ObservationLayout
+    from hgin_env.rewards import deadwood_potential
+    from hgin_env.rules import get_rules
+    from train.imitation import _play_and_record
+
+    rules = get_rules("hollywood_short")
+    for gamma in (1.0, 0.95):
+        plain = _play_and_record("simple", "random", 4, rules, gamma, 1.0, "points")
+        shaped = _play_and_record("simple", "random", 4, rules, gamma, 1.0, "points", shaping=2.0)
+        assert np.array_equal(plain.actions, shaped.actions)
+        phi0 = 2.0 * deadwood_potential(plain.observations[0], ObservationLayout.for_rules(rules))
+        assert shaped.returns[0] - plain.returns[0] == pytest.approx(-phi0, abs=1e-4)
+        # Between consecutive decisions: the difference of the returns is the shaping term.
+        phis = 2.0 * deadwood_potential(plain.observations, ObservationLayout.for_rules(rules))
+        diff = shaped.returns - plain.returns
+        assert np.allclose(diff, -phis, atol=1e-4)  # each decision's shaped-return offset is -Φ(o_k)

@@ -22,7 +22,8 @@ import numpy as np
 from tqdm import tqdm
 
 from hgin_env.match import Match
-from hgin_env.rewards import check_mode, hand_end_rewards
+from hgin_env.observation import ObservationLayout
+from hgin_env.rewards import PotentialShaping, check_mode, hand_end_rewards
 from hgin_env.rules import Rules, get_rules
 
 
@@ -43,7 +44,7 @@ class Demonstrations:
 
 
 def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma: float,
-                     match_bonus: float, reward: str = "points") -> Demonstrations:
+                     match_bonus: float, reward: str = "points", shaping: float = 0.0) -> Demonstrations:
     from agents.base import make_agent
 
     seat = seed % 2
@@ -57,10 +58,15 @@ def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma
     # The column winners change only when a hand ends, so those of the last hand's end are
     # the ones "before" the next hand's last action (what hand_end_rewards wants).
     columns_before = list(game.scoreboard.column_winners)
+    shaper = PotentialShaping(ObservationLayout.for_rules(rules), shaping, gamma) if shaping else None
 
     def record(p: int, o: dict, a: int, finished: list) -> None:
         nonlocal columns_before
         if p == seat:
+            if shaper is not None:  # this decision's term pays the transition that led here
+                term = shaper.at_decision(seat, o["observation"])
+                if rewards:
+                    rewards[-1] += term
             obs.append(o["observation"])
             masks.append(o["action_mask"].astype(bool))
             acts.append(a)
@@ -74,6 +80,8 @@ def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma
     winner = game.scoreboard.match_winner
     if winner is not None and rewards and reward != "match":
         rewards[-1] += match_bonus * (1.0 if winner == seat else -1.0)
+    if shaper is not None and rewards:
+        rewards[-1] += shaper.at_end(seat)
     returns = np.zeros(len(rewards), dtype=np.float32)
     acc = 0.0
     for i in range(len(rewards) - 1, -1, -1):
@@ -84,27 +92,28 @@ def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma
 
 
 def _worker(task: tuple) -> Demonstrations:
-    teacher, opponents, seeds, rules_dict, gamma, match_bonus, reward = task
+    teacher, opponents, seeds, rules_dict, gamma, match_bonus, reward, shaping = task
     rules = Rules.from_dict(rules_dict)
     return Demonstrations.concat([
-        _play_and_record(teacher, opponents[s % len(opponents)], s, rules, gamma, match_bonus, reward)
+        _play_and_record(teacher, opponents[s % len(opponents)], s, rules, gamma, match_bonus, reward, shaping)
         for s in seeds])
 
 
 def collect(matches: int, teacher: str = "expert", opponents: tuple[str, ...] = ("expert", "simple"),
             rules: Rules | str | None = None, gamma: float = 0.995, match_bonus: float = 1.0,
             seed: int = 1_000_000, workers: int = 2, progress: bool = True,
-            reward: str = "points") -> Demonstrations:
+            reward: str = "points", shaping: float = 0.0) -> Demonstrations:
     """Record the teacher's decisions over ``matches`` matches (seats alternate).
 
-    ``reward`` is the environment's reward mode the returns are computed in (see
-    :mod:`hgin_env.rewards`; shaping terms are not included in the returns).
+    ``reward`` is the environment's reward mode the returns are computed in, and
+    ``shaping`` the weight of the potential-based shaping on top (discounted by ``gamma``),
+    as the training environment pays them (:mod:`hgin_env.rewards`).
     """
     check_mode(reward)
     rules = get_rules(rules)
     chunk = 5
     tasks = [(teacher, list(opponents), list(range(seed + i, seed + min(i + chunk, matches))),
-              rules.to_dict(), gamma, match_bonus, reward) for i in range(0, matches, chunk)]
+              rules.to_dict(), gamma, match_bonus, reward, shaping) for i in range(0, matches, chunk)]
     parts = []
     bar = tqdm(total=matches, desc=f"recording {teacher}", unit="match", disable=not progress)
     if workers > 1:

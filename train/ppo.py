@@ -294,7 +294,8 @@ def train(args: Args) -> Path:
         from train.imitation import collect, pretrain
 
         demos = collect(args.imitation_matches, teacher=args.imitation_teacher, rules=rules,
-                        gamma=args.gamma, match_bonus=args.match_bonus, reward=args.reward, seed=10_000_000 + args.seed,
+                        gamma=args.gamma, match_bonus=args.match_bonus, reward=args.reward, shaping=args.shaping,
+                        seed=10_000_000 + args.seed,
                         workers=max(1, min(args.n_envs, os.cpu_count() or 1)), progress=args.progress_bar)
         stats = pretrain(model, demos, epochs=args.imitation_epochs, lr=args.imitation_lr,
                          knock_weight=args.imitation_knock_weight, seed=args.seed, progress=args.progress_bar)
