@@ -37,7 +37,6 @@ from .cards import NUM_CARDS, NUM_RANKS
 from .game import Game, HandRecord
 from .observation import encode_seat
 from .rules import Rules, get_rules
-from .scoring import Scoreboard
 from .sheets import Sheet
 
 #: Partnership teams: seat -> team is ``seat % 2``.
@@ -178,7 +177,7 @@ class Match:
     deck: list[int] | None = None
 
     tables: list[Table] = field(init=False)
-    sheet: Scoreboard | Sheet = field(init=False)
+    sheet: Sheet = field(init=False)
     hand_history: list[SeatHand] = field(init=False)
     #: Partnership rounds played so far.
     round_history: list[RoundResult] = field(init=False)

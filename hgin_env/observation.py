@@ -317,7 +317,7 @@ def scoreboard_context(board: Scoreboard, player: int) -> np.ndarray:
     return sheet_context(board, player, 1 - player)
 
 
-def sheet_context(board: Scoreboard | Sheet, row: int, opponent: int | None) -> np.ndarray:
+def sheet_context(board: Sheet, row: int, opponent: int | None) -> np.ndarray:
     """The duel layout's sheet slices (``own_columns`` .. ``wins``) for sheet row ``row``
     against row ``opponent`` (None: the opponent parts are zero)."""
     columns = board.rules.columns
