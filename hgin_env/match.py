@@ -291,6 +291,13 @@ class Match:
         """The seat sitting this hand out (three-hand), else None."""
         return self.tables[0].sitting_out
 
+    @property
+    def hand_number(self) -> int:
+        """1-based number in the match of the latest hand dealt (the hand at the table in a
+        duel or three-hand, the last hand once the match is over; a partnership round deals
+        two, this counts both). A table ``Game``'s own ``hand_number`` restarts every hand."""
+        return len(self.hand_history) + sum(t.running for t in self.tables)
+
     def table_of(self, seat: int) -> int | None:
         """The table the seat plays at this hand (None: sitting out)."""
         self._check_seat(seat)
