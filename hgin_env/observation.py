@@ -1,8 +1,10 @@
 """THE observation layout: one flat float32 vector with named slices.
 
-This module is the only place that knows the offsets. Agents, checkpoints and notebooks
-read observations through :class:`ObservationLayout` (``layout.slice("hand")``) or
-:func:`decode`, never by hard-coded numbers. The layout depends only on the number of
+This module is the only place that knows the offsets and the scales (``SCALES``). Agents,
+checkpoints and notebooks read observations through :class:`ObservationLayout`
+(``layout.slice("hand")``; ``layout.counts(vec, "stock_size")``, ``layout.values``,
+``layout.flags``, ``layout.mask`` ... undo the scales) or :func:`decode`, never by
+hard-coded numbers. The layout depends only on the number of
 columns of the rules (3 for every Hollywood profile, 1 for single games) and on the format
 (``ObservationLayout.for_rules(rules)``): the duel layout below never changes; the
 three-hand and partnership layouts are the duel's, slice for slice at the same offsets,
