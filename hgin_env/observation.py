@@ -167,14 +167,14 @@ class ObservationLayout:
         return _size(self.columns, self.format)
 
     def slice(self, name: str) -> slice:
-        try:
-            return self.slices[name]
-        except KeyError:
-            raise KeyError(f"unknown observation slice {name!r}; known: {list(self.slices)}") \
-                from None
+        sl = _slices(self.columns, self.format).get(name)
+        if sl is None:
+            raise KeyError(f"unknown observation slice {name!r}; known: {list(self.slices)}")
+        return sl
 
     def get(self, vector: np.ndarray, name: str) -> np.ndarray:
-        return np.asarray(vector)[..., self.slice(name)]
+        sl = _slices(self.columns, self.format).get(name)
+        return np.asarray(vector)[..., sl if sl is not None else self.slice(name)]
 
     # Decoding one vector (the scales are ``SCALES``; column totals use ``target``).
     @staticmethod
@@ -194,7 +194,7 @@ class ObservationLayout:
 
     def count(self, vector: np.ndarray, name: str, target: float = 100) -> int:
         """The first entry of :meth:`counts` (for one-entry slices: ``stock_size`` ...)."""
-        return self.counts(vector, name, target)[0]
+        return int(round(float(self.get(vector, name)[0]) * self.scale(name, target)))
 
     def flags(self, vector: np.ndarray, name: str) -> list[bool]:
         """The slice's 0/1 entries as bools."""

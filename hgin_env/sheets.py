@@ -159,8 +159,8 @@ class Sheet:
         """The winning row (None while running, and for a draw)."""
         if not self.match_over:
             return None
-        totals = self.totals
         if self.rules.short_session:
+            totals = self.totals
             best = max(totals)
             top = [i for i in range(self.size) if totals[i] == best]
             if len(top) == 1:
@@ -171,6 +171,7 @@ class Sheet:
         most = max(won)
         top = [i for i in range(self.size) if won[i] == most]
         if len(top) > 1 and self.totals_break_column_ties:
+            totals = self.totals
             best = max(totals[i] for i in top)
             top = [i for i in top if totals[i] == best]
         return top[0] if len(top) == 1 else None
