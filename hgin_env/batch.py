@@ -35,7 +35,13 @@ from . import actions as A
 from .cards import NUM_CARDS, NUM_RANKS, RANK_VALUES, mask_to_cards
 from .game import Phase
 from .melds import deadwood_without_batch, min_deadwood_batch
-from .observation import DEADWOOD_SCALE, KNOCK_LIMIT_SCALE, STOCK_SCALE, ObservationLayout, scoreboard_context
+from .observation import (
+    DEADWOOD_FRACTIONS,
+    KNOCK_LIMIT_SCALE,
+    STOCK_SCALE,
+    ObservationLayout,
+    scoreboard_context,
+)
 from .rules import Rules, get_rules
 from .scoring import Scoreboard, settle
 
@@ -46,10 +52,9 @@ _DISCARD = int(Phase.DISCARD)
 #: Hand kinds in :attr:`StepResult.hand_kind` (0 = no hand ended in that game).
 HAND_KINDS = ("", "dead", "knock", "gin", "big_gin", "undercut")
 _KIND_CODE = {k: i for i, k in enumerate(HAND_KINDS)}
-#: Deadwood above this is shown as 1.0 in the observation (same clip as ``encode``).
-_CLIP = 100
 _NO_DW = np.int16(10_000)  # "no such discard" in the after-discard table
-_FRACTION = np.array([min(dw, _CLIP) / DEADWOOD_SCALE for dw in range(341)], dtype=np.float32)
+#: The observation's value of every deadwood (``encode``'s: clipped at 100 -> 1.0).
+_FRACTION = np.array(DEADWOOD_FRACTIONS, dtype=np.float32)
 #: The observation's value of every entry of the after-discard table (``_NO_DW`` = 1.0).
 _DD_VALUE = np.ones(int(_NO_DW) + 1, dtype=np.float32)
 _DD_VALUE[:341] = _FRACTION

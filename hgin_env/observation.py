@@ -306,8 +306,10 @@ _DRAWING = (Phase.FIRST_UPCARD, Phase.DRAW)
 _PHASE_ONE_HOT = {Phase.FIRST_UPCARD: (1.0, 0.0, 0.0), Phase.DRAW: (0.0, 1.0, 0.0),
                   Phase.DISCARD: (0.0, 0.0, 1.0)}
 _NO_PHASE = (0.0, 0.0, 0.0)
-#: min(deadwood, 100) / DEADWOOD_SCALE for every possible deadwood (52 cards count at most 340).
-_FRACTION = [min(dw, DEADWOOD_SCALE) / DEADWOOD_SCALE for dw in range(341)]
+#: min(deadwood, 100) / DEADWOOD_SCALE for every possible deadwood (52 cards count at most 340);
+#: the batched engine uses the same table.
+DEADWOOD_FRACTIONS = [min(dw, DEADWOOD_SCALE) / DEADWOOD_SCALE for dw in range(341)]
+_FRACTION = DEADWOOD_FRACTIONS
 
 
 def _check_packed_order() -> None:
