@@ -17,14 +17,6 @@ from hgin_env.cards import NUM_CARDS, NUM_RANKS
 from hgin_env.observation import ObservationLayout
 
 FULL_MASK = (1 << NUM_CARDS) - 1
-_BITS = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
-
-
-def mask_of(vector: np.ndarray) -> int:
-    """52-entry 0/1 vector -> int bitmask."""
-    return int(_BITS[np.asarray(vector) > 0.5].sum())
-
-
 
 
 @dataclass
@@ -80,38 +72,33 @@ def parse(observation: dict, layout: ObservationLayout | int = 3, target: int = 
     """Decode an observation dict into an :class:`ObsView` through its layout (any format:
     the table slices and the ``own_*``/``opponent_*`` sheet slices are the duel's, seen from
     the seat: its row, its team's row, against its opponent's). An int names a duel layout
-    by its number of columns."""
+    by its number of columns. Every slice and scale is the layout's."""
     if isinstance(layout, int):
         layout = ObservationLayout(layout)
     vec = np.asarray(observation["observation"])
     if vec.shape[-1] != layout.size:
         raise ValueError(f"observation has size {vec.shape[-1]}, the layout "
                          f"({layout.format}, {layout.columns} columns) has {layout.size}")
-    s = layout.slices
-    top_v = vec[s["discard_top"]]
-    top_idx = np.flatnonzero(top_v > 0.5)
-    top = int(top_idx[0]) if top_idx.size else -1
-    pile = mask_of(vec[s["discard_rest"]]) | (1 << top if top >= 0 else 0)
-    phase_v = vec[s["phase"]]
-    phase = ("first_upcard", "draw", "discard")[int(phase_v.argmax())] if phase_v.any() else "over"
+    top = layout.card(vec, "discard_top")
+    pile = layout.mask(vec, "discard_rest") | (1 << top if top >= 0 else 0)
     return ObsView(
-        hand=mask_of(vec[s["hand"]]),
+        hand=layout.mask(vec, "hand"),
         discard_top=top,
         pile=pile,
-        opponent_known=mask_of(vec[s["opponent_known"]]),
-        opponent_discards=mask_of(vec[s["opponent_discards"]]),
-        own_discards=mask_of(vec[s["own_discards"]]),
-        stock_size=int(round(float(vec[s["stock_size"]][0]) * 31)),
-        phase=phase,
-        knock_limit=int(round(float(vec[s["knock_limit"]][0]) * 10)),
-        is_dealer=bool(vec[s["is_dealer"]][0] > 0.5),
-        opponent_passed=bool(vec[s["opponent_passed"]][0] > 0.5),
-        own_columns=[float(x) * target for x in vec[s["own_columns"]]],
-        opponent_columns=[float(x) * target for x in vec[s["opponent_columns"]]],
-        own_open=[bool(x > 0.5) for x in vec[s["own_open"]]],
-        opponent_open=[bool(x > 0.5) for x in vec[s["opponent_open"]]],
-        won_by_me=[bool(x > 0.5) for x in vec[s["won_by_me"]]],
-        won_by_opponent=[bool(x > 0.5) for x in vec[s["won_by_opponent"]]],
+        opponent_known=layout.mask(vec, "opponent_known"),
+        opponent_discards=layout.mask(vec, "opponent_discards"),
+        own_discards=layout.mask(vec, "own_discards"),
+        stock_size=layout.count(vec, "stock_size"),
+        phase=layout.phase(vec),
+        knock_limit=layout.count(vec, "knock_limit"),
+        is_dealer=layout.flag(vec, "is_dealer"),
+        opponent_passed=layout.flag(vec, "opponent_passed"),
+        own_columns=layout.values(vec, "own_columns", target),
+        opponent_columns=layout.values(vec, "opponent_columns", target),
+        own_open=layout.flags(vec, "own_open"),
+        opponent_open=layout.flags(vec, "opponent_open"),
+        won_by_me=layout.flags(vec, "won_by_me"),
+        won_by_opponent=layout.flags(vec, "won_by_opponent"),
         legal=np.flatnonzero(observation["action_mask"]),
     )
 

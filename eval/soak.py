@@ -31,7 +31,6 @@ from hgin_env import actions as A
 from hgin_env.game import HandRecord, Phase
 from hgin_env.match import Match, SeatHand, Table
 from hgin_env.rules import PROFILES, Rules
-from hgin_env.scoring import Scoreboard
 from hgin_env.sheets import Sheet
 
 HARD_CAP_HANDS = 50_000  # a match still running after this many hands counts as a violation
@@ -53,7 +52,7 @@ class SoakReport:
         self.violations += other.violations
 
 
-def _check_sheet(board: Scoreboard | Sheet, target: int,
+def _check_sheet(board: Sheet, target: int,
                  frozen: dict[int, tuple[int, ...]]) -> str | None:
     """Decided columns never change; a column is decided exactly when a total reaches
     the target (any number of rows: players or teams)."""
@@ -69,7 +68,7 @@ def _check_sheet(board: Scoreboard | Sheet, target: int,
     return None
 
 
-def _freeze(board: Scoreboard | Sheet, frozen: dict[int, tuple[int, ...]]) -> None:
+def _freeze(board: Sheet, frozen: dict[int, tuple[int, ...]]) -> None:
     for j, w in enumerate(board.column_winners):
         if w is not None and j not in frozen:
             frozen[j] = tuple(int(v) for v in board.columns[:, j])

@@ -19,7 +19,7 @@ from typing import Any
 from hgin_env import actions as A
 from hgin_env.game import Phase
 from hgin_env.match import Match, RoundResult, SeatHand
-from hgin_env.render import render_hand_result, render_table
+from hgin_env.render import deal_text, render_hand_result, render_table
 from hgin_env.rules import RULES_VERSION, Rules
 
 from .cli import (
@@ -86,9 +86,9 @@ def _result_lines(finished: list[SeatHand | RoundResult], match: Match, symbols:
     lines: list[str] = []
     for item in finished:
         if isinstance(item, SeatHand):
-            a, b = item.seats
-            lines += ["", f"--- Table {item.table}: player_{a} v player_{b} ---",
-                      render_hand_result(item.record, symbols)]
+            names = [f"player_{s}" for s in item.seats]  # the table's players by seat
+            lines += ["", f"--- Table {item.table}: {names[0]} v {names[1]} ---",
+                      render_hand_result(item.record, symbols, names, item.number)]
         else:
             who = "nobody (net 0)" if item.winner is None else f"team_{item.winner}"
             lines.append(f"Round {item.number + 1}: team points {item.team_points[0]}-"
@@ -125,11 +125,16 @@ class _SeatPrompt(HumanMatch):
             return
         table = self.match.tables[self.match.table_of(self.seat) or 0]
         names = {f"player_{p}": f"player_{table.seats[p]}" for p in (0, 1)}
+        # Three-hand: the table game's "dealer" only plays the dealer's part; say who dealt,
+        # and count the match's hands (one table, a new table game every hand).
+        three_hand = table.sitting_out is not None
+        deal = deal_text(table) if three_hand else None
+        number = self.match.hand_number if three_hand else None
         lines = []
-        for line in render_table(g, self.human, self.symbols).split("\n"):
+        for line in render_table(g, self.human, self.symbols, deal=deal, number=number).split("\n"):
             if re.match(r"^\s+I\s", line):  # the table game's own sheet: show the match's
                 break
-            lines.append(re.sub(r"player_[01]", lambda m: names[m.group(0)], line))
+            lines.append(line if line == deal else re.sub(r"player_[01]", lambda m: names[m.group(0)], line))
         _say("", *lines, str(self.match.sheet))
         if g.phase == Phase.FIRST_UPCARD:
             _say(f"First upcard {_card(g.discard_top, self.symbols)}: take it or pass.")
@@ -202,10 +207,7 @@ class FormatHumanMatch:
     def _announce_deal(self) -> None:
         m = self.match
         for t in m.tables:
-            a, b = t.seats
-            extra = f", player_{t.sitting_out} sits out" if t.sitting_out is not None else ""
-            _say("", f"=== Table {t.index}: {self.names[a]} v {self.names[b]}{extra}; "
-                     f"player_{t.dealer} deals ===")
+            _say("", f"=== Table {t.index}: {deal_text(t, self.names)} ===")
 
     def run(self) -> bool:
         m = self.match

@@ -35,7 +35,13 @@ from . import actions as A
 from .cards import NUM_CARDS, NUM_RANKS, RANK_VALUES, mask_to_cards
 from .game import Phase
 from .melds import deadwood_without_batch, min_deadwood_batch
-from .observation import ObservationLayout, scoreboard_context
+from .observation import (
+    DEADWOOD_FRACTIONS,
+    KNOCK_LIMIT_SCALE,
+    STOCK_SCALE,
+    ObservationLayout,
+    scoreboard_context,
+)
 from .rules import Rules, get_rules
 from .scoring import Scoreboard, settle
 
@@ -46,10 +52,9 @@ _DISCARD = int(Phase.DISCARD)
 #: Hand kinds in :attr:`StepResult.hand_kind` (0 = no hand ended in that game).
 HAND_KINDS = ("", "dead", "knock", "gin", "big_gin", "undercut")
 _KIND_CODE = {k: i for i, k in enumerate(HAND_KINDS)}
-#: Deadwood above this is shown as 1.0 in the observation (same clip as ``encode``).
-_CLIP = 100
 _NO_DW = np.int16(10_000)  # "no such discard" in the after-discard table
-_FRACTION = np.array([min(dw, _CLIP) / 100.0 for dw in range(341)], dtype=np.float32)
+#: The observation's value of every deadwood (``encode``'s: clipped at 100 -> 1.0).
+_FRACTION = np.array(DEADWOOD_FRACTIONS, dtype=np.float32)
 #: The observation's value of every entry of the after-discard table (``_NO_DW`` = 1.0).
 _DD_VALUE = np.ones(int(_NO_DW) + 1, dtype=np.float32)
 _DD_VALUE[:341] = _FRACTION
@@ -359,10 +364,10 @@ class BatchGame:
         o[:, s["discard_deadwood"]] = _DD_VALUE[self._after]
         o[:, s["deadwood"].start] = _FRACTION[self._dw_now]
         o[:, s["take_deadwood"].start] = _DD_VALUE[self._take_dw]
-        o[:, s["stock_size"].start] = (NUM_CARDS - self.stock_pos) / 31.0
+        o[:, s["stock_size"].start] = (NUM_CARDS - self.stock_pos) / STOCK_SCALE
         o[:, s["phase"]] = 0.0
         o[ar, s["phase"].start + self.phase] = 1.0
-        o[:, s["knock_limit"].start] = self.knock_limit / 10.0
+        o[:, s["knock_limit"].start] = self.knock_limit / KNOCK_LIMIT_SCALE
         o[:, s["doubled"].start] = self.multiplier > 1
         o[:, s["is_dealer"].start] = self.dealer == p
         o[:, s["opponent_passed"].start] = self.passed[ar, q]

@@ -56,20 +56,15 @@ from . import actions as A
 from .cards import NUM_CARDS
 from .game import Game, Phase
 from .melds import deadwood_after_discard_mask, meld_partners
-from .observation import ObservationLayout, observe
+from .observation import PHASES, ObservationLayout, observe
 from .rules import Rules, get_rules
 from .scoring import Scoreboard
 
 FULL = (1 << NUM_CARDS) - 1
 #: Priors over the opponent's hidden cards (see :meth:`InfoSet.sample`).
 SAMPLE_MODELS = ("uniform", "improved")
-_BITS = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
 #: Cards in the stock right after the deal (52 - 2 * 10 - the upcard).
 FULL_STOCK = NUM_CARDS - 21
-
-
-def _mask(v: np.ndarray) -> int:
-    return int(_BITS[np.asarray(v) > 0.5].sum())
 
 
 def _cards(mask: int) -> list[int]:
@@ -149,18 +144,16 @@ class InfoSet:
         mask = np.asarray(observation["action_mask"])
         if not mask.any():
             raise ValueError("the observation's player is not to act (empty action mask)")
-        g = layout.get
-        phase_v = g(vec, "phase")
-        if not phase_v.any():
+        phase_name = layout.phase(vec)
+        if phase_name == "over":
             raise ValueError("the hand is over: nothing to determinize")
-        phase = Phase(int(phase_v.argmax()))
-        hand = _mask(g(vec, "hand"))
-        top_idx = np.flatnonzero(g(vec, "discard_top") > 0.5)
-        top = int(top_idx[0]) if top_idx.size else -1
-        pile = _mask(g(vec, "discard_rest")) | (1 << top if top >= 0 else 0)
-        own_discards = _mask(g(vec, "own_discards"))
-        opponent_discards = _mask(g(vec, "opponent_discards"))
-        stock_size = int(round(float(g(vec, "stock_size")[0]) * 31))
+        phase = Phase(PHASES.index(phase_name))
+        hand = layout.mask(vec, "hand")
+        top = layout.card(vec, "discard_top")
+        pile = layout.mask(vec, "discard_rest") | (1 << top if top >= 0 else 0)
+        own_discards = layout.mask(vec, "own_discards")
+        opponent_discards = layout.mask(vec, "opponent_discards")
+        stock_size = layout.count(vec, "stock_size")
         taken = -1
         if phase == Phase.DISCARD:
             blocked = [c for c in _cards(hand) if not mask[A.DISCARD + c]]
@@ -177,22 +170,21 @@ class InfoSet:
             upcard_taken = phase != Phase.FIRST_UPCARD and not upcard_in_pile
             turns = FULL_STOCK - stock_size + pickups + int(upcard_taken)
         target = rules.target
-        won_me = g(vec, "won_by_me") > 0.5
-        won_opp = g(vec, "won_by_opponent") > 0.5
-        wins = g(vec, "wins")
+        won_me = layout.flags(vec, "won_by_me")
+        won_opp = layout.flags(vec, "won_by_opponent")
         return cls(
             rules=rules, seat=seat, single_hand=single_hand, hand=hand, discard_top=top, pile=pile,
-            opponent_known=_mask(g(vec, "opponent_known")), opponent_discards=opponent_discards,
+            opponent_known=layout.mask(vec, "opponent_known"), opponent_discards=opponent_discards,
             own_discards=own_discards, own_known=int(own_known), own_passed=bool(own_passed),
-            opponent_passed=bool(g(vec, "opponent_passed")[0] > 0.5), stock_size=stock_size,
+            opponent_passed=layout.flag(vec, "opponent_passed"), stock_size=stock_size,
             phase=phase, taken_card=taken, forced_stock_draw=forced,
-            knock_limit=int(round(float(g(vec, "knock_limit")[0]) * 10)),
-            multiplier=rules.spade_multiplier if g(vec, "doubled")[0] > 0.5 else 1,
-            is_dealer=bool(g(vec, "is_dealer")[0] > 0.5),
-            own_columns=tuple(int(round(float(x) * target)) for x in g(vec, "own_columns")),
-            opponent_columns=tuple(int(round(float(x) * target)) for x in g(vec, "opponent_columns")),
+            knock_limit=layout.count(vec, "knock_limit"),
+            multiplier=rules.spade_multiplier if layout.flag(vec, "doubled") else 1,
+            is_dealer=layout.flag(vec, "is_dealer"),
+            own_columns=tuple(layout.counts(vec, "own_columns", target)),
+            opponent_columns=tuple(layout.counts(vec, "opponent_columns", target)),
             column_winners=tuple(0 if a else (1 if b else None) for a, b in zip(won_me, won_opp, strict=True)),
-            wins=(int(round(float(wins[0]) * 10)), int(round(float(wins[1]) * 10))),
+            wins=tuple(layout.counts(vec, "wins")),
             turns=int(turns),
         )
 

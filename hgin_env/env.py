@@ -242,7 +242,7 @@ from . import actions as A
 from .game import Game, HandRecord
 from .match import TEAMS, Match, RoundResult, SeatHand
 from .observation import ObservationLayout, encode_seat, observation_bounds, observe
-from .render import render_hand_result, render_table
+from .render import deal_text, render_hand_result, render_table
 from .rewards import REWARD_MODES, PotentialShaping, hand_end_rewards, seat_rewards
 from .rules import Rules, get_rules
 
@@ -501,9 +501,10 @@ class raw_env(AECEnv, EzPickle):
                 info["match_winner"] = match.match_winner
             self.infos[a] = info
         if self.render_mode is not None and hands:
-            self._last_hand_text = (f"table {hands[-1].table} (player_{hands[-1].seats[0]} v "
-                                    f"player_{hands[-1].seats[1]}):\n"
-                                    + render_hand_result(hands[-1].record))
+            last = hands[-1]
+            names = [f"player_{s}" for s in last.seats]  # the table's players by seat
+            self._last_hand_text = (f"table {last.table} ({names[0]} v {names[1]}):\n"
+                                    + render_hand_result(last.record, names=names, number=last.number))
 
     def _add_shaping(self) -> None:
         """Potential-based shaping terms (``hgin_env.rewards``): to the player about to act,
@@ -538,15 +539,17 @@ class raw_env(AECEnv, EzPickle):
             showdown = getattr(self, "_last_hand_text", None) is not None or self.game.is_over
             self._last_hand_text = None
             return table_array(self.game, showdown=showdown)
-        text = render_table(self.game)
         match = self.match
-        if match is not None and match.format != "duel":
+        if match is None or match.format == "duel":
+            text = render_table(self.game)
+        else:
             table = match.tables[match.current_table]
             head = (f"{match.format}, table {table.index}: player_{table.seats[0]} (player 0 "
                     f"below) v player_{table.seats[1]} (player 1)")
-            if table.sitting_out is not None:
-                head += f", player_{table.sitting_out} sits out"
-            lines = text.split("\n")
+            # Three-hand: the table game's "dealer" only plays the dealer's part; say who dealt.
+            three_hand = table.sitting_out is not None
+            lines = render_table(self.game, deal=deal_text(table) if three_hand else None,
+                                 number=match.hand_number if three_hand else None).split("\n")
             cut = next((i for i, line in enumerate(lines) if line.lstrip().startswith("I ")), len(lines))
             text = "\n".join([head, *lines[:cut], str(match.sheet)])  # the match's sheet, not the table's
         last = getattr(self, "_last_hand_text", None)

@@ -38,7 +38,6 @@ from .cards import NUM_CARDS, NUM_RANKS
 from .game import Game, HandRecord
 from .observation import observe
 from .rules import Rules, get_rules
-from .scoring import Scoreboard
 from .sheets import Sheet
 
 #: Partnership teams: seat -> team is ``seat % 2``.
@@ -179,7 +178,7 @@ class Match:
     deck: list[int] | None = None
 
     tables: list[Table] = field(init=False)
-    sheet: Scoreboard | Sheet = field(init=False)
+    sheet: Sheet = field(init=False)
     hand_history: list[SeatHand] = field(init=False)
     #: Partnership rounds played so far.
     round_history: list[RoundResult] = field(init=False)
@@ -292,6 +291,13 @@ class Match:
     def sitting_out(self) -> int | None:
         """The seat sitting this hand out (three-hand), else None."""
         return self.tables[0].sitting_out
+
+    @property
+    def hand_number(self) -> int:
+        """1-based number in the match of the latest hand dealt (the hand at the table in a
+        duel or three-hand, the last hand once the match is over; a partnership round deals
+        two, this counts both). A table ``Game``'s own ``hand_number`` restarts every hand."""
+        return len(self.hand_history) + sum(t.running for t in self.tables)
 
     def table_of(self, seat: int) -> int | None:
         """The table the seat plays at this hand (None: sitting out)."""

@@ -1,8 +1,10 @@
 """THE observation layout: one flat float32 vector with named slices.
 
-This module is the only place that knows the offsets. Agents, checkpoints and notebooks
-read observations through :class:`ObservationLayout` (``layout.slice("hand")``) or
-:func:`decode`, never by hard-coded numbers. The layout depends only on the number of
+This module is the only place that knows the offsets and the scales (``SCALES``). Agents,
+checkpoints and notebooks read observations through :class:`ObservationLayout`
+(``layout.slice("hand")``; ``layout.counts(vec, "stock_size")``, ``layout.values``,
+``layout.flags``, ``layout.mask`` ... undo the scales) or :func:`decode`, never by
+hard-coded numbers. The layout depends only on the number of
 columns of the rules (3 for every Hollywood profile, 1 for single games) and on the format
 (``ObservationLayout.for_rules(rules)``): the duel layout below never changes; the
 three-hand and partnership layouts are the duel's, slice for slice at the same offsets,
@@ -70,6 +72,33 @@ OBSERVATION_VERSION = 1
 COLUMN_CLIP = 4.0
 #: Win counters are wins / 10, clipped here.
 WINS_CLIP = 100.0
+
+# The scales: a scaled slice stores quantity / scale. :func:`encode`, :func:`encode_seat`,
+# the batched engine and every decoder (:meth:`ObservationLayout.values`, :func:`decode`,
+# ``agents.view``, ``determinize``) use these, and nothing else.
+#: Deadwood (``deadwood``, ``take_deadwood``, ``discard_deadwood``): points / 100, clipped at 1.
+DEADWOOD_SCALE = 100.0
+#: ``stock_size``: cards / 31 (the stock after the deal).
+STOCK_SCALE = 31.0
+#: ``knock_limit``: points / 10.
+KNOCK_LIMIT_SCALE = 10.0
+#: ``wins`` and ``seat_wins``: hands won / 10.
+WINS_SCALE = 10.0
+#: ``hand_number``, ``round_number``: count / 100; ``round_points``: points / 100.
+COUNT_SCALE = 100.0
+POINTS_SCALE = 100.0
+#: The scale of each scaled slice; column totals are divided by the rules' target instead
+#: (``TARGET_SCALED``), every other slice holds 0/1 flags or one-hots.
+SCALES: dict[str, float] = {
+    "discard_deadwood": DEADWOOD_SCALE, "deadwood": DEADWOOD_SCALE, "take_deadwood": DEADWOOD_SCALE,
+    "stock_size": STOCK_SCALE, "knock_limit": KNOCK_LIMIT_SCALE, "wins": WINS_SCALE,
+    "seat_wins": WINS_SCALE, "hand_number": COUNT_SCALE, "round_number": COUNT_SCALE,
+    "round_points": POINTS_SCALE,
+}
+TARGET_SCALED = frozenset({"own_columns", "opponent_columns", "seat_columns"})
+#: The one-hot ``phase`` slice, in order (all zero: the hand is "over").
+PHASES = ("first_upcard", "draw", "discard")
+_BIT_VALUES = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
 
 _CARD_SLICES = ("hand", "discard_top", "discard_rest", "opponent_known", "opponent_discards",
                 "own_discards", "discard_deadwood")
@@ -139,14 +168,59 @@ class ObservationLayout:
         return _size(self.columns, self.format)
 
     def slice(self, name: str) -> slice:
-        try:
-            return self.slices[name]
-        except KeyError:
-            raise KeyError(f"unknown observation slice {name!r}; known: {list(self.slices)}") \
-                from None
+        sl = _slices(self.columns, self.format).get(name)
+        if sl is None:
+            raise KeyError(f"unknown observation slice {name!r}; known: {list(self.slices)}")
+        return sl
 
     def get(self, vector: np.ndarray, name: str) -> np.ndarray:
-        return np.asarray(vector)[..., self.slice(name)]
+        sl = _slices(self.columns, self.format).get(name)
+        return np.asarray(vector)[..., sl if sl is not None else self.slice(name)]
+
+    # Decoding one vector (the scales are ``SCALES``; column totals use ``target``).
+    @staticmethod
+    def scale(name: str, target: float = 100) -> float:
+        """What the slice's entries were divided by: ``target`` for column totals, the
+        ``SCALES`` entry for counters, 1 for flags and cards."""
+        return target if name in TARGET_SCALED else SCALES.get(name, 1)
+
+    def values(self, vector: np.ndarray, name: str, target: float = 100) -> list[float]:
+        """The slice's entries times its scale, as floats (points, cards, counts)."""
+        scale = self.scale(name, target)
+        return [float(x) * scale for x in self.get(vector, name)]
+
+    def counts(self, vector: np.ndarray, name: str, target: float = 100) -> list[int]:
+        """:meth:`values` rounded to ints."""
+        return [int(round(v)) for v in self.values(vector, name, target)]
+
+    def count(self, vector: np.ndarray, name: str, target: float = 100) -> int:
+        """The first entry of :meth:`counts` (for one-entry slices: ``stock_size`` ...)."""
+        return int(round(float(self.get(vector, name)[0]) * self.scale(name, target)))
+
+    def flags(self, vector: np.ndarray, name: str) -> list[bool]:
+        """The slice's 0/1 entries as bools."""
+        return [bool(x > 0.5) for x in self.get(vector, name)]
+
+    def flag(self, vector: np.ndarray, name: str) -> bool:
+        return bool(self.get(vector, name)[0] > 0.5)
+
+    def cards(self, vector: np.ndarray, name: str) -> list[int]:
+        """The card ids set in a 52-entry card slice."""
+        return [int(c) for c in np.flatnonzero(self.get(vector, name) > 0.5)]
+
+    def mask(self, vector: np.ndarray, name: str) -> int:
+        """A 52-entry card slice as an int bitmask (bit c = card id c)."""
+        return int(_BIT_VALUES[self.get(vector, name) > 0.5].sum())
+
+    def card(self, vector: np.ndarray, name: str) -> int:
+        """The card of a one-hot card slice (``discard_top``), -1 when it is all zero."""
+        cards = np.flatnonzero(self.get(vector, name) > 0.5)
+        return int(cards[0]) if cards.size else -1
+
+    def phase(self, vector: np.ndarray) -> str:
+        """The ``phase`` one-hot as a name of ``PHASES``, "over" when it is all zero."""
+        v = self.get(vector, "phase")
+        return PHASES[int(v.argmax())] if v.any() else "over"
 
     def to_dict(self) -> dict:
         """What a checkpoint stores to identify the layout."""
@@ -233,8 +307,10 @@ _DRAWING = (Phase.FIRST_UPCARD, Phase.DRAW)
 _PHASE_ONE_HOT = {Phase.FIRST_UPCARD: (1.0, 0.0, 0.0), Phase.DRAW: (0.0, 1.0, 0.0),
                   Phase.DISCARD: (0.0, 0.0, 1.0)}
 _NO_PHASE = (0.0, 0.0, 0.0)
-#: min(deadwood, 100) / 100 for every possible deadwood (52 cards count at most 340).
-_FRACTION = [min(dw, 100) / 100.0 for dw in range(341)]
+#: min(deadwood, 100) / DEADWOOD_SCALE for every possible deadwood (52 cards count at most 340);
+#: the batched engine uses the same table.
+DEADWOOD_FRACTIONS = [min(dw, DEADWOOD_SCALE) / DEADWOOD_SCALE for dw in range(341)]
+_FRACTION = DEADWOOD_FRACTIONS
 
 
 def _check_packed_order() -> None:
@@ -285,8 +361,8 @@ def encode(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray
         take = _FRACTION[take_deadwood(hand, top_card)]
     p0, p1, p2 = _PHASE_ONE_HOT.get(phase, _NO_PHASE)
     parts.append(_PACK_SCALARS(
-        _FRACTION[cached_deadwood(hand)], take, len(game.stock) / 31.0, p0, p1, p2,
-        game.knock_limit / 10.0, float(game.multiplier > 1), float(game.dealer == player),
+        _FRACTION[cached_deadwood(hand)], take, len(game.stock) / STOCK_SCALE, p0, p1, p2,
+        game.knock_limit / KNOCK_LIMIT_SCALE, float(game.multiplier > 1), float(game.dealer == player),
         float(game.passed_upcard[opp])))
     parts.append(_match_context_bytes(game, player))
     vec = np.frombuffer(b"".join(parts), dtype=np.float32)
@@ -318,7 +394,7 @@ def scoreboard_context(board: Scoreboard, player: int) -> np.ndarray:
     return sheet_context(board, player, 1 - player)
 
 
-def sheet_context(board: Scoreboard | Sheet, row: int, opponent: int | None) -> np.ndarray:
+def sheet_context(board: Sheet, row: int, opponent: int | None) -> np.ndarray:
     """The duel layout's sheet slices (``own_columns`` .. ``wins``) for sheet row ``row``
     against row ``opponent`` (None: the opponent parts are zero)."""
     columns = board.rules.columns
@@ -335,12 +411,12 @@ def sheet_context(board: Scoreboard | Sheet, row: int, opponent: int | None) -> 
     put("own_columns", np.minimum(board.columns[row] / target, COLUMN_CLIP))
     put("own_open", [float(j < board.wins[row]) for j in range(columns)])
     put("won_by_me", [float(w == row) for w in winners])
-    wins = [min(board.wins[row] / 10.0, WINS_CLIP), 0.0]
+    wins = [min(board.wins[row] / WINS_SCALE, WINS_CLIP), 0.0]
     if opponent is not None:
         put("opponent_columns", np.minimum(board.columns[opponent] / target, COLUMN_CLIP))
         put("opponent_open", [float(j < board.wins[opponent]) for j in range(columns)])
         put("won_by_opponent", [float(w == opponent) for w in winners])
-        wins[1] = min(board.wins[opponent] / 10.0, WINS_CLIP)
+        wins[1] = min(board.wins[opponent] / WINS_SCALE, WINS_CLIP)
     put("wins", wins)
     return ctx
 
@@ -448,8 +524,8 @@ def _format_context(match: Match, seat: int, sitting_out: bool) -> np.ndarray:
             for j in range(columns):
                 vec[layout["seat_open"].start + base + j] = float(j < sheet.wins[s])
                 vec[layout["seat_won"].start + base + j] = float(sheet.column_winners[j] == s)
-            vec[layout["seat_wins"].start + r] = min(sheet.wins[s] / 10.0, WINS_CLIP)
-        vec[layout["hand_number"]] = min(len(match.hand_history) / 100.0, COUNT_CLIP)
+            vec[layout["seat_wins"].start + r] = min(sheet.wins[s] / WINS_SCALE, WINS_CLIP)
+        vec[layout["hand_number"]] = min(len(match.hand_history) / COUNT_SCALE, COUNT_CLIP)
         return vec[start:]
     vec[start:layout["seat"].start] = sheet_context(sheet, row, 1 - row)
     vec[layout["seat"].start + seat] = 1.0
@@ -459,13 +535,9 @@ def _format_context(match: Match, seat: int, sitting_out: bool) -> np.ndarray:
     for hand in match.hand_history[-2:]:  # the finished hands of this round (announced)
         if hand.round == match.round_number and hand.winner is not None:
             team_points[0 if hand.winner % 2 == row else 1] += hand.points
-    vec[layout["round_points"]] = np.minimum(np.array(team_points) / 100.0, COLUMN_CLIP)
-    vec[layout["round_number"]] = min(match.round_number / 100.0, COUNT_CLIP)
+    vec[layout["round_points"]] = np.minimum(np.array(team_points) / POINTS_SCALE, COLUMN_CLIP)
+    vec[layout["round_number"]] = min(match.round_number / COUNT_SCALE, COUNT_CLIP)
     return vec[start:]
-
-
-def _cards_of(v: np.ndarray) -> list[int]:
-    return [int(c) for c in np.flatnonzero(v > 0.5)]
 
 
 def decode(vector: np.ndarray, columns: int = 3, target: int = 100, format: str = "duel") -> dict:
@@ -475,52 +547,47 @@ def decode(vector: np.ndarray, columns: int = 3, target: int = 100, format: str 
     if vector.shape[-1] != layout.size:
         raise ValueError(f"observation has size {vector.shape[-1]}, expected {layout.size} "
                          f"for {columns} column(s), format {format!r}")
-    g = layout.get
     out: dict = {}
     for name in _CARD_SLICES[:-1]:
-        out[name] = format_cards(_cards_of(g(vector, name)))
-    dd = g(vector, "discard_deadwood")
-    hand = _cards_of(g(vector, "hand"))
-    out["discard_deadwood"] = {format_cards([c]): int(round(dd[c] * 100))
-                               for c in hand if dd[c] < 1.0}
-    out["deadwood"] = int(round(float(g(vector, "deadwood")[0]) * 100))
-    out["take_deadwood"] = int(round(float(g(vector, "take_deadwood")[0]) * 100))
-    out["stock_size"] = int(round(float(g(vector, "stock_size")[0]) * 31))
-    phase = g(vector, "phase")
-    out["phase"] = ("first_upcard", "draw", "discard")[int(phase.argmax())] if phase.any() \
-        else "over"
-    out["knock_limit"] = int(round(float(g(vector, "knock_limit")[0]) * 10))
+        out[name] = format_cards(layout.cards(vector, name))
+    dd = layout.counts(vector, "discard_deadwood")
+    out["discard_deadwood"] = {format_cards([c]): dd[c] for c in layout.cards(vector, "hand")
+                               if dd[c] < DEADWOOD_SCALE}
+    for name in ("deadwood", "take_deadwood", "stock_size"):
+        out[name] = layout.count(vector, name)
+    out["phase"] = layout.phase(vector)
+    out["knock_limit"] = layout.count(vector, "knock_limit")
     for name in ("doubled", "is_dealer", "opponent_passed"):
-        out[name] = bool(g(vector, name)[0] > 0.5)
+        out[name] = layout.flag(vector, name)
     for name in ("own_columns", "opponent_columns"):
-        out[name] = [int(round(float(x) * target)) for x in g(vector, name)]
+        out[name] = layout.counts(vector, name, target)
     for name in ("own_open", "opponent_open", "won_by_me", "won_by_opponent"):
-        out[name] = [bool(x > 0.5) for x in g(vector, name)]
-    wins = g(vector, "wins")
-    out["wins"] = [int(round(float(wins[0]) * 10)), int(round(float(wins[1]) * 10))]
+        out[name] = layout.flags(vector, name)
+    out["wins"] = layout.counts(vector, "wins")
     if format == "duel":
         return out
     n = layout.num_seats
-    out["seat"] = int(g(vector, "seat").argmax())
+    out["seat"] = int(layout.get(vector, "seat").argmax())
     if format == "three_hand":
         for name in ("sitting_out", "opponent_seat"):  # relative: 0 = me, 1 = next seat, 2
-            v = g(vector, name)
+            v = layout.get(vector, name)
             out[name] = (out["seat"] + int(v.argmax())) % n if v.any() else None
-        out["seat_columns"] = [[int(round(float(x) * target)) for x in row]
-                               for row in g(vector, "seat_columns").reshape(3, columns)]
-        out["seat_open"] = [[bool(x > 0.5) for x in row] for row in g(vector, "seat_open").reshape(3, columns)]
-        out["seat_won"] = [[bool(x > 0.5) for x in row] for row in g(vector, "seat_won").reshape(3, columns)]
-        out["seat_wins"] = [int(round(float(x) * 10)) for x in g(vector, "seat_wins")]
-        out["hand_number"] = int(round(float(g(vector, "hand_number")[0]) * 100))
+        seat_columns = layout.counts(vector, "seat_columns", target)
+        seat_open, seat_won = layout.flags(vector, "seat_open"), layout.flags(vector, "seat_won")
+        out["seat_columns"] = [seat_columns[r * columns:(r + 1) * columns] for r in range(3)]
+        out["seat_open"] = [seat_open[r * columns:(r + 1) * columns] for r in range(3)]
+        out["seat_won"] = [seat_won[r * columns:(r + 1) * columns] for r in range(3)]
+        out["seat_wins"] = layout.counts(vector, "seat_wins")
+        out["hand_number"] = layout.count(vector, "hand_number")
     else:
         out["partner"] = (out["seat"] + 2) % 4
-        out["partner_running"] = bool(g(vector, "partner_running")[0] > 0.5)
-        out["round_points"] = [int(round(float(x) * 100)) for x in g(vector, "round_points")]
-        out["round_number"] = int(round(float(g(vector, "round_number")[0]) * 100))
+        out["partner_running"] = layout.flag(vector, "partner_running")
+        out["round_points"] = layout.counts(vector, "round_points")
+        out["round_number"] = layout.count(vector, "round_number")
     return out
 
 
 def hand_from_observation(vector: np.ndarray, columns: int = 3) -> list[int]:
     """The player's card ids from an observation vector (any format: the hand slice is at
     the same offset in every layout)."""
-    return _cards_of(ObservationLayout(columns).get(vector, "hand"))
+    return ObservationLayout(columns).cards(vector, "hand")

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from .cards import NUM_RANKS, format_card, format_cards, mask_to_cards
 from .game import Game, HandRecord, Phase
 from .melds import best_arrangement_of_mask
+
+if TYPE_CHECKING:  # for the type only: rendering never needs the match module
+    from .match import Table
 
 
 def hand_groups(mask: int) -> tuple[list[tuple[int, ...]], tuple[int, ...], int]:
@@ -38,15 +43,21 @@ def grouped_hand(mask: int, symbols: bool = True) -> str:
     return " ".join(parts) + f"  (deadwood {dw})"
 
 
-def render_table(game: Game, player: int | None = None, symbols: bool = True) -> str:
-    """The table as ``player`` sees it (default: the acting player)."""
+def render_table(game: Game, player: int | None = None, symbols: bool = True,
+                 deal: str | None = None, number: int | None = None) -> str:
+    """The table as ``player`` sees it (default: the acting player). ``deal`` (a format
+    table's :func:`deal_text`) replaces "dealer player_N" with a line of its own;
+    ``number`` replaces the game's hand number (a format match counts its own hands)."""
     p = game.current_player if player is None else player
     top = format_cards([game.discard_top], symbols) if game.discard_pile else "-"
+    dealer = "" if deal is not None else f"  dealer player_{game.dealer}"
     lines = [
-        f"Hand {game.hand_number}  dealer player_{game.dealer}  knock limit {game.knock_limit}"
+        f"Hand {game.hand_number if number is None else number}{dealer}  knock limit {game.knock_limit}"
         + (f"  x{game.multiplier}" if game.multiplier > 1 else "")
         + f"  stock {len(game.stock)}  discard top {top}",
     ]
+    if deal is not None:
+        lines.append(deal)
     if not game.is_over:
         lines.append(f"player_{p} to act ({Phase(game.phase).name.lower()})" if
                      p == game.current_player else f"player_{game.current_player} to act")
@@ -58,23 +69,29 @@ def render_table(game: Game, player: int | None = None, symbols: bool = True) ->
     return "\n".join(lines)
 
 
-def render_hand_result(record: HandRecord, symbols: bool = True) -> str:
-    """One finished hand: who ended it how, melds shown, lay-offs, points."""
+def render_hand_result(record: HandRecord, symbols: bool = True, names: Sequence[str] | None = None,
+                       number: int | None = None) -> str:
+    """One finished hand: who ended it how, melds shown, lay-offs, points. ``names[p]``
+    names the table's player p (default ``player_p``; a format table passes its seats'
+    names); ``number`` replaces the table game's hand number (a format match counts its
+    hands over every table)."""
+    name = _namer(names)
+    n = record.number if number is None else number
     r = record.result
     if r.kind == "dead":
-        return f"Hand {record.number}: dead hand (stock exhausted), no score"
+        return f"Hand {n}: dead hand (stock exhausted), no score"
     k = record.knocker
-    assert k is not None
+    assert k is not None and record.winner is not None
     d = 1 - k
 
     def melds(ms: tuple) -> str:
         return " ".join("[" + format_cards(m, symbols) + "]" for m in ms) or "-"
 
     lines = [
-        f"Hand {record.number}: {_what_happened(record)} -> player_{record.winner} scores {record.points}",
-        f"  player_{k} (knocker) {melds(r.knocker_melds)}  deadwood "
+        f"Hand {n}: {_what_happened(record, name)} -> {name(record.winner)} scores {record.points}",
+        f"  {name(k)} (knocker) {melds(r.knocker_melds)}  deadwood "
         f"{format_cards(r.knocker_deadwood_cards, symbols) or '-'} = {r.knocker_deadwood}",
-        f"  player_{d} (defender) {melds(r.defender_melds)}  deadwood "
+        f"  {name(d)} (defender) {melds(r.defender_melds)}  deadwood "
         f"{format_cards(r.defender_deadwood_cards, symbols) or '-'} = {r.defender_deadwood}",
     ]
     if r.layoffs:
@@ -84,16 +101,35 @@ def render_hand_result(record: HandRecord, symbols: bool = True) -> str:
     return "\n".join(lines)
 
 
-def _what_happened(record: HandRecord) -> str:
+def _namer(names: Sequence[str] | None) -> Callable[[int], str]:
+    return (lambda p: f"player_{p}") if names is None else names.__getitem__
+
+
+def _what_happened(record: HandRecord, name: Callable[[int], str]) -> str:
     k = record.knocker
+    assert k is not None
     kind = record.result.kind
     if kind == "gin":
-        return f"player_{k} goes gin"
+        return f"{name(k)} goes gin"
     if kind == "big_gin":
-        return f"player_{k} goes big gin"
+        return f"{name(k)} goes big gin"
     if kind == "undercut":
-        return f"player_{k} knocks, player_{1 - k} undercuts"
-    return f"player_{k} knocks"
+        return f"{name(k)} knocks, {name(1 - k)} undercuts"
+    return f"{name(k)} knocks"
+
+
+def deal_text(table: Table, names: Sequence[str] | None = None) -> str:
+    """Who dealt and who plays at a match table (RULES.md §13), ``names[seat]`` naming the
+    seats (default ``player_<seat>``). Three-hand: the dealer deals and sits the hand out,
+    "player_2 dealt and sits out; player_0 vs player_1, player_0 plays first" (its table
+    ``Game`` gives the dealer's part to the second player, who did not deal); otherwise
+    "player_1 deals; player_0 vs player_1, player_0 plays first"."""
+    name = _namer(names)
+    a, b = table.seats
+    who = f"{name(a)} vs {name(b)}, {name(table.non_dealer)} plays first"
+    if table.sitting_out is not None:
+        return f"{name(table.sitting_out)} dealt and sits out; {who}"
+    return f"{name(table.dealer)} deals; {who}"
 
 
 def _cards_html(cards: tuple[int, ...] | list[int]) -> str:

@@ -1,4 +1,4 @@
-"""Showdown, hand settlement and the Hollywood three-column ``Scoreboard``.
+"""Showdown, hand settlement and the duel's Hollywood ``Scoreboard`` (a two-row ``Sheet``).
 
 The showdown is solved exactly (RULES.md §8): the defender picks its melds and chained
 lay-offs to minimise its deadwood; the knocker picks, among every arrangement of its
@@ -8,11 +8,8 @@ cards within the knock limit, the one with the best result against that reply.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from .cards import NUM_RANKS, as_card_ids, mask_to_cards
 from .melds import (
@@ -22,9 +19,7 @@ from .melds import (
     meld_collections_of_mask,
 )
 from .rules import Rules, get_rules
-
-if TYPE_CHECKING:  # sheets imports this module
-    from .sheets import Sheet
+from .sheets import Sheet
 
 
 @dataclass(frozen=True)
@@ -245,219 +240,38 @@ def _gin_result(kind: str, bonus: int, k_mask: int, d_mask: int, multiplier: int
 
 
 # --------------------------------------------------------------------------- scoreboard
-def score_win(board: Scoreboard | Sheet, row: int, points: int) -> list[int]:
-    """The Hollywood column rule (RULES.md §10), for the duel's :class:`Scoreboard` and the
-    formats' :class:`~hgin_env.sheets.Sheet` alike: the row's n-th win adds ``points`` to its
-    first min(n, columns) columns that are still open; a column whose total reaches the
-    target is decided for that row, frozen, and settled (``board._settle_column``). Returns
-    the columns this win decided. The caller has validated ``row`` and ``points``."""
-    board.wins[row] += 1
-    decided = []
-    for j in range(min(board.wins[row], board.num_columns)):
-        if board.column_winners[j] is not None:
-            continue
-        board.columns[row, j] += points
-        board.boxes[row, j] += 1
-        if board.columns[row, j] >= board.rules.target:
-            board.column_winners[j] = row
-            board.decided_order.append(j)
-            decided.append(j)
-            board._settle_column(j, row)
-    return decided
-
-
 @dataclass
-class Scoreboard:
-    """Hollywood columns for two players (RULES.md §10).
+class Scoreboard(Sheet):
+    """Hollywood columns for two players (RULES.md §10): the duel's two-row
+    :class:`~hgin_env.sheets.Sheet`, rows ``player_0`` and ``player_1``.
 
     A player's n-th win scores in its first min(n, columns) columns; every column is one
     contest, decided (and frozen) when a player's total there reaches the target.
     ``settlement`` holds box and game bonuses, settled as each column closes; it never
-    decides the match.
+    decides the match. ``columns`` is an int64 numpy array of shape (2, columns), row =
+    player; ``to_dict()`` (and the environment's ``info["scoreboard"]``) gives the same
+    numbers as nested lists. Unlike the formats' sheets, an even split of the columns won
+    is a draw (``match_winner`` None).
     """
 
     rules: Rules = field(default_factory=Rules)
-    #: Running totals: an int64 numpy array of shape (2, columns), row = player, so that
-    #: ``columns[p, j]``, ``columns[:, j]`` and ``columns.sum(axis=1)`` work; ``to_dict()``
-    #: (and the environment's ``info["scoreboard"]``) gives the same numbers as nested lists.
-    columns: np.ndarray = field(init=False)
-    #: Per column: the player who won it, or None while it is open.
-    column_winners: list[int | None] = field(init=False)
-    #: Hands won by each player.
-    wins: list[int] = field(init=False)
-    #: Hands each player scored in each column (int64 array, 2 x columns).
-    boxes: np.ndarray = field(init=False)
-    #: Box and game bonuses settled as columns close (int64 array, 2 x columns).
-    settlement: np.ndarray = field(init=False)
-    dead_hands: int = field(init=False, default=0)
-    #: Order in which columns were decided.
-    decided_order: list[int] = field(init=False)
+    size: int = field(default=2, init=False)
+    labels: tuple[str, ...] = field(default=("player_0", "player_1"), init=False)
 
-    def __post_init__(self) -> None:
-        self.rules = get_rules(self.rules)
-        n = self.rules.columns
-        self.columns = np.zeros((2, n), dtype=np.int64)
-        self.column_winners = [None] * n
-        self.wins = [0, 0]
-        self.boxes = np.zeros((2, n), dtype=np.int64)
-        self.settlement = np.zeros((2, n), dtype=np.int64)
-        self.decided_order = []
+    row_noun = "player"
+    void_noun = "dead hand"
+    totals_break_column_ties = False
+    dict_keys = ("columns", "column_winners", "wins", "settlement", "dead_hands",
+                 "match_over", "match_winner")
 
     @property
-    def num_columns(self) -> int:
-        return self.rules.columns
+    def dead_hands(self) -> int:
+        """Hands that ended dead (the sheet's ``void``)."""
+        return self.void
 
-    def open_columns(self, player: int) -> list[bool]:
-        """Columns the player's wins have opened (decided ones included)."""
-        return [j < self.wins[player] for j in range(self.num_columns)]
-
-    def record(self, player: int, points: int) -> list[int]:
-        """Record a won hand; returns the columns this win decided."""
-        if player not in (0, 1):
-            raise ValueError(f"player must be 0 or 1, got {player!r}")
-        if not isinstance(points, int | np.integer) or points < 0:
-            raise ValueError(f"points must be an int >= 0, got {points!r}")
-        if self.match_over:
-            raise ValueError("the match is over; no more hands can be recorded")
-        return score_win(self, player, points)
+    @dead_hands.setter
+    def dead_hands(self, value: int) -> None:
+        self.void = value
 
     def record_dead(self) -> None:
-        self.dead_hands += 1
-
-    def _settle_column(self, j: int, winner: int) -> None:
-        r = self.rules
-        bonus = r.game_bonus
-        if r.shutout_game_bonus is not None and self.columns[1 - winner, j] == 0:
-            bonus = r.shutout_game_bonus
-        self.settlement[winner, j] += bonus
-        self.settlement[:, j] += r.box_bonus * self.boxes[:, j]
-
-    @property
-    def match_over(self) -> bool:
-        if self.rules.short_session:
-            return bool(self.decided_order)
-        return all(w is not None for w in self.column_winners)
-
-    @property
-    def columns_won(self) -> list[int]:
-        return [sum(1 for w in self.column_winners if w == p) for p in (0, 1)]
-
-    @property
-    def match_winner(self) -> int | None:
-        """Majority of columns (None while running, or on an even split of an even count)."""
-        if not self.match_over:
-            return None
-        if self.rules.short_session:
-            totals = self.columns.sum(axis=1)
-            if totals[0] != totals[1]:
-                return int(np.argmax(totals))
-            return self.column_winners[self.decided_order[0]]
-        won = self.columns_won
-        if won[0] == won[1]:
-            return None
-        return 0 if won[0] > won[1] else 1
-
-    def final_scores(self) -> np.ndarray:
-        """Column totals plus settled bonuses, per player and column."""
-        return self.columns + self.settlement
-
-    def settled_totals(self) -> np.ndarray:
-        """Per player: every column's total plus the settled game, shutout and box bonuses
-        (int64 [2]); equals the running totals until a column of a settling profile closes."""
-        return self.final_scores().sum(axis=1)
-
-    @property
-    def is_settled(self) -> bool:
-        """A column has closed under rules with game, shutout or box bonuses."""
-        return bool(self.rules.settles_columns and self.decided_order)
-
-    def settlement_text(self, names: Sequence[str] = ("player_0", "player_1")) -> str:
-        """The settlement in words, '' until ``is_settled``: each player's settled total
-        (bonuses included), the match winner (else the larger total) first, and the
-        difference the other pays (004: "el perdedor paga la diferencia entre los puntajes
-        al ganador", the loser pays the winner the difference between the scores)."""
-        if not self.is_settled:
-            return ""
-        totals = [int(t) for t in self.settled_totals()]
-        first = self.match_winner
-        if first is None:
-            first = 0 if totals[0] >= totals[1] else 1
-        second = 1 - first
-        text = (f"settled with the bonuses: {names[first]} {totals[first]}, "
-                f"{names[second]} {totals[second]}")
-        diff = totals[first] - totals[second]
-        if diff > 0:
-            return f"{text}; {names[second]} pays {names[first]} {diff}"
-        if diff < 0:
-            return f"{text}; {names[first]} pays {names[second]} {-diff}"
-        return f"{text}; nobody pays"
-
-    def copy(self) -> Scoreboard:
-        other = Scoreboard(self.rules)
-        other.columns = self.columns.copy()
-        other.column_winners = list(self.column_winners)
-        other.wins = list(self.wins)
-        other.boxes = self.boxes.copy()
-        other.settlement = self.settlement.copy()
-        other.dead_hands = self.dead_hands
-        other.decided_order = list(self.decided_order)
-        return other
-
-    def to_dict(self) -> dict:
-        return {
-            "columns": self.columns.tolist(),
-            "column_winners": list(self.column_winners),
-            "wins": list(self.wins),
-            "settlement": self.settlement.tolist(),
-            "dead_hands": self.dead_hands,
-            "match_over": self.match_over,
-            "match_winner": self.match_winner,
-        }
-
-    def _repr_html_(self) -> str:
-        """The sheet as an HTML table (Jupyter shows it when the board is a cell's value):
-        one column per contest, ``-`` where a player has not opened it, a decided column's
-        winning total in bold on gold, and the hands won."""
-        names = ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"][: self.num_columns]
-        cell = "padding:2px 10px;text-align:right;border:1px solid #bbb"
-        head = "".join(f'<th style="{cell}">{n}</th>' for n in names)
-        rows = []
-        for p in (0, 1):
-            cells = []
-            for j in range(self.num_columns):
-                if j >= self.wins[p]:
-                    cells.append(f'<td style="{cell}">-</td>')
-                elif self.column_winners[j] == p:
-                    cells.append(f'<td style="{cell};background:#f9d45c;color:#000;font-weight:bold" '
-                                 f'title="column won">{int(self.columns[p, j])}</td>')
-                else:
-                    cells.append(f'<td style="{cell}">{int(self.columns[p, j])}</td>')
-            rows.append(f'<tr><th style="{cell};text-align:left">player_{p}</th>{"".join(cells)}'
-                        f'<td style="{cell}">{self.wins[p]}</td><td style="{cell}">{self.columns_won[p]}</td></tr>')
-        status = "match running"
-        if self.match_over:
-            w = self.match_winner
-            status = "match over: " + ("a draw" if w is None else f"player_{w} wins")
-        if self.dead_hands:
-            status += f"; {self.dead_hands} dead hand{'s' if self.dead_hands > 1 else ''}"
-        if self.is_settled:
-            status += f"; {self.settlement_text()}"
-        return (f'<table style="border-collapse:collapse"><caption style="text-align:left">Hollywood sheet '
-                f'({self.num_columns} column{"s" if self.num_columns > 1 else ""} to {self.rules.target}); '
-                f'{status}</caption><tr><th style="{cell}"></th>{head}<th style="{cell}">hands won</th>'
-                f'<th style="{cell}">columns won</th></tr>{"".join(rows)}</table>')
-
-    def __str__(self) -> str:
-        names = ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"][: self.num_columns]
-        head = "          " + "".join(f"{n:>6} " for n in names) + "  wins"
-        rows = [head]
-        for p in (0, 1):
-            cells = ""
-            for j in range(self.num_columns):
-                mark = "*" if self.column_winners[j] == p else " "
-                opened = j < self.wins[p]
-                cells += f"{int(self.columns[p, j]):>6}{mark}" if opened else "     - "
-            rows.append(f"player_{p}  {cells}   {self.wins[p]:>4}")
-        if self.is_settled:
-            rows.append(self.settlement_text())
-        return "\n".join(rows)
+        self.record_void()

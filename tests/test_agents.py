@@ -9,7 +9,7 @@ from agents import ExpertAgent, RandomAgent, SimpleAgent, known_agents, make_age
 from agents.view import melds_with, parse
 from eval.tournament import play_match
 from hgin_env import actions as A
-from hgin_env.cards import cards_to_mask, parse_card
+from hgin_env.cards import cards_to_mask, mask_to_cards, parse_card
 from hgin_env.game import Game, Phase
 from hgin_env.melds import deadwood_after_discard_mask
 from hgin_env.observation import encode
@@ -179,3 +179,32 @@ def test_legal_without_the_first_upcard_offer(name: str) -> None:
         history = play_hands([make_agent(name, seed=3, columns=1), make_agent("expert", seed=4, columns=1)],
                              seed=seed, hands=3, rules="gin_classic")
         assert A.PASS not in history
+
+
+def test_view_decodes_through_the_layout_scales() -> None:
+    """agents.view reads every slice and scale through ObservationLayout: a played game's
+    counters and sheet come back as the engine holds them (the scales live in
+    hgin_env.observation only)."""
+    from hgin_env.observation import PHASES, SCALES, ObservationLayout
+
+    assert SCALES["stock_size"] == 31 and SCALES["knock_limit"] == 10 and SCALES["wins"] == 10
+    rng = np.random.default_rng(4)
+    game = Game(rules="oklahoma", seed=9)
+    layout = ObservationLayout.for_rules(game.rules)
+    steps = 0
+    while not game.is_over and steps < 3000:
+        obs = observe(game)
+        view, p = parse(obs, layout), game.current_player
+        board = game.scoreboard
+        assert view.stock_size == len(game.stock) and view.knock_limit == game.knock_limit
+        assert view.phase == PHASES[int(game.phase)] and view.hand == game.hands[p]
+        assert [round(x) for x in view.own_columns] == board.columns[p].tolist()
+        assert [round(x) for x in view.opponent_columns] == board.columns[1 - p].tolist()
+        assert layout.counts(obs["observation"], "wins") == [board.wins[p], board.wins[1 - p]]
+        assert view.discard_top == (game.discard_pile[-1] if game.discard_pile else -1)
+        assert layout.cards(obs["observation"], "hand") == sorted(mask_to_cards(game.hands[p]))
+        legal = np.flatnonzero(obs["action_mask"])
+        knocks = legal[(legal >= A.KNOCK) & (legal < A.KNOCK + 52)]
+        game.apply(int(rng.choice(knocks if knocks.size else legal)))
+        steps += 1
+    assert sum(game.scoreboard.wins) > 0 and game.rules.target == 100

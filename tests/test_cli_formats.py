@@ -74,3 +74,52 @@ def test_bad_seat_and_ppo_refused(capsys):
     assert cli.main(["play", "--rules", "gin_partnership", "--opponent", "ppo", "--seed", "1"]) == 2
     err = capsys.readouterr().err
     assert "duel layout" in err and len(err.strip().splitlines()) == 2
+
+
+def test_three_hand_says_who_dealt_and_sits_out(monkeypatch, capsys):
+    """RULES.md §13.1: the three-hand dealer deals and sits out; the table game's "dealer"
+    only plays the dealer's part, so the CLI never calls it the dealer. Results name the
+    seats at the table and count the match's hands."""
+    import re
+
+    from hgin_env.match import Match
+    from hgin_env.render import deal_text
+
+    m = Match("gin_three_hand", seed=3, first_dealer=2)
+    table = m.tables[0]
+    assert table.sitting_out == 2 and table.seats == (0, 1) and table.non_dealer == 0
+    assert deal_text(table) == "player_2 dealt and sits out; player_0 vs player_1, player_0 plays first"
+    assert deal_text(table, ["ann", "bob", "cy"]) == "cy dealt and sits out; ann vs bob, ann plays first"
+    assert m.hand_number == 1
+
+    _auto_human(monkeypatch)
+    assert cli.main(["play", "--rules", "gin_three_hand", "--seat", "0", "--seed", "3",
+                     "--opponent", "simple", "--ascii"]) == 0
+    out = capsys.readouterr().out
+    assert "dealer player_" not in out and " deals ===" not in out
+    deals = re.findall(r"=== Table 0: player_(\d) \(\w+\) dealt and sits out; player_(\d) \(\w+\) vs "
+                       r"player_(\d) \(\w+\), player_(\d) \(\w+\) plays first ===", out)
+    assert len(deals) >= 3
+    for dealer, a, b, first in deals:
+        assert {dealer, a, b} == {"0", "1", "2"} and first == a
+    # The human's table line names the dealer who sits out and the match's hand number.
+    assert "player_2 dealt and sits out; player_0 vs player_1, player_0 plays first" in out
+    numbers = [int(n) for n in re.findall(r"^Hand (\d+)  knock limit", out, re.M)]
+    assert numbers == sorted(numbers) and numbers[-1] > 1
+    # Each result names seats of its table, and the hands are counted over the match.
+    results = re.findall(r"--- Table 0: player_(\d) v player_(\d) ---\nHand (\d+): (?:dead hand|"
+                         r"player_(\d) (?:knocks|goes)[^\n]*-> player_(\d) scores)", out)
+    assert [int(r[2]) for r in results] == list(range(1, len(results) + 1))
+    for a, b, _, knocker, winner in results:
+        assert knocker in ("", a, b) and winner in ("", a, b)
+    assert any(r[3] and "0" not in r[:2] for r in results)  # a hand the human sat out
+
+
+def test_env_render_three_hand_says_who_dealt():
+    from hgin_env import hollywood_gin_v0
+
+    env = hollywood_gin_v0.raw_env(rules="gin_three_hand", render_mode="ansi")
+    env.reset(seed=3)
+    text = env.render()
+    assert "dealer player_" not in text
+    assert "dealt and sits out;" in text.splitlines()[2] and text.splitlines()[1].startswith("Hand 1  knock")
