@@ -173,6 +173,10 @@ recorded ones). `env.match` is the match; `env.game` the `Game` of the table tha
 | `three_hand`  | player_0..player_2 | the two seats at the table; the dealer sits out (never selected, mask zero) |
 | `partnership` | player_0..player_3 | teams {0, 2}, {1, 3}; two tables, alternating turn by turn   |
 
+The single-agent Gymnasium adapter (`hgin_env.adapters.SingleAgentEnv`) serves every format
+too: one learner seat, the opponent agent on every other seat (the partner included unless
+`partner=` is given), the seat's reward from this env.
+
 `episode="hand"` is for the duel only. `reset(options={"first_dealer": k})` fixes the first
 dealer (three-hand: a seat; partnership: the dealing team); `deck` is for the duel only.
 Only the acting seat's agent is ever selected; every other agent's mask is all zeros.
