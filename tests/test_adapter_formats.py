@@ -196,3 +196,29 @@ def test_readme_adapter_example_prints_what_it_says():
     assert run.returncode == 0, run.stderr
     shown = re.search(r"# \((\d+),\) (player_\d)\n", code)
     assert shown is not None and run.stdout.split() == [f"({shown.group(1)},)", shown.group(2)]
+
+
+def test_reset_redeals_a_match_that_ends_before_the_learners_first_decision():
+    from hgin_env import actions as A
+
+    def knocker(obs):  # ends hands as soon as it can
+        legal = np.flatnonzero(obs["action_mask"])
+        knocks = [a for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
+        return int(knocks[0] if knocks else legal[0])
+
+    rules = get_rules("gin_three_hand").replace(target=1, name="one_hand_three").to_dict()
+    env = SingleAgentEnv(opponent=knocker, rules=rules, seat=0)
+    deals = 0
+    reset = env.aec.reset
+
+    def counting_reset(**kwargs):
+        nonlocal deals
+        deals += 1
+        reset(**kwargs)
+
+    env.aec.reset = counting_reset
+    for seed in range(12):
+        env.reset(seed=seed)
+        assert env.aec.agent_selection == "player_0" and env.action_masks().any()
+        assert not env.aec.match.is_over
+    assert deals > 12  # some first matches ended while the learner sat out: dealt again
