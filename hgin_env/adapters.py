@@ -30,6 +30,9 @@ Formats (``Rules.format``):
   the learner's first decision (possible with a tiny target), ``reset`` deals another one;
 * the reward is the learner's seat's reward of the AEC environment (three-hand: the
   seat's own; partnership: the team's, identical for both partners; shaping per seat);
+  what the seat earns before the learner's first decision (a three-hand learner sitting
+  the first hand out, in ``"columns"`` mode) comes with its first step, so an episode's
+  rewards add up to the seat's return;
 * ``episode="hand"`` is refused (``ValueError``): a format's match is the episode (a
   three-hand learner sits out some hands, a partnership round is two hands at once);
 * :func:`episode_summary` reports the learner's seat (or team) against the others.
@@ -137,6 +140,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.seat_agents: list[Opponent | None] = [None] + [self.opponent] * (self.num_seats - 1)
         self._mask = np.zeros(self.action_space.n, dtype=bool)
         self._illegal = False
+        self._pending = 0.0
         self.opponent_index = 0
 
     # ------------------------------------------------------------------ opponents
@@ -181,6 +185,9 @@ class SingleAgentEnv(gymnasium.Env):
             # A format's match ended before the learner's first decision: deal another.
             self.aec.reset(seed=int(rng.integers(2**63 - 1)), options=options)
             reward, done = self._play_opponent()
+        # A format pays what the learner earned before its first decision (a three-hand
+        # learner sitting the first hand out) with its first step; the duel pays nothing then.
+        self._pending = reward if self.rules.format != "duel" else 0.0
         obs = self.aec.observe(self.learner)
         self._mask = obs["action_mask"].astype(bool)
         info = self._info(done)
@@ -202,6 +209,9 @@ class SingleAgentEnv(gymnasium.Env):
             return obs, -1.0, True, False, info
         aec.step(action)
         reward = aec.rewards[self.learner]
+        if self._pending:
+            reward += self._pending
+            self._pending = 0.0
         extra, done = self._play_opponent()
         reward += extra
         obs = aec.observe(self.learner)

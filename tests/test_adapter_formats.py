@@ -222,3 +222,26 @@ def test_reset_redeals_a_match_that_ends_before_the_learners_first_decision():
         assert env.aec.agent_selection == "player_0" and env.action_masks().any()
         assert not env.aec.match.is_over
     assert deals > 12  # some first matches ended while the learner sat out: dealt again
+
+
+@pytest.mark.parametrize("reward", ["columns", "match"])
+def test_episode_rewards_add_up_to_the_seats_return(reward):
+    # target 25: a column can be decided while the learner sits the first hand out; what the
+    # seat earned then comes with its first step
+    rules = get_rules("hollywood_three_hand").replace(target=25, name="short_three").to_dict()
+    env = SingleAgentEnv(opponent=UniformRandomOpponent(1), rules=rules, reward=reward, seat=0)
+    paid: list[float] = []
+    step, reset = env.aec.step, env.aec.reset
+
+    def recording_step(action):
+        step(action)
+        paid.append(env.aec.rewards["player_0"])
+
+    def recording_reset(**kwargs):
+        paid.clear()
+        reset(**kwargs)
+
+    env.aec.step, env.aec.reset = recording_step, recording_reset
+    for seed in range(6):
+        trace, _ = play(env, seed)
+        assert sum(trace[2:][1::4]) == pytest.approx(sum(paid))
