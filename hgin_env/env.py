@@ -58,6 +58,10 @@ env.close()
 `"rgb_array"` returns the table as an `(H, W, 3)` uint8 array, drawn by
 `hgin_env.render_image`: the acting player's hand in melds, the stock and discard pile,
 the Hollywood sheet, and once after each hand the showdown (both hands, lay-offs, points).
+In a format it is the whole match (`render_image.match_array`): three-hand, the table with
+who deals and sits out and the three sheet rows; partnership, both tables side by side
+(seats with their teams, the acting table marked, a finished table's showdown while the
+other plays on) and the two team rows.
 
 ### Action space
 
@@ -168,6 +172,10 @@ recorded ones). `env.match` is the match; `env.game` the `Game` of the table tha
 | `duel`        | player_0, player_1 | as above                                                     |
 | `three_hand`  | player_0..player_2 | the two seats at the table; the dealer sits out (never selected, mask zero) |
 | `partnership` | player_0..player_3 | teams {0, 2}, {1, 3}; two tables, alternating turn by turn   |
+
+The single-agent Gymnasium adapter (`hgin_env.adapters.SingleAgentEnv`) serves every format
+too: one learner seat, the opponent agent on every other seat (the partner included unless
+`partner=` is given), the seat's reward from this env.
 
 `episode="hand"` is for the duel only. `reset(options={"first_dealer": k})` fixes the first
 dealer (three-hand: a seat; partnership: the dealing team); `deck` is for the duel only.
@@ -525,6 +533,8 @@ class raw_env(AECEnv, EzPickle):
         Right after a hand ends, the text starts with the hand's result and the image shows
         the showdown (both hands in melds, lay-offs, points) instead of the new deal, once;
         after the match it shows the last hand. Otherwise the acting player's hand is shown.
+        In a format the image is the whole match (``render_image.match_array``: every table,
+        who sits out, the match's sheet).
         """
         if self.render_mode is None:
             import gymnasium
@@ -534,10 +544,13 @@ class raw_env(AECEnv, EzPickle):
         if self.game is None:
             return None
         if self.render_mode == "rgb_array":
-            from .render_image import table_array
+            from .render_image import match_array, table_array
 
             showdown = getattr(self, "_last_hand_text", None) is not None or self.game.is_over
             self._last_hand_text = None
+            match = self.match
+            if match is not None and match.format != "duel":  # the whole match: every table, the sheet
+                return match_array(match, showdown=showdown or match.is_over)
             return table_array(self.game, showdown=showdown)
         match = self.match
         if match is None or match.format == "duel":

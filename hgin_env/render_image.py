@@ -14,6 +14,15 @@
 
 :func:`table_array` returns the same picture as an ``(H, W, 3)`` ``uint8`` array (what
 ``render_mode="rgb_array"`` returns) and :func:`save_gif` writes frames as an animated GIF.
+
+:func:`match_image` / :func:`match_array` draw a whole :class:`~hgin_env.match.Match`, what
+the environment renders in a format: a title bar, then every table of the match side by
+side, each with its own title (its two seats, with their teams in a partnership; who deals
+and sits out in three-hand) and the same hand or showdown panel as the duel's, then the
+match's sheet (one row per player or team, decided columns gold, who sits out, the dealing
+team, the match result and settlement). One format's pictures all have one size (454 px
+high; 1054 px wide in three-hand, 1694 px in a partnership with 3 columns). For a duel
+:func:`match_image` is :func:`table_image` of its table, unchanged.
 Suits are drawn as shapes, so no font with card symbols is needed; text uses Pillow's
 bundled font, so pictures look the same on every machine.
 """
@@ -23,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -31,6 +41,9 @@ from .cards import NUM_CARDS, NUM_RANKS, mask_to_cards
 from .game import Game, HandRecord, Phase
 from .render import hand_groups
 from .rules import get_rules
+
+if TYPE_CHECKING:
+    from .match import Match
 
 CARD_W, CARD_H = 50, 70
 #: Horizontal step between overlapping cards of one meld, and the gap between groups.
@@ -325,21 +338,25 @@ def _draw_playing(canvas: Image.Image, game: Game, player: int, names: Sequence[
         _text(draw, (16, 396), "outlined: just taken from the discard pile (may not be discarded)", 13, LAYOFF)
 
 
-def _what_happened(record: HandRecord, names: Sequence[str] | None) -> str:
+def _what_happened(record: HandRecord, names: Sequence[str] | None, number: int | None = None) -> str:
+    number = record.number if number is None else number
     if record.kind == "dead":
-        return f"Hand {record.number}: dead hand, no score"
+        return f"Hand {number}: dead hand, no score"
     k = record.knocker
     assert k is not None and record.winner is not None
     how = {"gin": "goes gin", "big_gin": "goes big gin", "undercut": "knocks and is undercut"}.get(
         record.kind, "knocks")
-    return (f"Hand {record.number}: {_player_name(names, k)} {how}; "
+    return (f"Hand {number}: {_player_name(names, k)} {how}; "
             f"{_player_name(names, record.winner)} scores {record.points}")
 
 
-def _draw_showdown(canvas: Image.Image, game: Game, record: HandRecord, names: Sequence[str] | None) -> None:
+def _draw_hand_result(canvas: Image.Image, record: HandRecord, names: Sequence[str] | None,
+                      number: int | None = None) -> None:
+    """A finished hand: what happened, then both hands in melds with the lay-offs outlined
+    (``number``: the hand's number in the match, default the record's)."""
     draw = ImageDraw.Draw(canvas)
     r = record.result
-    _text(draw, (16, 48), _what_happened(record, names), 17, GOLD)
+    _text(draw, (16, 48), _what_happened(record, names, number), 17, GOLD)
     if record.kind == "dead" or record.knocker is None:
         for row, p in enumerate((0, 1)):
             groups, dw = _hand_groups(sum(1 << c for c in record.final_hands[p]))
@@ -367,6 +384,11 @@ def _draw_showdown(canvas: Image.Image, game: Game, record: HandRecord, names: S
         if r.layoffs:
             _text(draw, (16, 362), f"outlined: laid off by {_player_name(names, d)} on the knocker's melds",
                   13, LAYOFF)
+
+
+def _draw_showdown(canvas: Image.Image, game: Game, record: HandRecord, names: Sequence[str] | None) -> None:
+    _draw_hand_result(canvas, record, names)
+    draw = ImageDraw.Draw(canvas)
     if game.is_over:
         board = game.scoreboard
         won = board.columns_won
@@ -432,6 +454,198 @@ def table_array(game: Game, player: int | None = None, showdown: HandRecord | bo
                 names: Sequence[str] | None = None) -> np.ndarray:
     """:func:`table_image` as an ``(H, W, 3)`` ``uint8`` array (the ``rgb_array`` render)."""
     return np.asarray(table_image(game, player, showdown, names), dtype=np.uint8)
+
+
+# --------------------------------------------------------------------------- formats
+#: Width of the row labels on a format's sheet (team labels name both seats).
+MATCH_NAME_W = 176
+#: Height of the match's title bar above the tables.
+TITLE_H = 34
+
+
+def seat_label(match: Match, seat: int) -> str:
+    """``player_3`` (three-hand), ``player_3 (team 1)`` (partnership)."""
+    if match.format == "partnership":
+        return f"player_{seat} (team {seat % 2})"
+    return f"player_{seat}"
+
+
+def _row_labels(match: Match) -> list[str]:
+    if match.format == "partnership":
+        return [f"team {t}: player_{a} & {b}" for t, (a, b) in enumerate(match.teams or ())]
+    return [f"player_{i}" for i in range(match.num_players)]
+
+
+def _match_panels(match: Match, showdown: bool) -> list[dict]:
+    """What each table panel shows: ``seats``, and a ``record`` (a finished hand, its
+    showdown) or a ``game`` (a hand in play), ``number`` (the hand in the match, None for a
+    partnership hand in play: hands are numbered as they end),
+    ``acting`` (the table that acts next), ``sitting_out``."""
+    history = match.hand_history
+    if match.format == "three_hand":
+        if showdown and history:
+            h = history[-1]
+            return [{"seats": h.seats, "record": h.record, "number": h.number, "acting": False,
+                     "sitting_out": h.sitting_out, "table": 0}]
+        t = match.tables[0]
+        return [{"seats": t.seats, "game": t.game, "number": len(history) + 1, "acting": True,
+                 "sitting_out": t.sitting_out, "table": 0}]
+    rounds = match.round_history
+    if showdown and rounds and (match.is_over or history[-1].round != match.round_number):
+        return [{"seats": h.seats, "record": h.record, "number": h.number, "acting": False,
+                 "sitting_out": None, "table": h.table} for h in rounds[-1].hands]
+    panels = []
+    this_round = [h for h in history if h.round == match.round_number]
+    for t in match.tables:
+        if t.running:
+            panels.append({"seats": t.seats, "game": t.game, "acting": t.index == match.current_table,
+                           "number": None, "sitting_out": None, "table": t.index})
+        else:  # this table's hand is over; the other table plays on
+            h = next(h for h in this_round if h.table == t.index)
+            panels.append({"seats": t.seats, "record": h.record, "number": h.number, "acting": False,
+                           "sitting_out": None, "table": t.index})
+    return panels
+
+
+def _draw_table_panel(match: Match, panel: dict) -> Image.Image:
+    """One table of a format as a ``LEFT_W`` x ``HEIGHT`` picture with its own title bar."""
+    img = Image.new("RGB", (LEFT_W, HEIGHT), FELT)
+    draw = ImageDraw.Draw(img)
+    draw.rectangle([0, 0, LEFT_W, 34], fill=FELT_DARK)
+    seats = panel["seats"]
+    names = [seat_label(match, s) for s in seats]
+    head = f"table {panel['table']}: {names[0]} v {names[1]}"
+    if panel["sitting_out"] is not None:
+        head += f", player_{panel['sitting_out']} sits out (deals)"
+    if "record" in panel:
+        _text(draw, (14, 9), _fit(f"{head}   showdown", 15, LEFT_W - 28), 15, INK)
+        _draw_hand_result(img, panel["record"], names, panel["number"])
+        note = "waiting for the other table" if match.format == "partnership" and \
+            any(t.running for t in match.tables) else ""
+        _text(draw, (16, 384), note, 14, MUTED)
+    else:
+        game = panel["game"]
+        state = "acts now" if panel["acting"] else "waits for the other table"
+        if panel["number"] is not None:  # three-hand: hands are numbered as they are dealt
+            state = f"hand {panel['number']}"
+        _text(draw, (14, 9), _fit(f"{head}   {state}", 15, LEFT_W - 28), 15,
+              GOLD if panel["acting"] and match.format == "partnership" else INK)
+        _draw_playing(img, game, game.current_player, names)
+    return img
+
+
+def _draw_match_sheet(canvas: Image.Image, match: Match, x0: int, y0: int) -> None:
+    """The match's sheet: one row per player (three-hand) or team (partnership)."""
+    sheet = match.sheet
+    n = sheet.num_columns
+    rows = sheet.size
+    labels = _row_labels(match)
+    draw = ImageDraw.Draw(canvas)
+    width = canvas.width - x0 - 12
+    draw.rounded_rectangle([x0, y0 + 10, x0 + width, canvas.height - 14], radius=8, fill=FELT_DARK)
+    rules = get_rules(match.rules)
+    _text(draw, (x0 + 12, y0 + 20), "Hollywood sheet" if n > 1 else "Sheet", 17, INK)
+    what = "per team" if match.format == "partnership" else "per player"
+    _text(draw, (x0 + 12, y0 + 44), f"{n} column{'s' if n > 1 else ''} to {rules.target}, {what}", 13, MUTED)
+    name_w, cell_w = MATCH_NAME_W, 46
+    y = y0 + 74
+    for j in range(n):
+        _text(draw, (x0 + 12 + name_w + cell_w * j + cell_w / 2, y), _COLUMN_NAMES[j], 15, MUTED, anchor="ma")
+    _text(draw, (x0 + 12 + name_w + cell_w * n + 26, y), "wins", 14, MUTED, anchor="ma")
+    out = match.sitting_out if match.format == "three_hand" and not match.is_over else None
+    for p in range(rows):
+        row_y = y + 28 + 40 * p
+        colour = MUTED if p == out else INK
+        _text(draw, (x0 + 12, row_y + 8), _fit(labels[p], 14, name_w - 6), 14, colour)
+        for j in range(n):
+            cx = x0 + 12 + name_w + cell_w * j
+            box = [cx + 2, row_y, cx + cell_w - 3, row_y + 32]
+            if sheet.column_winners[j] == p:
+                draw.rounded_rectangle(box, radius=5, fill=GOLD)
+                text_colour = BLACK
+            else:
+                draw.rounded_rectangle(box, radius=5, outline=(60, 100, 75), width=1)
+                text_colour = INK
+            text = str(int(sheet.columns[p, j])) if j < sheet.wins[p] else "-"
+            _text(draw, (cx + cell_w / 2, row_y + 9), text, 15, text_colour, anchor="ma")
+        _text(draw, (x0 + 12 + name_w + cell_w * n + 26, row_y + 9), str(sheet.wins[p]), 15, INK, anchor="ma")
+    y = y + 28 + 40 * rows + 16
+    lines = ["columns won: " + " - ".join(str(w) for w in sheet.columns_won)]
+    if match.format == "three_hand":
+        if out is not None:
+            lines.append(f"player_{out} deals and sits out")
+        if sheet.void:
+            lines.append(f"dead hands: {sheet.void}")
+    else:
+        if not match.is_over and match.dealing_team is not None:
+            lines.append(f"round {match.round_number + 1}: team {match.dealing_team} deals")
+        if sheet.void:
+            lines.append(f"rounds with no score: {sheet.void}")
+    if match.is_over:
+        winner = match.match_winner
+        if match.truncated:
+            lines.append(f"match cut after {len(match.hand_history)} hands")
+        else:
+            lines.append("match over: " + ("a draw" if winner is None else f"{labels[winner].split(':')[0]} wins"))
+    if sheet.is_settled:
+        totals = " - ".join(str(int(t)) for t in sheet.settled_totals())
+        lines.append(f"settled with bonuses: {totals}")
+    lines.append("gold: column decided (won)")
+    for i, line in enumerate(lines):
+        _text(draw, (x0 + 12, y + 22 * i), _fit(line, 14, width - 24), 14,
+              GOLD if line.startswith("match over") else MUTED)
+
+
+def match_image(match: Match, showdown: bool | None = None) -> Image.Image:
+    """A whole match as an RGB ``PIL.Image``: every table in play, and the match's sheet.
+
+    A duel is :func:`table_image` of its one table (the same picture, byte for byte). A
+    three-hand match shows its table (the two seats playing, who deals and sits out) and
+    the sheet's three rows, the sitting-out player's greyed; a partnership shows both
+    tables side by side (seats with their teams, the acting table's title in gold; a
+    table whose hand has ended shows that hand's showdown while the other plays on) and
+    the two team rows. ``showdown=True`` shows the last finished hand (partnership: both
+    hands of the last round, once the round is over) instead of the new deal; ``None``
+    shows it only once the match is over. Each table shows the hand of the seat to act
+    there, like the duel's picture (a spectator's view, not a seat's).
+    """
+    from .match import Match
+
+    if not isinstance(match, Match):
+        raise TypeError(f"match_image needs a hgin_env.match.Match, got {type(match).__name__}")
+    if match.format == "duel":
+        return table_image(match.tables[0].game, showdown=showdown)
+    if showdown not in (None, True, False):
+        raise TypeError(f"showdown must be True, False or None, got {showdown!r}")
+    show = bool(showdown) or (showdown is None and match.is_over)
+    panels = _match_panels(match, show and bool(match.hand_history))
+    n = match.sheet.num_columns
+    sheet_w = 12 + MATCH_NAME_W + 46 * n + 52 + 24 + 12
+    width = LEFT_W * len(panels) + sheet_w
+    canvas = Image.new("RGB", (width, TITLE_H + HEIGHT), FELT)
+    draw = ImageDraw.Draw(canvas)
+    draw.rectangle([0, 0, width, TITLE_H], fill=BLACK)
+    rules = get_rules(match.rules)
+    if match.format == "three_hand":
+        number = len(match.hand_history) + (0 if match.is_over else 1)
+        head = f"Hollywood Gin ({rules.name})   three-hand   hand {number}"
+    else:
+        head = (f"Hollywood Gin ({rules.name})   partnership: team 0 = player_0 & player_2, "
+                f"team 1 = player_1 & player_3   round {match.round_number + 1}")
+    if match.is_over:
+        head += "   match over"
+    _text(draw, (14, 9), _fit(head, 16, width - 28), 16, INK)
+    for i, panel in enumerate(panels):
+        canvas.paste(_draw_table_panel(match, panel), (LEFT_W * i, TITLE_H))
+        if i:
+            draw.line([(LEFT_W * i, TITLE_H), (LEFT_W * i, TITLE_H + HEIGHT)], fill=BLACK, width=2)
+    _draw_match_sheet(canvas, match, LEFT_W * len(panels) + 12, TITLE_H)
+    return canvas
+
+
+def match_array(match: Match, showdown: bool | None = None) -> np.ndarray:
+    """:func:`match_image` as an ``(H, W, 3)`` ``uint8`` array (a format's ``rgb_array`` render)."""
+    return np.asarray(match_image(match, showdown), dtype=np.uint8)
 
 
 def save_gif(frames: Sequence[np.ndarray | Image.Image], path: str | Path,

@@ -198,11 +198,13 @@ def test_shaping_with_formats(profile):
     assert steps > 0 and all(np.isfinite(list(totals.values())))
 
 
-def test_single_agent_adapter_refuses_formats():
+def test_single_agent_adapter_serves_formats_but_not_their_hands():
     from hgin_env.adapters import SingleAgentEnv
 
-    with pytest.raises(ValueError, match="duel"):
-        SingleAgentEnv(rules="gin_partnership")
+    env = SingleAgentEnv(rules="gin_partnership")  # tests/test_adapter_formats.py tests it
+    assert env.observation_space.shape == (ObservationLayout.for_rules(get_rules("gin_partnership")).size,)
+    with pytest.raises(ValueError, match="episode='hand' with format='partnership'"):
+        SingleAgentEnv(rules="gin_partnership", episode="hand")
 
 
 def test_layouts_versioned_and_duel_unchanged():

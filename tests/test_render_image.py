@@ -128,3 +128,91 @@ def test_scoreboard_and_game_html() -> None:
     assert "Hollywood sheet" in page and "player_0 knocks -&gt; player_0 scores 17" in page
     assert "stacked first deal" in page
     assert '<span style="color:#c8102e">' in page  # red suits
+
+
+# --------------------------------------------------------------------------- formats
+def _format_env(profile: str, seed: int):
+    from hgin_env.rules import get_rules
+
+    rules = get_rules(profile).replace(target=40, name=profile).to_dict()
+    env = hollywood_gin_v0.env(rules=rules, render_mode="rgb_array")
+    env.reset(seed=seed)
+    return env
+
+
+def _play_rendering(env, seed: int, max_frames: int | None = None) -> list[np.ndarray]:
+    """Play a match (knocking when possible), rendering every 60th move, after every hand
+    and at the end (drawing costs more than playing)."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    hands = 0
+    for n, _agent in enumerate(env.agent_iter()):
+        obs, _, term, trunc, info = env.last()
+        if n % 60 == 0 or info.get("hands_played", 0) > hands:
+            hands = info.get("hands_played", 0)
+            frames.append(env.render())
+            if max_frames is not None and len(frames) >= max_frames:
+                return frames
+        if term or trunc:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        knocks = [a for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
+        env.step(int(knocks[0]) if knocks else int(rng.choice(legal)))
+    frames.append(env.render())
+    return frames
+
+
+@pytest.mark.parametrize("profile,tables", [("hollywood_three_hand", 1), ("gin_three_hand", 1),
+                                            ("hollywood_partnership", 2), ("gin_partnership", 2)])
+def test_format_pictures_show_the_whole_match(profile, tables) -> None:
+    from hgin_env.render_image import LEFT_W, match_array
+
+    env = _format_env(profile, 2)
+    match = env.unwrapped.match
+    first = env.render()
+    np.testing.assert_array_equal(first, match_array(match, showdown=False))
+    np.testing.assert_array_equal(first, match_array(match.clone(), showdown=False))  # deterministic
+    # every table side by side, then the match's sheet
+    assert first.dtype == np.uint8 and first.shape[0] == 454 and first.shape[1] > LEFT_W * tables + 300
+    frames = _play_rendering(env, 2)
+    assert len({f.shape for f in frames}) == 1  # one size for the whole match (GIFs)
+    assert match.is_over
+    last = frames[-1]
+    np.testing.assert_array_equal(last, match_array(match, showdown=True))
+    assert _has_colour(last, GOLD)  # decided columns on the match's sheet
+    again = _play_rendering(_format_env(profile, 2), 2, max_frames=6)
+    assert all(np.array_equal(a, b) for a, b in zip(frames, again, strict=False))
+
+
+def test_partnership_picture_keeps_a_finished_tables_showdown_while_the_other_plays() -> None:
+    from hgin_env.render_image import LEFT_W, match_array, match_image
+
+    env = _format_env("hollywood_partnership", 5)
+    match = env.unwrapped.match
+    rng = np.random.default_rng(5)
+    while all(t.running for t in match.tables):  # play until one table's hand ends
+        legal = match.legal_actions()
+        knocks = [a for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
+        env.step(int(knocks[0]) if knocks else int(rng.choice(legal)))
+    finished = next(t for t in match.tables if not t.running)
+    img = env.render()
+    assert _has_colour(img, GOLD)
+    # that table's panel is its showdown, whatever showdown= asks; the other table plays on
+    panel = np.s_[34:, LEFT_W * finished.index:LEFT_W * (finished.index + 1)]
+    np.testing.assert_array_equal(img[panel], match_array(match, showdown=False)[panel])
+    with pytest.raises(TypeError, match="needs a hgin_env.match.Match"):
+        match_image(match.current_game)  # type: ignore[arg-type]
+
+
+def test_duel_match_picture_is_the_table_picture() -> None:
+    from hgin_env.match import Match
+    from hgin_env.render_image import match_array
+
+    m = Match(seed=5)
+    np.testing.assert_array_equal(match_array(m), table_array(m.current_game))
+
+
+@pytest.mark.parametrize("profile", ["hollywood_three_hand", "gin_partnership"])
+def test_pettingzoo_render_test_for_formats(profile) -> None:
+    render_test(lambda render_mode=None: hollywood_gin_v0.env(rules=profile, render_mode=render_mode))

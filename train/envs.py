@@ -17,7 +17,8 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from agents.base import make_agent
 from hgin_env.adapters import SingleAgentEnv
-from hgin_env.rules import Rules
+from hgin_env.observation import ObservationLayout
+from hgin_env.rules import Rules, get_rules
 
 
 class TrainingEnv(SingleAgentEnv):
@@ -26,28 +27,40 @@ class TrainingEnv(SingleAgentEnv):
     With ``reward="points"`` and ``match_bonus=b`` the learner gets hand points / 100 as
     they are scored and ±b when the match is won or lost, so it learns hand play from a
     dense signal while the match outcome still counts.
+
+    Every format (``rules``): an opponent spec's agent reads the format's observation
+    layout and plays every seat but the learner's (the partner's too, unless
+    ``partner_spec`` names an agent for it); a ``ppo:PATH`` spec trained for another layout
+    is refused in one line (``agents.ppo.check_layout``).
     """
 
     def __init__(self, opponent_specs: Sequence[str], opponent_weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "points",
                  match_bonus: float = 0.0, episode: str = "match", seed: int = 0,
-                 shaping: float = 0.0, shaping_gamma: float = 1.0):
+                 shaping: float = 0.0, shaping_gamma: float = 1.0, partner_spec: str | None = None):
         self.opponent_specs: list[str] = []
         self._agent_cache: dict[str, object] = {}
         self._seed = seed
+        self._rules = get_rules(rules)
+        partner = None if partner_spec is None else self._build([partner_spec], offset=999)[0]
         super().__init__(opponent=self._build(opponent_specs), rules=rules, reward=reward,
                          episode=episode, opponent_weights=opponent_weights, shaping=shaping,
-                         shaping_gamma=shaping_gamma)
+                         shaping_gamma=shaping_gamma, partner=partner)  # type: ignore[arg-type]
         self.opponent_specs = list(opponent_specs)
+        self.partner_spec = partner_spec
         self.match_bonus = match_bonus
 
-    def _build(self, specs: Sequence[str]) -> list:
-        columns = self.aec.rules.columns if hasattr(self, "aec") else Rules().columns
+    def _build(self, specs: Sequence[str], offset: int = 0) -> list:
+        layout = ObservationLayout.for_rules(self._rules)
         out = []
         for i, spec in enumerate(specs):
             if spec not in self._agent_cache:
-                kwargs = {} if spec.startswith("ppo") else {"columns": columns}
-                self._agent_cache[spec] = make_agent(spec, seed=self._seed * 1000 + i, **kwargs)
+                # The duel's agents as before (columns); a format's read its layout.
+                if spec.startswith("ppo"):
+                    kwargs: dict = {} if layout.format == "duel" else {"layout": layout}
+                else:
+                    kwargs = {"columns": layout.columns} if layout.format == "duel" else {"layout": layout}
+                self._agent_cache[spec] = make_agent(spec, seed=self._seed * 1000 + offset + i, **kwargs)
             out.append(self._agent_cache[spec])
         return out
 
@@ -119,6 +132,10 @@ class BatchedVecEnv(VecEnv):
         from hgin_env.vector import LearnerBatch
 
         self.rules = get_rules(rules)
+        if self.rules.format != "duel":
+            raise ValueError(f"the batched engine (--vec-env batched) plays the duel only; "
+                             f"format={self.rules.format!r} trains with --vec-env subproc or "
+                             f"dummy (TrainingEnv)")
         self._seed = seed
         self._cache: dict[str, object] = {}
         self.opponent_specs = list(opponent_specs)

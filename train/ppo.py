@@ -21,6 +21,13 @@ few numpy calls, a frozen snapshot in one torch call, ``self`` = the live learne
 other seat, Expert row by row). ``--vec-env subproc`` is the previous path (one
 ``TrainingEnv`` per process), kept for comparison.
 
+Three-hand and partnership (``--rules hollywood_three_hand``, ``hollywood_partnership``, ...)
+train on ``TrainingEnv`` (``--vec-env subproc`` or ``dummy``): the learner takes one seat,
+the opponent drawn for the match plays every other one (the partner too), and the network
+reads the format's observation layout, which the checkpoint's metadata records. The
+batched engine, the periodic duel evaluations and the imitation warm start are duel-only
+and are refused for a format (``--eval-every 0``, ``--imitation-matches 0``).
+
 Why these defaults on 2 cores: with the batched engine the environment costs little
 (about a tenth of the time); the PPO update is the rest, so the network and minibatches
 are sized for one torch thread: 128 games x 32 steps = 4,096 decisions per rollout (as
@@ -193,7 +200,8 @@ def train(args: Args) -> Path:
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from agents.ppo import checkpoint_meta, load_error, read_meta, save_checkpoint
+    from agents.ppo import check_layout, checkpoint_meta, load_error, read_meta, save_checkpoint
+    from hgin_env.observation import ObservationLayout
     from hgin_env.rules import get_rules
     from train.callbacks import (
         Checkpoints,
@@ -211,6 +219,13 @@ def train(args: Args) -> Path:
     torch.set_num_threads(args.torch_threads)
     args = resolved(args)
     rules = get_rules(args.rules)
+    if rules.format != "duel":  # formats train on TrainingEnv (SingleAgentEnv), checked before anything is written
+        for flag, unsupported in (("--vec-env batched", args.vec_env == "batched"),
+                                  ("--eval-every (duel evaluations)", args.eval_every > 0),
+                                  ("--imitation-matches (duel demonstrations)", args.imitation_matches > 0)):
+            if unsupported:
+                raise ValueError(f"{flag} is for the duel; format={rules.format!r} trains with "
+                                 f"--vec-env subproc or dummy, --eval-every 0, --imitation-matches 0")
     run_name = args.run_name or f"ppo_{args.seed}_{time.strftime('%Y%m%d_%H%M%S')}"
     run_dir = Path(args.out_dir) / run_name
     if args.resume:  # checked before anything is written
@@ -222,7 +237,7 @@ def train(args: Args) -> Path:
             run_dir = run_folder_of(Path(args.resume)) or run_dir
     start_weights = None
     for path in filter(None, (args.resume, args.init_from)):
-        read_meta(path)
+        check_layout(read_meta(path), path, layout=ObservationLayout.for_rules(rules))
         try:  # the whole checkpoint loads, before any environment or file is made
             start_weights = MaskablePPO.load(path, device="cpu")
         except Exception as exc:  # SB3 raises many kinds on damaged files
