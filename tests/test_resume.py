@@ -152,3 +152,23 @@ def test_failed_resume_writes_nothing(killed_and_resumed, tmp_path, capsys):
     assert err.count("\n") == 1 and "leaves nothing to train" in err
     assert (run / "args.json").read_bytes() == args_before
     assert {p: p.stat().st_mtime_ns for p in run.rglob("*")} == stamp
+
+
+def test_resume_flags_override_the_checkpoints_hyperparameters(tmp_path):
+    """``--resume CKPT --learning-rate X --ent-coef Y`` trains on with X and Y (args.json
+    records the flags; the model must follow them, not the values saved in the zip)."""
+    from sb3_contrib import MaskablePPO
+
+    from train.envs import TrainingEnv
+    from train.ppo import parse_args, resumed_hyperparameters
+
+    env = TrainingEnv(["random"], rules="hollywood_short")
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, learning_rate=3e-4, ent_coef=0.01,
+                        device="cpu")
+    model.save(tmp_path / "ckpt.zip")
+    args = parse_args(["--learning-rate", "1e-4", "--ent-coef", "0.002", "--clip-range", "0.1",
+                       "--target-kl", "0.02"])
+    loaded = MaskablePPO.load(tmp_path / "ckpt.zip", env=env, device="cpu",
+                              custom_objects=resumed_hyperparameters(args))
+    assert loaded.learning_rate == 1e-4 and loaded.lr_schedule(1.0) == 1e-4
+    assert loaded.ent_coef == 0.002 and loaded.clip_range(1.0) == 0.1 and loaded.target_kl == 0.02

@@ -191,6 +191,19 @@ def resolved(args: Args) -> Args:
                                n_steps=args.n_steps or (32 if batched else 1024))
 
 
+#: PPO settings a resumed run takes from its arguments (the rest is the checkpoint's).
+RESUMABLE_HYPERPARAMETERS = ("learning_rate", "ent_coef", "clip_range", "n_epochs", "batch_size",
+                             "gamma", "gae_lambda", "target_kl")
+
+
+def resumed_hyperparameters(args: Args) -> dict:
+    """``custom_objects`` for ``MaskablePPO.load``: the run's PPO settings (flags given with
+    ``--resume`` override the run's ``args.json``, and so the model's)."""
+    out = {name: getattr(args, name) for name in RESUMABLE_HYPERPARAMETERS}
+    out["target_kl"] = args.target_kl or None
+    return out
+
+
 def train(args: Args) -> Path:
     """Run one training; returns the path of the final model."""
     import torch
@@ -277,7 +290,10 @@ def train(args: Args) -> Path:
     start_step = None  # the checkpoint's step when resuming
     if args.resume:
         try:
-            model = MaskablePPO.load(args.resume, env=envs, device="cpu")
+            # The run's (possibly overridden) hyperparameters replace the saved ones, so that
+            # e.g. `--resume ... --learning-rate 1e-4` anneals the run as args.json says.
+            model = MaskablePPO.load(args.resume, env=envs, device="cpu",
+                                     custom_objects=resumed_hyperparameters(args))
         except Exception as exc:  # SB3 raises many kinds on damaged files or other spaces
             envs.close()
             raise load_error(args.resume, exc) from None
