@@ -23,7 +23,15 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-FIELDS = ["checkpoint", "steps", "opponent", "matches", "seed", "win_rate", "ci_low", "ci_high"]
+FIELDS = ["checkpoint", "steps", "sha256", "opponent", "matches", "seed", "win_rate", "ci_low", "ci_high"]
+
+
+def file_digest(path: Path) -> str:
+    """The first 16 hex digits of the file's SHA-256: ``model.zip`` is rewritten when a run
+    resumes, so a measurement is kept for the file's content, not its name."""
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
 def checkpoints_of(run_dir: Path) -> list[Path]:
@@ -41,7 +49,8 @@ def _steps(path: Path) -> int:
 
 def evaluate_checkpoints(paths: Sequence[Path], opponents: Sequence[str], matches: int, seed: int,
                          out: Path | None = None, progress: bool = True) -> list[dict]:
-    """One row per (checkpoint, opponent); ``out`` gets them as CSV as they finish."""
+    """One row per (checkpoint, opponent); ``out`` gets them as CSV as they finish. Rows
+    already in ``out`` for the same file content, matches and seed are kept, not replayed."""
     from agents.ppo import PPOAgent
     from train.callbacks import evaluate_against
 
@@ -50,9 +59,9 @@ def evaluate_checkpoints(paths: Sequence[Path], opponents: Sequence[str], matche
     if out is not None and out.is_file():  # keep what an interrupted selection measured
         with out.open(newline="") as f:
             for r in csv.DictReader(f):
-                if int(r["matches"]) == matches and int(r["seed"]) == seed:
+                if int(r["matches"]) == matches and int(r["seed"]) == seed and r.get("sha256"):
                     rows.append(r)
-                    done.add((r["checkpoint"], r["opponent"]))
+                    done.add((r["sha256"], r["opponent"]))
     writer_file = None
     if out is not None:
         new = not out.is_file()
@@ -62,13 +71,14 @@ def evaluate_checkpoints(paths: Sequence[Path], opponents: Sequence[str], matche
             writer.writeheader()
     try:
         for path in paths:
-            todo = [o for o in opponents if (str(path), o) not in done]
+            digest = file_digest(path)
+            todo = [o for o in opponents if (digest, o) not in done]
             if not todo:
                 continue
             agent = PPOAgent.load(path)
             for opp in todo:
                 s = evaluate_against(agent, opp, matches=matches, seed=seed, rules=agent.meta["rules"])
-                row = {"checkpoint": str(path), "steps": _steps(path), "opponent": opp,
+                row = {"checkpoint": str(path), "steps": _steps(path), "sha256": digest, "opponent": opp,
                        "matches": s["matches"], "seed": seed, "win_rate": round(s["a_win_rate"], 4),
                        "ci_low": round(s["ci_low"], 4), "ci_high": round(s["ci_high"], 4)}
                 rows.append(row)

@@ -27,6 +27,12 @@ def test_selection_evaluates_every_checkpoint_and_resumes(tmp_path, capsys):
     # A rerun measures nothing again (same matches and seed): the file keeps its rows.
     assert main([str(tmp_path), "--matches", "4", "--seed", "7", "--opponents", "random"]) == 0
     assert (tmp_path / "selection.csv").read_text().splitlines() == lines
+    # model.zip rewritten (a resumed run): measured again, the other files are not.
+    model.learn(64)
+    save_checkpoint(model, tmp_path / "model.zip", checkpoint_meta(rules))
+    assert main([str(tmp_path), "--matches", "4", "--seed", "7", "--opponents", "random"]) == 0
+    more = (tmp_path / "selection.csv").read_text().splitlines()
+    assert more[:len(lines)] == lines and len(more) == len(lines) + 1 and "model.zip" in more[-1]
     rows = [dict(zip(lines[0].split(","), line.split(","), strict=True)) for line in lines[1:]]
     assert best(rows, "random")["opponent"] == "random"
     assert main([str(tmp_path / "nothing")]) == 2
