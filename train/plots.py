@@ -127,8 +127,9 @@ def _plot_hand_curves(ax, episodes: list[dict[str, str]]) -> None:
     ax.plot(t[k - 1:], rolling(knocked), label="hands ended by the learner's knock (share)")
     ax.plot(t[k - 1:], rolling(net) / 10, label="net hand points per hand / 10")
     ax.axhline(0.0, color="grey", lw=0.8)
+    # A fresh learner loses ~50 points a hand; clip so the later, small differences show.
     ax.set(title=f"Training hands (pooled over the last {k} matches)", xlabel="learner steps (decisions)",
-           ylabel="share of hands; points per hand / 10")
+           ylabel="share of hands; points per hand / 10 (axis clipped at -1)", ylim=(-1.0, 1.0))
     ax.legend(loc="lower right", fontsize=8)
 
 
