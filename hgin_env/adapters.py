@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import inspect
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import gymnasium
@@ -265,19 +265,7 @@ def episode_summary(aec: raw_env, learner: str) -> dict:
     assert game is not None
     me = aec.possible_agents.index(learner)
     board = game.scoreboard
-    kinds_me: Counter[str] = Counter()
-    kinds_opp: Counter[str] = Counter()
-    points = [0, 0]  # hand points scored by the learner, by the opponent
-    dead = 0
-    for h in game.hand_history:
-        if h.winner is None:
-            dead += 1
-        elif h.winner == me:
-            kinds_me[h.kind] += 1
-            points[0] += h.points
-        else:
-            kinds_opp[h.kind] += 1
-            points[1] += h.points
+    _, dead, kinds_me, kinds_opp, points = _tally_hands(game.hand_history, me)
     winner = board.match_winner
     if game.single_hand and game.hand_history:  # a one-hand episode is won by the hand's winner
         winner = game.hand_history[-1].winner
@@ -296,6 +284,26 @@ def episode_summary(aec: raw_env, learner: str) -> dict:
         "points": points[0],
         "opponent_points": points[1],
     }
+
+
+def _tally_hands(hands: Iterable[Any], me: int) -> tuple[int, int, Counter[str], Counter[str], list[int]]:
+    """Hands ``me`` played (each with ``winner``, ``kind``, ``points``): how many, how many
+    dead, kinds won by ``me`` / by its opponent, and the hand points each side scored."""
+    kinds_me: Counter[str] = Counter()
+    kinds_opp: Counter[str] = Counter()
+    points = [0, 0]  # scored by me, by the opponent
+    played = dead = 0
+    for h in hands:
+        played += 1
+        if h.winner is None:
+            dead += 1
+        elif h.winner == me:
+            kinds_me[h.kind] += 1
+            points[0] += h.points
+        else:
+            kinds_opp[h.kind] += 1
+            points[1] += h.points
+    return played, dead, kinds_me, kinds_opp, points
 
 
 def format_summary(match: Match, seat: int) -> dict:
@@ -318,22 +326,8 @@ def format_summary(match: Match, seat: int) -> dict:
     row = match.sheet_row(seat)
     sheet = match.sheet
     others = [r for r in range(sheet.size) if r != row]
-    kinds_me: Counter[str] = Counter()
-    kinds_opp: Counter[str] = Counter()
-    points = [0, 0]
-    played = dead = 0
-    for h in match.hand_history:
-        if seat not in h.seats:
-            continue
-        played += 1
-        if h.winner is None:
-            dead += 1
-        elif h.winner == seat:
-            kinds_me[h.kind] += 1
-            points[0] += h.points
-        else:
-            kinds_opp[h.kind] += 1
-            points[1] += h.points
+    played, dead, kinds_me, kinds_opp, points = _tally_hands(
+        (h for h in match.hand_history if seat in h.seats), seat)
     winner = match.match_winner
     won = sheet.columns_won
     columns = np.asarray(sheet.columns)
