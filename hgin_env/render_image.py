@@ -44,6 +44,7 @@ from .rules import get_rules
 
 if TYPE_CHECKING:
     from .match import Match
+    from .sheets import Sheet
 
 CARD_W, CARD_H = 50, 70
 #: Horizontal step between overlapping cards of one meld, and the gap between groups.
@@ -226,6 +227,34 @@ def _player_name(names: Sequence[str] | None, p: int) -> str:
 
 
 # --------------------------------------------------------------------------- panels
+def _draw_sheet_grid(draw: ImageDraw.ImageDraw, sheet: Sheet, x0: int, y: int, name_w: int,
+                     labels: Sequence[str], muted_row: int | None = None) -> int:
+    """The sheet's grid, for the duel's board and the formats' sheets alike: a header row
+    of column names and "wins", then one row per sheet row (its label, one cell per column,
+    decided columns filled with gold, unopened ones "-", its wins). ``muted_row`` greys a
+    label (the three-hand player sitting out). Returns the y below the grid."""
+    n, cell_w = sheet.num_columns, 46
+    for j in range(n):
+        _text(draw, (x0 + 12 + name_w + cell_w * j + cell_w / 2, y), _COLUMN_NAMES[j], 15, MUTED, anchor="ma")
+    _text(draw, (x0 + 12 + name_w + cell_w * n + 26, y), "wins", 14, MUTED, anchor="ma")
+    for p in range(sheet.size):
+        row_y = y + 28 + 40 * p
+        _text(draw, (x0 + 12, row_y + 8), _fit(labels[p], 14, name_w - 6), 14, MUTED if p == muted_row else INK)
+        for j in range(n):
+            cx = x0 + 12 + name_w + cell_w * j
+            box = [cx + 2, row_y, cx + cell_w - 3, row_y + 32]
+            if sheet.column_winners[j] == p:
+                draw.rounded_rectangle(box, radius=5, fill=GOLD)
+                colour = BLACK
+            else:
+                draw.rounded_rectangle(box, radius=5, outline=(60, 100, 75), width=1)
+                colour = INK
+            text = str(int(sheet.columns[p, j])) if j < sheet.wins[p] else "-"
+            _text(draw, (cx + cell_w / 2, row_y + 9), text, 15, colour, anchor="ma")
+        _text(draw, (x0 + 12 + name_w + cell_w * n + 26, row_y + 9), str(sheet.wins[p]), 15, INK, anchor="ma")
+    return y + 28 + 40 * sheet.size + 16
+
+
 def _draw_sheet(canvas: Image.Image, game: Game, x0: int, names: Sequence[str] | None) -> None:
     """The Hollywood sheet: one column per contest, decided columns filled with gold."""
     board = game.scoreboard
@@ -236,30 +265,7 @@ def _draw_sheet(canvas: Image.Image, game: Game, x0: int, names: Sequence[str] |
     _text(draw, (x0 + 12, 54), "Hollywood sheet", 17, INK)
     rules = get_rules(game.rules)
     _text(draw, (x0 + 12, 78), f"{n} column{'s' if n > 1 else ''} to {rules.target}", 13, MUTED)
-    name_w, cell_w = NAME_W, 46
-    y = 108
-    for j in range(n):
-        _text(draw, (x0 + 12 + name_w + cell_w * j + cell_w / 2, y), _COLUMN_NAMES[j], 15, MUTED,
-              anchor="ma")
-    _text(draw, (x0 + 12 + name_w + cell_w * n + 26, y), "wins", 14, MUTED, anchor="ma")
-    for p in (0, 1):
-        row_y = y + 28 + 40 * p
-        _text(draw, (x0 + 12, row_y + 8), _fit(_player_name(names, p), 14, NAME_W - 6), 14, INK)
-        for j in range(n):
-            cx = x0 + 12 + name_w + cell_w * j
-            box = [cx + 2, row_y, cx + cell_w - 3, row_y + 32]
-            if board.column_winners[j] == p:
-                draw.rounded_rectangle(box, radius=5, fill=GOLD)
-                colour = BLACK
-            else:
-                draw.rounded_rectangle(box, radius=5, outline=(60, 100, 75), width=1)
-                colour = INK
-            opened = j < board.wins[p]
-            text = str(int(board.columns[p, j])) if opened else "-"
-            _text(draw, (cx + cell_w / 2, row_y + 9), text, 15, colour, anchor="ma")
-        _text(draw, (x0 + 12 + name_w + cell_w * n + 26, row_y + 9), str(board.wins[p]), 15, INK,
-              anchor="ma")
-    y = y + 28 + 80 + 16
+    y = _draw_sheet_grid(draw, board, x0, 108, NAME_W, [_player_name(names, p) for p in (0, 1)])
     won = board.columns_won
     lines = [f"columns won: {won[0]} - {won[1]}"]
     if board.dead_hands:
@@ -538,7 +544,6 @@ def _draw_match_sheet(canvas: Image.Image, match: Match, x0: int, y0: int) -> No
     """The match's sheet: one row per player (three-hand) or team (partnership)."""
     sheet = match.sheet
     n = sheet.num_columns
-    rows = sheet.size
     labels = _row_labels(match)
     draw = ImageDraw.Draw(canvas)
     width = canvas.width - x0 - 12
@@ -547,29 +552,8 @@ def _draw_match_sheet(canvas: Image.Image, match: Match, x0: int, y0: int) -> No
     _text(draw, (x0 + 12, y0 + 20), "Hollywood sheet" if n > 1 else "Sheet", 17, INK)
     what = "per team" if match.format == "partnership" else "per player"
     _text(draw, (x0 + 12, y0 + 44), f"{n} column{'s' if n > 1 else ''} to {rules.target}, {what}", 13, MUTED)
-    name_w, cell_w = MATCH_NAME_W, 46
-    y = y0 + 74
-    for j in range(n):
-        _text(draw, (x0 + 12 + name_w + cell_w * j + cell_w / 2, y), _COLUMN_NAMES[j], 15, MUTED, anchor="ma")
-    _text(draw, (x0 + 12 + name_w + cell_w * n + 26, y), "wins", 14, MUTED, anchor="ma")
     out = match.sitting_out if match.format == "three_hand" and not match.is_over else None
-    for p in range(rows):
-        row_y = y + 28 + 40 * p
-        colour = MUTED if p == out else INK
-        _text(draw, (x0 + 12, row_y + 8), _fit(labels[p], 14, name_w - 6), 14, colour)
-        for j in range(n):
-            cx = x0 + 12 + name_w + cell_w * j
-            box = [cx + 2, row_y, cx + cell_w - 3, row_y + 32]
-            if sheet.column_winners[j] == p:
-                draw.rounded_rectangle(box, radius=5, fill=GOLD)
-                text_colour = BLACK
-            else:
-                draw.rounded_rectangle(box, radius=5, outline=(60, 100, 75), width=1)
-                text_colour = INK
-            text = str(int(sheet.columns[p, j])) if j < sheet.wins[p] else "-"
-            _text(draw, (cx + cell_w / 2, row_y + 9), text, 15, text_colour, anchor="ma")
-        _text(draw, (x0 + 12 + name_w + cell_w * n + 26, row_y + 9), str(sheet.wins[p]), 15, INK, anchor="ma")
-    y = y + 28 + 40 * rows + 16
+    y = _draw_sheet_grid(draw, sheet, x0, y0 + 74, MATCH_NAME_W, labels, muted_row=out)
     lines = ["columns won: " + " - ".join(str(w) for w in sheet.columns_won)]
     if match.format == "three_hand":
         if out is not None:
