@@ -16,6 +16,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.base import make_agent
+from agents.batched import BatchedPolicy
 from hgin_env.adapters import SingleAgentEnv
 from hgin_env.observation import ObservationLayout
 from hgin_env.rules import Rules, get_rules
@@ -90,28 +91,20 @@ def batched_opponent(spec: str, seed: int, columns: int) -> object:
     return make_batched_agent(spec, seed=seed, columns=columns)
 
 
-class LivePolicy:
+class LivePolicy(BatchedPolicy):
     """The learner as its own opponent (self-play on both seats): samples the current
-    policy, whose model the trainer sets with ``BatchedVecEnv.set_live_model``."""
+    policy (:class:`agents.batched.BatchedPolicy`, not deterministic), whose model the
+    trainer sets with ``BatchedVecEnv.set_live_model``."""
 
     name = "self"
 
     def __init__(self, seed: int | None = None):
-        self.model = None
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
+        super().__init__(model=None, deterministic=False, seed=seed)
 
     def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        from agents.batched import BatchedPolicy
-
         if self.model is None:
             raise RuntimeError("self-play opponent has no model yet (call set_live_model)")
-        policy = BatchedPolicy(self.model, deterministic=False)
-        policy.rng = self.rng
-        return policy.act(observations, masks)
+        return super().act(observations, masks)
 
 
 class BatchedVecEnv(VecEnv):
