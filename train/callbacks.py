@@ -23,6 +23,8 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import CSVOutputFormat, TensorBoardOutputFormat
 
+from train.plots import hand_outcomes
+
 HAND_KINDS = ("knock", "gin", "big_gin", "undercut")
 
 
@@ -91,11 +93,10 @@ def outcome_scalars(rows: list[dict]) -> dict[str, float]:
         out[f"charts/my_{k}_rate"] = sum(r[f"my_{k}"] for r in rows) / hands
         out[f"charts/opp_{k}_rate"] = sum(r[f"opp_{k}"] for r in rows) / hands
     # Hand-level curves: they move long before the match win rate does.
-    out["charts/hand_win_rate"] = sum(out[f"charts/my_{k}_rate"] for k in HAND_KINDS)
-    out["charts/points_per_hand"] = sum(r["points"] - r["opp_points"] for r in rows) / hands
-    # Hands the learner ended by knocking (won by knock, gin or big gin, or undercut).
-    out["charts/knock_rate"] = (sum(out[f"charts/my_{k}_rate"] for k in ("knock", "gin", "big_gin"))
-                                + out["charts/opp_undercut_rate"])
+    won, knocked, net = np.sum([hand_outcomes(r) for r in rows], axis=0)
+    out["charts/hand_win_rate"] = won / hands
+    out["charts/knock_rate"] = knocked / hands
+    out["charts/points_per_hand"] = net / hands
     by_opp: Counter[str] = Counter()
     wins: Counter[str] = Counter()
     for r in rows:

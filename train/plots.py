@@ -7,7 +7,20 @@ from __future__ import annotations
 
 import csv
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+
+
+def hand_outcomes(row: Mapping[str, object]) -> tuple[float, float, float]:
+    """One ``episodes.csv`` row's hand-level counts (numbers or their CSV text): hands the
+    learner won, hands it ended by knocking (won by knock, gin or big gin, or undercut),
+    and its net hand points. The one definition behind ``charts/hand_win_rate``,
+    ``charts/knock_rate``, ``charts/points_per_hand`` and the plot's hand panel."""
+    def num(key: str) -> float:
+        return float(row.get(key) or 0)  # type: ignore[arg-type]
+
+    by_knock = num("my_knock") + num("my_gin") + num("my_big_gin")
+    return by_knock + num("my_undercut"), by_knock + num("opp_undercut"), num("points") - num("opp_points")
 
 
 def _read_csv(path: Path) -> list[dict[str, str]]:
@@ -112,12 +125,7 @@ def _plot_hand_curves(ax, episodes: list[dict[str, str]]) -> None:
     t = np.array([int(r["timesteps"]) for r in episodes])
     hands = np.array([max(1, int(r["hands"])) for r in episodes], dtype=float)
 
-    def col(key: str) -> np.ndarray:
-        return np.array([float(r.get(key) or 0) for r in episodes])
-
-    won = col("my_knock") + col("my_gin") + col("my_big_gin") + col("my_undercut")
-    knocked = col("my_knock") + col("my_gin") + col("my_big_gin") + col("opp_undercut")
-    net = col("points") - col("opp_points")
+    won, knocked, net = np.array([hand_outcomes(r) for r in episodes], dtype=float).T
     k = max(1, min(200, len(t) // 5))
 
     def rolling(x: np.ndarray) -> np.ndarray:  # pooled over the last k matches
