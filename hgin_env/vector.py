@@ -212,10 +212,10 @@ class HollywoodVectorEnv(gymnasium.vector.VectorEnv):
     def __init__(self, num_envs: int, opponents: Sequence[Any], weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "match", match_bonus: float = 0.0,
                  seed: int | None = None, shaping: float = 0.0, shaping_gamma: float = 1.0):
-        self._args = (opponents, weights, rules, reward, match_bonus)
-        self._shaping = {"shaping": shaping, "shaping_gamma": shaping_gamma}
-        self.core = LearnerBatch(num_envs, opponents, weights, rules, reward, match_bonus, seed,
-                                 **self._shaping)
+        # What a reseeding reset() builds the batch with again.
+        self._batch_kwargs = {"opponents": opponents, "weights": weights, "rules": rules, "reward": reward,
+                              "match_bonus": match_bonus, "shaping": shaping, "shaping_gamma": shaping_gamma}
+        self.core = LearnerBatch(num_envs, seed=seed, **self._batch_kwargs)
         self.num_envs = num_envs
         low, high = observation_bounds(self.core.rules.columns)
         self.single_observation_space = gymnasium.spaces.Box(low, high, dtype=np.float32)
@@ -225,9 +225,7 @@ class HollywoodVectorEnv(gymnasium.vector.VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         if seed is not None:
-            opponents, weights, rules, reward, bonus = self._args
-            self.core = LearnerBatch(self.num_envs, opponents, weights, rules, reward, bonus, seed,
-                                     **self._shaping)
+            self.core = LearnerBatch(self.num_envs, seed=seed, **self._batch_kwargs)
         return self.core.observations().copy(), {"action_mask": self.core.action_masks().copy()}
 
     def step(self, actions):
