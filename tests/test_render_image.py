@@ -54,6 +54,13 @@ def test_rgb_array_shows_the_showdown_once_then_the_new_deal() -> None:
     assert not np.array_equal(after, showdown)
 
 
+def _knock_or_random(obs: dict, rng: np.random.Generator) -> int:
+    """The first legal knock, else a random legal action (matches end in a few hands)."""
+    legal = np.flatnonzero(obs["action_mask"])
+    knocks = [a for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
+    return int(knocks[0]) if knocks else int(rng.choice(legal))
+
+
 def test_match_end_shows_the_last_hand_and_decided_columns() -> None:
     env = hollywood_gin_v0.env(render_mode="rgb_array", rules={"target": 20})
     env.reset(seed=3)
@@ -63,9 +70,7 @@ def test_match_end_shows_the_last_hand_and_decided_columns() -> None:
         if term or trunc:
             env.step(None)
             continue
-        legal = np.flatnonzero(obs["action_mask"])
-        knocks = [a for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
-        env.step(int(knocks[0]) if knocks else int(rng.choice(legal)))
+        env.step(_knock_or_random(obs, rng))
     game = env.unwrapped.game
     assert game.is_over
     img = env.render()
@@ -156,9 +161,7 @@ def _play_rendering(env, seed: int, max_frames: int | None = None) -> list[np.nd
         if term or trunc:
             env.step(None)
             continue
-        legal = np.flatnonzero(obs["action_mask"])
-        knocks = [a for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
-        env.step(int(knocks[0]) if knocks else int(rng.choice(legal)))
+        env.step(_knock_or_random(obs, rng))
     frames.append(env.render())
     return frames
 
