@@ -104,7 +104,7 @@ class SingleAgentEnv(gymnasium.Env):
                  episode: str = "match", seat: int | None = None,
                  opponent_weights: Sequence[float] | None = None,
                  illegal_action: str = "terminate", render_mode: str | None = None,
-                 shaping: float = 0.0, shaping_gamma: float = 1.0,
+                 shaping: float = 0.0, shaping_gamma: float = 1.0, shaping_potential: str = "deadwood",
                  partner: Opponent | None = None):
         super().__init__()
         if illegal_action not in ("terminate", "raise"):
@@ -116,7 +116,8 @@ class SingleAgentEnv(gymnasium.Env):
                              f"{fmt} match is one episode (episode='match'); one-hand "
                              f"episodes are for the duel")
         self.aec = raw_env(rules=rules, episode=episode, reward=reward, render_mode=render_mode,
-                           shaping=shaping, shaping_gamma=shaping_gamma)
+                           shaping=shaping, shaping_gamma=shaping_gamma,
+                           shaping_potential=shaping_potential)
         self.render_mode = render_mode
         self.rules = self.aec.rules
         self.num_seats = self.rules.num_players

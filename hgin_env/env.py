@@ -53,6 +53,7 @@ env.close()
 | `reward`      | `"match"`    | `"match"`, `"columns"` or `"points"` (see Rewards)               |
 | `shaping`     | `0.0`        | weight of potential-based deadwood shaping added to `reward` (0 = off) |
 | `shaping_gamma` | `1.0`      | discount of the shaping terms: set it to the learner's `gamma`   |
+| `shaping_potential` | `"deadwood"` | the potential Φ: `"deadwood"` or `"lookahead"` (below)   |
 | `render_mode` | `None`       | `None`, `"ansi"` (text), `"human"` (prints it), `"rgb_array"` (image) |
 
 `"rgb_array"` returns the table as an `(H, W, 3)` uint8 array, drawn by
@@ -142,6 +143,9 @@ telescope to −Φ(first observation), which no decision can change, so every po
 moves by the same constant and the optimal policy (and the best response to any opponent)
 is unchanged, provided `shaping_gamma` is the learner's discount per decision. Shaped
 rewards are no longer zero-sum. The full argument is in `hgin_env/rewards.py`.
+`shaping_potential="lookahead"` uses Φ = −w × (¼ best reachable deadwood + ¾ expected best
+deadwood after one more draw from the cards the player has not seen)/100 instead
+(`hgin_env.rewards.lookahead_potential`).
 
 ### Infos
 
@@ -285,8 +289,8 @@ class raw_env(AECEnv, EzPickle):
 
     def __init__(self, rules: Rules | str | dict | None = None, episode: str = "match",
                  reward: str = "match", render_mode: str | None = None, shaping: float = 0.0,
-                 shaping_gamma: float = 1.0):
-        EzPickle.__init__(self, rules, episode, reward, render_mode, shaping, shaping_gamma)
+                 shaping_gamma: float = 1.0, shaping_potential: str = "deadwood"):
+        EzPickle.__init__(self, rules, episode, reward, render_mode, shaping, shaping_gamma, shaping_potential)
         super().__init__()
         if episode not in EPISODES:
             raise ValueError(f"invalid episode {episode!r}; expected one of {EPISODES}")
@@ -305,7 +309,7 @@ class raw_env(AECEnv, EzPickle):
         self.render_mode = render_mode
         self.layout = ObservationLayout.for_rules(self.rules)
         n = self.rules.num_players
-        self.shaping = PotentialShaping(self.layout, shaping, shaping_gamma,
+        self.shaping = PotentialShaping(self.layout, shaping, shaping_gamma, potential=shaping_potential,
                                         num_players=n) if shaping else None
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._agent_index = {name: i for i, name in enumerate(self.possible_agents)}

@@ -19,7 +19,8 @@ Potential-based shaping (Ng, Harada & Russell 1999)
 between two consecutive decisions of *i* (``o`` and ``o'`` are *i*'s observations at
 those decisions), and ``F = 0 − Φ(o_last)`` when the episode ends. ``Φ`` is a function of
 the player's own observation vector only (default :func:`deadwood_potential`:
-``−weight × best reachable deadwood / 100``), so shaping never uses hidden cards.
+``−weight × best reachable deadwood / 100``; or :func:`lookahead_potential`, which also
+counts the expected deadwood after the next draw), so shaping never uses hidden cards.
 
 Why the optimal policy is unchanged. Fix the opponent's policy; player *i* then faces a
 (partially observed) decision process whose steps are *i*'s own decisions
@@ -213,6 +214,75 @@ def deadwood_potential(vector: np.ndarray, layout: ObservationLayout) -> float |
     return -best_deadwood(vector, layout)
 
 
+#: Weight of the expected deadwood after the next draw in :func:`lookahead_potential` (the
+#: rest on today's deadwood): the Expert's discard score uses the same split.
+LOOKAHEAD_WEIGHT = 0.75
+_CARD_BITS = np.array([1 << c for c in range(52)], dtype=np.uint64)
+
+
+def expected_deadwood_after_draw(vector: np.ndarray, layout: ObservationLayout) -> np.ndarray:
+    """For a batch ``[N, size]`` of observations: the expected best 10-card deadwood / 100
+    after drawing one card uniformly from the cards the player has not seen (not in its
+    hand, not in the pile, not known to be the opponent's) and discarding the worst.
+
+    The 10 cards drawn to are the hand (draw phases) or the hand after its least-deadwood
+    discard (discard phase). Only the observation is read. Exact: every unseen card is
+    tried, with every re-discard (:func:`hgin_env.melds.deadwood_without_batch`).
+    """
+    from .melds import deadwood_without_batch  # the engine's tables; import on first use
+
+    v = np.atleast_2d(np.asarray(vector))
+    n = v.shape[0]
+    hand = layout.get(v, "hand") > 0.5
+    discard_phase = layout.get(v, "phase")[:, 2] > 0.5
+    dd = layout.get(v, "discard_deadwood")
+    best = np.where(hand, dd, np.inf).argmin(axis=1)
+    # Seen before the discard: the discarded card goes to the pile, it is not drawn again.
+    seen = hand | (layout.get(v, "discard_top") > 0.5) | (layout.get(v, "discard_rest") > 0.5) \
+        | (layout.get(v, "opponent_known") > 0.5)
+    drop = discard_phase & (hand.sum(axis=1) == 11)
+    hand[np.flatnonzero(drop), best[drop]] = False
+    rows, draws = np.nonzero(~seen)
+    if rows.size == 0:
+        return best_deadwood(v, layout).reshape(n)
+    ten = (hand * _CARD_BITS).sum(axis=1, dtype=np.uint64)
+    eleven = ten[rows] | _CARD_BITS[draws]
+    held = np.nonzero(hand[rows] | (np.arange(52) == draws[:, None]))[1].reshape(rows.size, -1)
+    after = deadwood_without_batch(eleven, held).min(axis=1).astype(np.float64)
+    total = np.bincount(rows, weights=np.minimum(after, DEADWOOD_CLIP), minlength=n)
+    count = np.bincount(rows, minlength=n)
+    out = np.where(count > 0, total / np.maximum(count, 1) / 100.0, best_deadwood(v, layout).reshape(n))
+    return out
+
+
+#: Deadwood values are clipped at this before scaling, as in the observation.
+DEADWOOD_CLIP = 100.0
+
+
+def lookahead_potential(vector: np.ndarray, layout: ObservationLayout) -> float | np.ndarray:
+    """Φ = −(¼ best reachable deadwood + ¾ expected best deadwood after the next draw) / 100.
+
+    Why: :func:`deadwood_potential` pays for lowering the deadwood now but not for keeping
+    cards that the next draws can meld, which is most of the Expert's edge over Simple
+    (61% with its draw lookahead, 52% without, both knocking as soon as they may, 600
+    duplicate matches each). Like every potential it leaves the optimal policy unchanged.
+    """
+    v = np.asarray(vector)
+    now = np.atleast_1d(best_deadwood(v, layout))
+    phi = -((1.0 - LOOKAHEAD_WEIGHT) * now + LOOKAHEAD_WEIGHT * expected_deadwood_after_draw(v, layout))
+    return float(phi[0]) if v.ndim == 1 else phi
+
+
+#: Potentials by name (``shaping_potential=``, ``train.ppo --shaping-potential``).
+POTENTIALS: dict[str, Potential] = {"deadwood": deadwood_potential, "lookahead": lookahead_potential}
+
+
+def potential_named(name: str) -> Potential:
+    if name not in POTENTIALS:
+        raise ValueError(f"invalid shaping potential {name!r}; expected one of {sorted(POTENTIALS)}")
+    return POTENTIALS[name]
+
+
 class PotentialShaping:
     """Potential-based shaping terms ``γ Φ(o') − Φ(o)`` (module docstring), kept per *slot*:
     a slot is a player of one match (the AEC environment, ``num_players`` slots) or the
@@ -226,13 +296,13 @@ class PotentialShaping:
     """
 
     def __init__(self, layout: ObservationLayout, weight: float = 1.0, gamma: float = 1.0,
-                 potential: Potential = deadwood_potential, num_players: int = 2):
+                 potential: Potential | str = deadwood_potential, num_players: int = 2):
         if not 0.0 < gamma <= 1.0:
             raise ValueError(f"shaping_gamma must be in (0, 1], got {gamma!r}")
         self.layout = layout
         self.weight = float(weight)
         self.gamma = float(gamma)
-        self.potential = potential
+        self.potential = potential_named(potential) if isinstance(potential, str) else potential
         self.num_players = num_players
         self.last = np.full(num_players, np.nan)  # NaN: no decision yet in this episode
 

@@ -45,7 +45,7 @@ class LearnerBatch:
     def __init__(self, n: int, opponents: Sequence[Any], weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "match",
                  match_bonus: float = 0.0, seed: int | None = None, names: Sequence[str] | None = None,
-                 shaping: float = 0.0, shaping_gamma: float = 1.0):
+                 shaping: float = 0.0, shaping_gamma: float = 1.0, shaping_potential: str = "deadwood"):
         self.n = n
         self.seed_value = seed
         self.reward_mode = reward
@@ -53,7 +53,7 @@ class LearnerBatch:
         self.batch = BatchGame(n, rules=rules, seed=seed, reward=reward)
         self.rules = self.batch.rules
         self.shaping = PotentialShaping(ObservationLayout.for_rules(self.rules), shaping, shaping_gamma,
-                                        num_players=n) if shaping else None
+                                        potential=shaping_potential, num_players=n) if shaping else None
         self.rng = np.random.default_rng(None if seed is None else [seed, 1])
         self.set_opponents(opponents, weights, names)
         self.seat = self.rng.integers(2, size=n)
@@ -211,10 +211,12 @@ class HollywoodVectorEnv(gymnasium.vector.VectorEnv):
 
     def __init__(self, num_envs: int, opponents: Sequence[Any], weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "match", match_bonus: float = 0.0,
-                 seed: int | None = None, shaping: float = 0.0, shaping_gamma: float = 1.0):
+                 seed: int | None = None, shaping: float = 0.0, shaping_gamma: float = 1.0,
+                 shaping_potential: str = "deadwood"):
         # What a reseeding reset() builds the batch with again.
         self._batch_kwargs = {"opponents": opponents, "weights": weights, "rules": rules, "reward": reward,
-                              "match_bonus": match_bonus, "shaping": shaping, "shaping_gamma": shaping_gamma}
+                              "match_bonus": match_bonus, "shaping": shaping, "shaping_gamma": shaping_gamma,
+                             "shaping_potential": shaping_potential}
         self.core = LearnerBatch(num_envs, seed=seed, **self._batch_kwargs)
         self.num_envs = num_envs
         low, high = observation_bounds(self.core.rules.columns)

@@ -11,7 +11,15 @@ from hgin_env.env import raw_env
 from hgin_env.game import Game
 from hgin_env.melds import cached_deadwood
 from hgin_env.observation import ObservationLayout, encode
-from hgin_env.rewards import PotentialShaping, best_deadwood, deadwood_potential, hand_end_rewards
+from hgin_env.rewards import (
+    POTENTIALS,
+    PotentialShaping,
+    best_deadwood,
+    deadwood_potential,
+    expected_deadwood_after_draw,
+    hand_end_rewards,
+    lookahead_potential,
+)
 
 
 def _play(env: raw_env, seed: int) -> dict[str, list[tuple[float, float]]]:
@@ -156,8 +164,9 @@ def test_seat_rewards_zero_sum_every_format():
                     assert got == hand_end_rewards(mode, game0, finished[0].record, before)
 
 
+@pytest.mark.parametrize("potential", sorted(POTENTIALS))
 @pytest.mark.parametrize("gamma", [1.0, 0.95])
-def test_batched_learner_shaping_telescopes(gamma):
+def test_batched_learner_shaping_telescopes(gamma, potential):
     """The batched training environment pays the same terms: per learner step
     γΦ(o') − Φ(o), −Φ(o_last) when its match ends, so each match's discounted shaping sum
     is −Φ(o_0). Same seed with and without shaping: same trajectories."""
@@ -168,7 +177,7 @@ def test_batched_learner_shaping_telescopes(gamma):
 
     def run(shaping: float):
         core = LearnerBatch(n, [BatchedSimple(seed=0)], rules="hollywood_short", reward="points",
-                            seed=3, shaping=shaping, shaping_gamma=gamma)
+                            seed=3, shaping=shaping, shaping_gamma=gamma, shaping_potential=potential)
         learner = BatchedSimple(seed=1)
         obs, rewards, dones = [core.observations().copy()], [], []
         for _ in range(steps):
@@ -184,7 +193,7 @@ def test_batched_learner_shaping_telescopes(gamma):
     np.testing.assert_array_equal(obs0, obs1)
     np.testing.assert_array_equal(done0, done1)
     layout = ObservationLayout(3)
-    phi = weight * deadwood_potential(obs1.reshape(-1, obs1.shape[-1]), layout).reshape(obs1.shape[:2])
+    phi = weight * POTENTIALS[potential](obs1.reshape(-1, obs1.shape[-1]), layout).reshape(obs1.shape[:2])
     terms = shaped - plain
     finished = 0
     for i in range(n):
@@ -197,3 +206,43 @@ def test_batched_learner_shaping_telescopes(gamma):
                 assert total == pytest.approx(-phi[start, i], abs=1e-4)
                 start, finished = t + 1, finished + 1
     assert finished >= 1
+
+
+def test_lookahead_potential_is_the_expected_deadwood_after_one_draw():
+    """Brute force on real observations: every unseen card drawn to the hand (after its
+    least-deadwood discard, lowest card first on ties, in the discard phase), the best
+    10 cards of the 11 kept; the potential weighs that mean ¾ and today's deadwood ¼."""
+    from hgin_env.melds import min_deadwood
+
+    layout = ObservationLayout(3)
+    env = SingleAgentEnv(make_agent("simple", seed=4, layout=layout), reward="points", seat=0)
+    obs, _ = env.reset(seed=11)
+    vectors = []
+    for _ in range(240):
+        vectors.append(obs.copy())
+        mask = env.action_masks()
+        obs, _, done, truncated, _ = env.step(int(np.flatnonzero(mask)[-1]))
+        if done or truncated:
+            obs, _ = env.reset()
+    batch = np.array(vectors)
+    got = expected_deadwood_after_draw(batch, layout)
+    sizes = []
+    for v, value in zip(batch, got, strict=True):
+        hand = [int(c) for c in np.flatnonzero(layout.get(v, "hand") > 0.5)]
+        sizes.append(len(hand))
+        seen = set(hand) | set(np.flatnonzero(layout.get(v, "discard_top") + layout.get(v, "discard_rest")
+                                              + layout.get(v, "opponent_known") > 0.5))
+        if len(hand) == 11:
+            dd = layout.get(v, "discard_deadwood")
+            hand.remove(min(hand, key=lambda c: dd[c]))
+        draws = [u for u in range(52) if u not in seen]
+        after = [min(min_deadwood([c for c in hand + [u] if c != d]) for d in hand + [u]) for u in draws]
+        assert value == pytest.approx(np.mean(after) / 100.0, abs=1e-9)
+        phi = lookahead_potential(v, layout)
+        assert phi == pytest.approx(-(0.25 * best_deadwood(v, layout) + 0.75 * value), abs=1e-6)
+    assert sizes.count(10) > 50 and sizes.count(11) > 50  # draw and discard decisions
+
+
+def test_unknown_potential_is_refused():
+    with pytest.raises(ValueError, match="invalid shaping potential 'deadwod'"):
+        raw_env(shaping=1.0, shaping_potential="deadwod")

@@ -38,7 +38,8 @@ class TrainingEnv(SingleAgentEnv):
     def __init__(self, opponent_specs: Sequence[str], opponent_weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "points",
                  match_bonus: float = 0.0, episode: str = "match", seed: int = 0,
-                 shaping: float = 0.0, shaping_gamma: float = 1.0, partner_spec: str | None = None):
+                 shaping: float = 0.0, shaping_gamma: float = 1.0, partner_spec: str | None = None,
+                 shaping_potential: str = "deadwood"):
         self.opponent_specs: list[str] = []
         self._agent_cache: dict[str, object] = {}
         self._seed = seed
@@ -46,7 +47,8 @@ class TrainingEnv(SingleAgentEnv):
         partner = None if partner_spec is None else self._build([partner_spec], offset=999)[0]
         super().__init__(opponent=self._build(opponent_specs), rules=rules, reward=reward,
                          episode=episode, opponent_weights=opponent_weights, shaping=shaping,
-                         shaping_gamma=shaping_gamma, partner=partner)  # type: ignore[arg-type]
+                         shaping_gamma=shaping_gamma, shaping_potential=shaping_potential,
+                         partner=partner)  # type: ignore[arg-type]
         self.opponent_specs = list(opponent_specs)
         self.partner_spec = partner_spec
         self.match_bonus = match_bonus
@@ -119,7 +121,8 @@ class BatchedVecEnv(VecEnv):
 
     def __init__(self, n_envs: int, opponent_specs: Sequence[str], opponent_weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "points", match_bonus: float = 0.0,
-                 seed: int = 0, shaping: float = 0.0, shaping_gamma: float = 1.0):
+                 seed: int = 0, shaping: float = 0.0, shaping_gamma: float = 1.0,
+                 shaping_potential: str = "deadwood"):
         from hgin_env.observation import observation_bounds
         from hgin_env.rules import get_rules
         from hgin_env.vector import LearnerBatch
@@ -134,7 +137,7 @@ class BatchedVecEnv(VecEnv):
         self.opponent_specs = list(opponent_specs)
         self.core = LearnerBatch(n_envs, self._build(opponent_specs), opponent_weights, self.rules, reward,
                                  match_bonus, seed, names=self.opponent_specs, shaping=shaping,
-                                 shaping_gamma=shaping_gamma)
+                                 shaping_gamma=shaping_gamma, shaping_potential=shaping_potential)
         low, high = observation_bounds(self.rules.columns)
         self.render_mode = None
         super().__init__(n_envs, gymnasium.spaces.Box(low, high, dtype=np.float32), gymnasium.spaces.Discrete(108))

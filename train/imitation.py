@@ -44,7 +44,8 @@ class Demonstrations:
 
 
 def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma: float,
-                     match_bonus: float, reward: str = "points", shaping: float = 0.0) -> Demonstrations:
+                     match_bonus: float, reward: str = "points", shaping: float = 0.0,
+                     shaping_potential: str = "deadwood") -> Demonstrations:
     from agents.base import make_agent
 
     seat = seed % 2
@@ -58,7 +59,8 @@ def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma
     # The column winners change only when a hand ends, so those of the last hand's end are
     # the ones "before" the next hand's last action (what hand_end_rewards wants).
     columns_before = list(game.scoreboard.column_winners)
-    shaper = PotentialShaping(ObservationLayout.for_rules(rules), shaping, gamma) if shaping else None
+    shaper = PotentialShaping(ObservationLayout.for_rules(rules), shaping, gamma,
+                              potential=shaping_potential) if shaping else None
 
     def record(p: int, o: dict, a: int, finished: list) -> None:
         nonlocal columns_before
@@ -92,17 +94,18 @@ def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma
 
 
 def _worker(task: tuple) -> Demonstrations:
-    teacher, opponents, seeds, rules_dict, gamma, match_bonus, reward, shaping = task
+    teacher, opponents, seeds, rules_dict, gamma, match_bonus, reward, shaping, potential = task
     rules = Rules.from_dict(rules_dict)
     return Demonstrations.concat([
-        _play_and_record(teacher, opponents[s % len(opponents)], s, rules, gamma, match_bonus, reward, shaping)
+        _play_and_record(teacher, opponents[s % len(opponents)], s, rules, gamma, match_bonus, reward, shaping,
+                         potential)
         for s in seeds])
 
 
 def collect(matches: int, teacher: str = "expert", opponents: tuple[str, ...] = ("expert", "simple"),
             rules: Rules | str | None = None, gamma: float = 0.995, match_bonus: float = 1.0,
             seed: int = 1_000_000, workers: int = 2, progress: bool = True,
-            reward: str = "points", shaping: float = 0.0) -> Demonstrations:
+            reward: str = "points", shaping: float = 0.0, shaping_potential: str = "deadwood") -> Demonstrations:
     """Record the teacher's decisions over ``matches`` matches (seats alternate).
 
     ``reward`` is the environment's reward mode the returns are computed in, and
@@ -113,7 +116,8 @@ def collect(matches: int, teacher: str = "expert", opponents: tuple[str, ...] = 
     rules = get_rules(rules)
     chunk = 5
     tasks = [(teacher, list(opponents), list(range(seed + i, seed + min(i + chunk, matches))),
-              rules.to_dict(), gamma, match_bonus, reward, shaping) for i in range(0, matches, chunk)]
+              rules.to_dict(), gamma, match_bonus, reward, shaping, shaping_potential)
+             for i in range(0, matches, chunk)]
     parts = []
     bar = tqdm(total=matches, desc=f"recording {teacher}", unit="match", disable=not progress)
     if workers > 1:

@@ -81,6 +81,9 @@ class Args:
     shaping: float = field(default=0.0, metadata={
         "help": "weight of potential-based deadwood shaping added to the reward (0 = off; its "
                 "discount is --gamma, so the optimal policy is unchanged: hgin_env/rewards.py)"})
+    shaping_potential: str = field(default="deadwood", metadata={
+        "help": "the shaping potential: 'deadwood' (best deadwood now) or 'lookahead' (also the "
+                "expected deadwood after the next draw)"})
     opponents: str = field(default="simple:0.5,expert:0.5", metadata={
         "help": "opponent mixture 'name:weight,...' (random, simple, expert, ppo:PATH; with "
                 "'batched' also self = the live learner on the other seat)"})
@@ -108,6 +111,8 @@ class Args:
     hidden: int = field(default=128, metadata={"help": "card policy: width of the actor/critic trunks"})
     summary: int = field(default=64, metadata={"help": "card policy: size of the state summary"})
     card_hidden: int = field(default=32, metadata={"help": "card policy: width of the per-card scorer"})
+    relations: bool = field(default=False, metadata={
+        "help": "card policy: add each card's meld partners (in hand, unseen, opponent's...) to its features"})
     eval_every: int = field(default=100_000, metadata={"help": "evaluate every N steps (0 = off)"})
     eval_matches: int = field(default=100, metadata={"help": "duplicate matches per heuristic per evaluation"})
     eval_opponents: str = field(default="random,simple,expert", metadata={"help": "heuristics to evaluate against"})
@@ -227,7 +232,7 @@ def train(args: Args) -> Path:
         rewind_run,
     )
     from train.envs import TrainingEnv
-    from train.policy import CardAwarePolicy
+    from train.policy import CardAwarePolicy, load_start_weights
 
     torch.set_num_threads(args.torch_threads)
     args = resolved(args)
@@ -267,7 +272,7 @@ def train(args: Args) -> Path:
             raise ValueError("--vec-env batched plays whole matches; use --vec-env subproc for --episode hand")
         envs = BatchedVecEnv(args.n_envs, specs, weights, rules=rules, reward=args.reward,
                              match_bonus=args.match_bonus, seed=args.seed, shaping=args.shaping,
-                             shaping_gamma=args.gamma)
+                             shaping_gamma=args.gamma, shaping_potential=args.shaping_potential)
     else:
         if "self" in specs:
             raise ValueError("the 'self' opponent needs --vec-env batched")
@@ -277,7 +282,7 @@ def train(args: Args) -> Path:
                 env = TrainingEnv(specs, weights, rules=rules, reward=args.reward,
                                   match_bonus=args.match_bonus, episode=args.episode,
                                   seed=args.seed * 100 + rank, shaping=args.shaping,
-                                  shaping_gamma=args.gamma)
+                                  shaping_gamma=args.gamma, shaping_potential=args.shaping_potential)
                 env = Monitor(env)
                 env.reset(seed=args.seed * 100 + rank)
                 return env
@@ -305,14 +310,15 @@ def train(args: Args) -> Path:
     else:
         policy = CardAwarePolicy if args.policy == "card" else "MlpPolicy"
         policy_kwargs = {"columns": rules.columns, "hidden": args.hidden, "summary": args.summary,
-                         "card_hidden": args.card_hidden} if args.policy == "card" else {"net_arch": [256, 256]}
+                         "card_hidden": args.card_hidden, "relations": args.relations} \
+            if args.policy == "card" else {"net_arch": [256, 256]}
         model = MaskablePPO(policy, envs, learning_rate=args.learning_rate, n_steps=args.n_steps,
                             batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
                             gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
                             policy_kwargs=policy_kwargs, seed=args.seed, device="cpu", verbose=0,
                             target_kl=args.target_kl or None)
         if start_weights is not None:  # --init-from
-            model.policy.load_state_dict(start_weights.policy.state_dict())
+            load_start_weights(model.policy, start_weights.policy)
     if hasattr(envs, "set_live_model"):
         envs.set_live_model(model)  # the 'self' opponent samples the learner's current policy
     # The run folder is written from here on.
@@ -326,6 +332,7 @@ def train(args: Args) -> Path:
 
         demos = collect(args.imitation_matches, teacher=args.imitation_teacher, rules=rules,
                         gamma=args.gamma, match_bonus=args.match_bonus, reward=args.reward, shaping=args.shaping,
+                        shaping_potential=args.shaping_potential,
                         seed=10_000_000 + args.seed,
                         workers=max(1, min(args.n_envs, os.cpu_count() or 1)), progress=args.progress_bar)
         stats = pretrain(model, demos, epochs=args.imitation_epochs, lr=args.imitation_lr,

@@ -1,0 +1,101 @@
+"""The card network's relation features (``--relations``) and widening a checkpoint into it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch as th
+from sb3_contrib import MaskablePPO
+
+from agents.ppo import PPOAgent
+from agents.simple import SimpleAgent
+from hgin_env.adapters import SingleAgentEnv
+from hgin_env.cards import NUM_CARDS, NUM_RANKS, parse_card
+from hgin_env.observation import ObservationLayout
+from train.policy import RELATION_KINDS, RELATION_SETS, CardAwarePolicy, load_start_weights, relation_matrices
+from train.ppo import Args, train
+
+SMALL = {"columns": 3, "hidden": 32, "summary": 16, "card_hidden": 8}
+
+
+def _partners(c: int, kind: str) -> set[int]:
+    """Slow and obvious: the meld partners of card c of one kind."""
+    out = set()
+    for d in range(NUM_CARDS):
+        gap = abs(c % NUM_RANKS - d % NUM_RANKS)
+        same_suit = c // NUM_RANKS == d // NUM_RANKS
+        if (kind == "same_rank" and d != c and gap == 0) or (kind == f"run_{gap}" and same_suit):
+            out.add(d)
+    return out
+
+
+def test_relation_matrix_names_each_cards_partners():
+    matrix = relation_matrices()
+    for c in range(NUM_CARDS):
+        for k, kind in enumerate(RELATION_KINDS):
+            got = {d for d in range(NUM_CARDS) if matrix[d, k * NUM_CARDS + c]}
+            assert got == _partners(c, kind), (c, kind)
+    seven = parse_card("7H")
+    assert {d for d in range(NUM_CARDS) if matrix[d, seven]} == {parse_card(t) for t in ("7C", "7D", "7S")}
+
+
+def _model(relations: bool, env) -> MaskablePPO:
+    return MaskablePPO(CardAwarePolicy, env, policy_kwargs={**SMALL, "relations": relations},
+                       device="cpu", n_steps=64, batch_size=64, seed=0)
+
+
+def test_relation_features_count_partners_in_each_set():
+    env = SingleAgentEnv(SimpleAgent(seed=1))
+    layout = ObservationLayout(3)
+    extractor = _model(True, env).policy.mlp_extractor
+    obs, _ = env.reset(seed=7)
+    for _ in range(60):
+        got = extractor._relations(th.as_tensor(obs[None]))[0].numpy()  # (52, 15)
+        hand = set(np.flatnonzero(obs[layout.slice("hand")]))
+        known = set(np.flatnonzero(obs[layout.slice("opponent_known")]))
+        pile = set(np.flatnonzero(obs[layout.slice("discard_top")] + obs[layout.slice("discard_rest")]))
+        sets = {"hand": hand, "unseen": set(range(NUM_CARDS)) - hand - known - pile, "opponent_known": known,
+                "opponent_discards": set(np.flatnonzero(obs[layout.slice("opponent_discards")])), "pile": pile}
+        for c in range(NUM_CARDS):
+            for s, name in enumerate(RELATION_SETS):
+                for k, kind in enumerate(RELATION_KINDS):
+                    expected = len(_partners(c, kind) & sets[name]) / 3.0
+                    assert got[c, s * len(RELATION_KINDS) + k] == pytest.approx(expected), (c, name, kind)
+        mask = env.action_masks()
+        obs, _, done, truncated, _ = env.step(int(np.flatnonzero(mask)[-1]))
+        if done or truncated:
+            obs, _ = env.reset()
+
+
+def test_widened_network_plays_exactly_as_the_one_it_started_from():
+    env = SingleAgentEnv(SimpleAgent(seed=2))
+    plain, widened = _model(False, env), _model(True, env)
+    load_start_weights(widened.policy, plain.policy)
+    obs, _ = env.reset(seed=3)
+    for _ in range(40):
+        mask = env.action_masks()
+        o = th.as_tensor(obs[None])
+        with th.no_grad():
+            p = plain.policy.get_distribution(o, action_masks=mask[None]).distribution.probs
+            w = widened.policy.get_distribution(o, action_masks=mask[None]).distribution.probs
+            assert th.allclose(p, w, atol=1e-6)
+            assert th.allclose(plain.policy.predict_values(o), widened.policy.predict_values(o))
+        obs, _, done, truncated, _ = env.step(int(np.flatnonzero(mask)[0]))
+        if done or truncated:
+            obs, _ = env.reset()
+    other = MaskablePPO(CardAwarePolicy, env, policy_kwargs={**SMALL, "card_hidden": 16, "relations": True},
+                        device="cpu", n_steps=64, batch_size=64)
+    with pytest.raises(ValueError, match="action_net.card_mlp"):
+        load_start_weights(other.policy, plain.policy)
+
+
+def test_toy_run_with_relations_saves_a_loadable_agent(tmp_path):
+    args = Args(run_name="rel", out_dir=str(tmp_path), total_timesteps=512, n_envs=8, n_steps=32,
+                batch_size=128, n_epochs=1, eval_every=0, checkpoint_every=0, opponents="simple:1",
+                relations=True, shaping=1.0, hidden=32, summary=16, card_hidden=8, progress_bar=False)
+    agent = PPOAgent.load(train(args))
+    assert agent.model.policy.relations
+    env = SingleAgentEnv(SimpleAgent(seed=0))
+    obs, _ = env.reset(seed=0)
+    mask = env.action_masks()
+    assert mask[agent({"observation": obs, "action_mask": mask.astype(np.int8)})]
