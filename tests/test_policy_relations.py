@@ -9,6 +9,7 @@ from sb3_contrib import MaskablePPO
 
 from agents.ppo import PPOAgent
 from agents.simple import SimpleAgent
+from hgin_env import actions as A
 from hgin_env.adapters import SingleAgentEnv
 from hgin_env.cards import NUM_CARDS, NUM_RANKS, parse_card
 from hgin_env.observation import ObservationLayout
@@ -99,3 +100,36 @@ def test_toy_run_with_relations_saves_a_loadable_agent(tmp_path):
     obs, _ = env.reset(seed=0)
     mask = env.action_masks()
     assert mask[agent({"observation": obs, "action_mask": mask.astype(np.int8)})]
+
+
+def test_knock_bound_keeps_play_on_sampled_and_the_sign_of_knock_minus_discard():
+    env = SingleAgentEnv(SimpleAgent(seed=5))
+    free, bounded = _model(False, env), MaskablePPO(
+        CardAwarePolicy, env, policy_kwargs={**SMALL, "knock_bound": 2.2}, device="cpu", n_steps=64, batch_size=64)
+    load_start_weights(bounded.policy, free.policy)
+    with th.no_grad():  # a knock-happy network: knock logits far above the discard logits
+        free.policy.action_net.card_mlp[-1].bias[1] += 20.0
+        bounded.policy.action_net.card_mlp[-1].bias[1] += 20.0
+    mover = SimpleAgent(seed=6)  # reaches knockable hands
+    obs, _ = env.reset(seed=9)
+    checked = 0
+    for _ in range(400):
+        mask = env.action_masks()
+        if mask[A.KNOCK:A.KNOCK + NUM_CARDS].any():
+            o = th.as_tensor(obs[None])
+            with th.no_grad():
+                logits_free = free.policy.action_net(free.policy.mlp_extractor.forward_actor(o))[0]
+                logits = bounded.policy.action_net(bounded.policy.mlp_extractor.forward_actor(o))[0]
+                probs = bounded.policy.get_distribution(o, action_masks=mask[None]).distribution.probs[0]
+            gap, gap_free = logits[A.KNOCK:A.KNOCK + NUM_CARDS] - logits[:NUM_CARDS], \
+                logits_free[A.KNOCK:A.KNOCK + NUM_CARDS] - logits_free[:NUM_CARDS]
+            assert (gap.abs() <= 2.2 + 1e-5).all() and (th.sign(gap) == th.sign(gap_free)).all()
+            play_on = probs[:NUM_CARDS].sum() / probs[:2 * NUM_CARDS].sum()
+            assert play_on >= 1 / (1 + np.exp(2.2)) - 1e-6  # at least ~10% plays on
+            checked += 1
+        obs, _, done, truncated, _ = env.step(mover({"observation": obs, "action_mask": mask.astype(np.int8)}))
+        if done or truncated:
+            obs, _ = env.reset()
+    assert checked > 5
+    saved = bounded.policy._get_constructor_parameters()
+    assert saved["knock_bound"] == 2.2 and "knock_bound" not in free.policy._get_constructor_parameters()

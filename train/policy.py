@@ -117,9 +117,10 @@ class CardExtractor(nn.Module):
 class CardHead(nn.Module):
     """Logits in action-id order: 52 discards, 52 knocks, then draw, take, pass, big gin."""
 
-    def __init__(self, num_card_features: int, summary: int, hidden: int = 64):
+    def __init__(self, num_card_features: int, summary: int, hidden: int = 64, knock_bound: float = 0.0):
         super().__init__()
         self.num_card_features = num_card_features
+        self.knock_bound = knock_bound
         self.embedding = nn.Embedding(NUM_CARDS, CARD_EMBEDDING)
         self.card_mlp = nn.Sequential(
             nn.Linear(num_card_features + CARD_EMBEDDING + summary, hidden), nn.ReLU(),
@@ -143,7 +144,12 @@ class CardHead(nn.Module):
         per_state = summary @ w_ctx.T  # (B, hidden)
         hidden = cards @ w_card.T + per_emb.unsqueeze(0) + per_state.unsqueeze(1)
         per_card = rest(hidden)  # (B, 52, 2)
-        return th.cat([per_card[:, :, 0], per_card[:, :, 1], self.global_logits(summary)], dim=1)
+        discard, knock = per_card[:, :, 0], per_card[:, :, 1]
+        if self.knock_bound:
+            # Knock with c vs discard c, bounded: the policy keeps trying to play on.
+            bound = self.knock_bound
+            knock = discard + bound * th.tanh((knock - discard) / bound)
+        return th.cat([discard, knock, self.global_logits(summary)], dim=1)
 
 
 class CardAwarePolicy(MaskableActorCriticPolicy):
@@ -154,14 +160,20 @@ class CardAwarePolicy(MaskableActorCriticPolicy):
     scorer (the defaults are the shipped policy's; ``train.ppo`` picks smaller ones for
     2-core training, see its docstring). ``relations=True`` gives the per-card scorer each
     card's meld partners (:class:`CardExtractor`); checkpoints without it load unchanged.
+    ``knock_bound=b > 0`` bounds each card's knock logit to within ``b`` of its discard
+    logit (``discard + b·tanh((knock − discard)/b)``): whenever the policy may knock it
+    still plays on with probability at least ``1/(1 + e^b)``, so it keeps sampling the
+    waiting game (gin, undercuts) that an early habit of knocking at once would stop it
+    from ever trying. Whether knocking with a card beats discarding it keeps its sign.
     """
 
     def __init__(self, *args, columns: int = 3, hidden: int = 256, summary: int = 128,
-                 card_hidden: int = 64, relations: bool = False, **kwargs):
+                 card_hidden: int = 64, relations: bool = False, knock_bound: float = 0.0, **kwargs):
         self.layout = ObservationLayout(columns)
         self.columns = columns
         self.sizes = {"hidden": hidden, "summary": summary, "card_hidden": card_hidden}
         self.relations = relations
+        self.knock_bound = float(knock_bound)
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
@@ -171,7 +183,7 @@ class CardAwarePolicy(MaskableActorCriticPolicy):
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)
         self.action_net = CardHead(self.mlp_extractor.num_card_features, self.mlp_extractor.summary_dim,
-                                   hidden=self.sizes["card_hidden"])
+                                   hidden=self.sizes["card_hidden"], knock_bound=self.knock_bound)
         if self.ortho_init:
             self.action_net.card_mlp[-1].apply(lambda m: self.init_weights(m, gain=0.01))
             self.action_net.global_logits.apply(lambda m: self.init_weights(m, gain=0.01))
@@ -183,6 +195,8 @@ class CardAwarePolicy(MaskableActorCriticPolicy):
         data.update(self.sizes)
         if self.relations:  # absent (False) in checkpoints from before the option
             data["relations"] = True
+        if self.knock_bound:  # likewise (0: unbounded)
+            data["knock_bound"] = self.knock_bound
         return data
 
 

@@ -111,6 +111,9 @@ class Args:
     hidden: int = field(default=128, metadata={"help": "card policy: width of the actor/critic trunks"})
     summary: int = field(default=64, metadata={"help": "card policy: size of the state summary"})
     card_hidden: int = field(default=32, metadata={"help": "card policy: width of the per-card scorer"})
+    knock_bound: float = field(default=0.0, metadata={
+        "help": "card policy: bound each knock logit to within this of the discard logit of the "
+                "same card, so play-on keeps being sampled (0 = off; 2.2 = at least 10%%)"})
     relations: bool = field(default=False, metadata={
         "help": "card policy: add each card's meld partners (in hand, unseen, opponent's...) to its features"})
     eval_every: int = field(default=100_000, metadata={"help": "evaluate every N steps (0 = off)"})
@@ -310,7 +313,8 @@ def train(args: Args) -> Path:
     else:
         policy = CardAwarePolicy if args.policy == "card" else "MlpPolicy"
         policy_kwargs = {"columns": rules.columns, "hidden": args.hidden, "summary": args.summary,
-                         "card_hidden": args.card_hidden, "relations": args.relations} \
+                         "card_hidden": args.card_hidden, "relations": args.relations,
+                         "knock_bound": args.knock_bound} \
             if args.policy == "card" else {"net_arch": [256, 256]}
         model = MaskablePPO(policy, envs, learning_rate=args.learning_rate, n_steps=args.n_steps,
                             batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
