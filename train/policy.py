@@ -207,7 +207,11 @@ def load_start_weights(policy: CardAwarePolicy | MaskableActorCriticPolicy,
     The same network loads as is. A card network without relation features loads into one
     with them (``relations=True``): the per-card scorer's new input columns start at zero,
     so the widened network plays exactly as ``start`` did and learns to use the new
-    features from there. Any other difference is refused, naming the first mismatch.
+    features from there. Into a network with ``knock_bound`` from one without, the knock
+    outputs start as copies of the discard outputs (knocking with a card as likely as
+    discarding it): a bound put on a network that learnt to knock at once would sit at its
+    saturated end, where the tanh passes no gradient, and the policy could not learn to
+    play on. Any other difference is refused, naming the first mismatch.
     """
     own, given = policy.state_dict(), start.state_dict()
     if own.keys() != given.keys():
@@ -228,4 +232,9 @@ def load_start_weights(policy: CardAwarePolicy | MaskableActorCriticPolicy,
         grown[:, :old_card_features] = value[:, :old_card_features]
         grown[:, old_card_features + extra:] = value[:, old_card_features:]
         widened[key] = grown
+    if getattr(policy, "knock_bound", 0.0) and not getattr(start, "knock_bound", 0.0):
+        for name in ("weight", "bias"):
+            key = f"action_net.card_mlp.{len(policy.action_net.card_mlp) - 1}.{name}"
+            widened[key] = widened[key].clone()
+            widened[key][1] = widened[key][0]
     policy.load_state_dict(widened)
