@@ -133,3 +133,18 @@ def test_knock_bound_keeps_play_on_sampled_and_the_sign_of_knock_minus_discard()
     assert checked > 5
     saved = bounded.policy._get_constructor_parameters()
     assert saved["knock_bound"] == 2.2 and "knock_bound" not in free.policy._get_constructor_parameters()
+
+
+def test_knock_start_gap_starts_a_policy_that_mostly_plays_on():
+    env = SingleAgentEnv(SimpleAgent(seed=8))
+    start = _model(False, env)
+    bounded = MaskablePPO(CardAwarePolicy, env, policy_kwargs={**SMALL, "knock_bound": 2.2},
+                          device="cpu", n_steps=64, batch_size=64)
+    load_start_weights(bounded.policy, start.policy, knock_start_gap=-1.5)
+    obs, _ = env.reset(seed=2)
+    with th.no_grad():
+        logits = bounded.policy.action_net(bounded.policy.mlp_extractor.forward_actor(th.as_tensor(obs[None])))[0]
+    gap = logits[A.KNOCK:A.KNOCK + NUM_CARDS] - logits[:NUM_CARDS]
+    assert th.allclose(gap, th.full_like(gap, 2.2 * np.tanh(-1.5 / 2.2)), atol=1e-5)
+    with pytest.raises(ValueError, match="--knock-start-gap needs --knock-bound"):
+        load_start_weights(_model(False, env).policy, start.policy, knock_start_gap=-1.5)

@@ -201,7 +201,7 @@ class CardAwarePolicy(MaskableActorCriticPolicy):
 
 
 def load_start_weights(policy: CardAwarePolicy | MaskableActorCriticPolicy,
-                       start: MaskableActorCriticPolicy) -> None:
+                       start: MaskableActorCriticPolicy, knock_start_gap: float | None = None) -> None:
     """Copy ``start``'s weights into ``policy`` (``train.ppo --init-from``).
 
     The same network loads as is. A card network without relation features loads into one
@@ -211,7 +211,13 @@ def load_start_weights(policy: CardAwarePolicy | MaskableActorCriticPolicy,
     outputs start as copies of the discard outputs (knocking with a card as likely as
     discarding it): a bound put on a network that learnt to knock at once would sit at its
     saturated end, where the tanh passes no gradient, and the policy could not learn to
-    play on. Any other difference is refused, naming the first mismatch.
+    play on. ``knock_start_gap=g`` does the same for any start, with the knock outputs at the
+    discard outputs + g before the bound: g < 0 starts a policy that mostly plays on and
+    learns when to knock. Why that matters: from a policy that always knocks at once, a
+    single step of playing on (then knocking next turn) is worse than knocking, so PPO's
+    local improvement never reaches the waiting game; from one that plays on, the one-step
+    comparison is the right one (knock early, play on for gin mid-hand, knock late).
+    Any other difference is refused, naming the first mismatch.
     """
     own, given = policy.state_dict(), start.state_dict()
     if own.keys() != given.keys():
@@ -232,9 +238,14 @@ def load_start_weights(policy: CardAwarePolicy | MaskableActorCriticPolicy,
         grown[:, :old_card_features] = value[:, :old_card_features]
         grown[:, old_card_features + extra:] = value[:, old_card_features:]
         widened[key] = grown
-    if getattr(policy, "knock_bound", 0.0) and not getattr(start, "knock_bound", 0.0):
+    bounded = getattr(policy, "knock_bound", 0.0)
+    if knock_start_gap is not None and not bounded:
+        raise ValueError("--knock-start-gap needs --knock-bound")
+    if bounded and (knock_start_gap is not None or not getattr(start, "knock_bound", 0.0)):
         for name in ("weight", "bias"):
             key = f"action_net.card_mlp.{len(policy.action_net.card_mlp) - 1}.{name}"
             widened[key] = widened[key].clone()
             widened[key][1] = widened[key][0]
+            if name == "bias" and knock_start_gap:
+                widened[key][1] += knock_start_gap
     policy.load_state_dict(widened)

@@ -114,6 +114,9 @@ class Args:
     knock_bound: float = field(default=0.0, metadata={
         "help": "card policy: bound each knock logit to within this of the discard logit of the "
                 "same card, so play-on keeps being sampled (0 = off; 2.2 = at least 10%%)"})
+    knock_start_gap: float = field(default=0.0, metadata={
+        "help": "with --init-from and --knock-bound: start the knock outputs at the discard outputs "
+                "plus this (< 0: a policy that mostly plays on; 0 = off; see train/policy.py)"})
     relations: bool = field(default=False, metadata={
         "help": "card policy: add each card's meld partners (in hand, unseen, opponent's...) to its features"})
     eval_every: int = field(default=100_000, metadata={"help": "evaluate every N steps (0 = off)"})
@@ -322,7 +325,8 @@ def train(args: Args) -> Path:
                             policy_kwargs=policy_kwargs, seed=args.seed, device="cpu", verbose=0,
                             target_kl=args.target_kl or None)
         if start_weights is not None:  # --init-from
-            load_start_weights(model.policy, start_weights.policy)
+            load_start_weights(model.policy, start_weights.policy,
+                               args.knock_start_gap or None)
     if hasattr(envs, "set_live_model"):
         envs.set_live_model(model)  # the 'self' opponent samples the learner's current policy
     # The run folder is written from here on.
