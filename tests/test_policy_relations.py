@@ -148,3 +148,18 @@ def test_knock_start_gap_starts_a_policy_that_mostly_plays_on():
     assert th.allclose(gap, th.full_like(gap, 2.2 * np.tanh(-1.5 / 2.2)), atol=1e-5)
     with pytest.raises(ValueError, match="--knock-start-gap needs --knock-bound"):
         load_start_weights(_model(False, env).policy, start.policy, knock_start_gap=-1.5)
+
+
+def test_the_from_scratch_checkpoint_in_the_docs_loads_and_plays():
+    """docs/runs/scratch_wait/model.zip (README, PPO from scratch): relation features and
+    the knock bound come back from the checkpoint; it plays a short match legally."""
+    from pathlib import Path
+
+    from eval.tournament import play_match
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "runs" / "scratch_wait" / "model.zip"
+    agent = PPOAgent.load(path)
+    policy = agent.model.policy
+    assert policy.relations and policy.knock_bound == pytest.approx(2.2)
+    row = play_match(agent, SimpleAgent(seed=0), seed=5, a_seat=0, rules="hollywood_short")
+    assert row["winner"] in ("a", "b", "draw")
