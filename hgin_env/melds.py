@@ -529,12 +529,14 @@ def deadwood_without_batch(hand_masks: np.ndarray, cards: np.ndarray) -> np.ndar
     out = total[:, None] - per_suit[rows, suit_of] + table[own & ~(1 << (cards % NUM_RANKS))]
     general = np.flatnonzero(has_set)
     if general.size:
-        sub = masks[general, None] & ~_BIT_64[cards[general]]
+        sub = masks[general, None] & ~CARD_BITS_U64[cards[general]]
         out[general] = min_deadwood_batch(sub)
     return out.astype(np.int16)
 
 
-_BIT_64 = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
+#: The mask bit of each card id as uint64 (``CARD_BITS_U64[c] == 1 << c``): turns 0/1 card
+#: vectors into hand masks and back, for the batched code here and in its users.
+CARD_BITS_U64 = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
 
 
 def _batch_with_sets(suits: np.ndarray, ranks: np.ndarray) -> np.ndarray:

@@ -59,7 +59,7 @@ import numpy as np
 from .actions import NUM_ACTIONS
 from .cards import NUM_CARDS, format_cards
 from .game import Game, Phase
-from .melds import cached_after_discard, cached_deadwood
+from .melds import CARD_BITS_U64, cached_after_discard, cached_deadwood
 from .scoring import Scoreboard
 from .sheets import Sheet
 
@@ -98,7 +98,6 @@ SCALES: dict[str, float] = {
 TARGET_SCALED = frozenset({"own_columns", "opponent_columns", "seat_columns"})
 #: The one-hot ``phase`` slice, in order (all zero: the hand is "over").
 PHASES = ("first_upcard", "draw", "discard")
-_BIT_VALUES = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
 
 _CARD_SLICES = ("hand", "discard_top", "discard_rest", "opponent_known", "opponent_discards",
                 "own_discards", "discard_deadwood")
@@ -210,7 +209,7 @@ class ObservationLayout:
 
     def mask(self, vector: np.ndarray, name: str) -> int:
         """A 52-entry card slice as an int bitmask (bit c = card id c)."""
-        return int(_BIT_VALUES[self.get(vector, name) > 0.5].sum())
+        return int(CARD_BITS_U64[self.get(vector, name) > 0.5].sum())
 
     def card(self, vector: np.ndarray, name: str) -> int:
         """The card of a one-hot card slice (``discard_top``), -1 when it is all zero."""

@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .game import Game, HandRecord
-from .observation import ObservationLayout
+from .observation import DEADWOOD_SCALE, ObservationLayout
 
 if TYPE_CHECKING:
     from .match import Match
@@ -217,7 +217,6 @@ def deadwood_potential(vector: np.ndarray, layout: ObservationLayout) -> float |
 #: Weight of the expected deadwood after the next draw in :func:`lookahead_potential` (the
 #: rest on today's deadwood): the Expert's discard score uses the same split.
 LOOKAHEAD_WEIGHT = 0.75
-_CARD_BITS = np.array([1 << c for c in range(52)], dtype=np.uint64)
 
 
 def expected_deadwood_after_draw(vector: np.ndarray, layout: ObservationLayout) -> np.ndarray:
@@ -229,7 +228,7 @@ def expected_deadwood_after_draw(vector: np.ndarray, layout: ObservationLayout) 
     discard (discard phase). Only the observation is read. Exact: every unseen card is
     tried, with every re-discard (:func:`hgin_env.melds.deadwood_without_batch`).
     """
-    from .melds import deadwood_without_batch  # the engine's tables; import on first use
+    from .melds import CARD_BITS_U64, deadwood_without_batch  # the engine's tables; import on first use
 
     v = np.atleast_2d(np.asarray(vector))
     n = v.shape[0]
@@ -243,20 +242,21 @@ def expected_deadwood_after_draw(vector: np.ndarray, layout: ObservationLayout) 
     drop = discard_phase & (hand.sum(axis=1) == 11)
     hand[np.flatnonzero(drop), best[drop]] = False
     rows, draws = np.nonzero(~seen)
-    if rows.size == 0:
-        return best_deadwood(v, layout).reshape(n)
-    ten = (hand * _CARD_BITS).sum(axis=1, dtype=np.uint64)
-    eleven = ten[rows] | _CARD_BITS[draws]
-    held = np.nonzero(hand[rows] | (np.arange(52) == draws[:, None]))[1].reshape(rows.size, -1)
-    after = deadwood_without_batch(eleven, held).min(axis=1).astype(np.float64)
-    total = np.bincount(rows, weights=np.minimum(after, DEADWOOD_CLIP), minlength=n)
-    count = np.bincount(rows, minlength=n)
-    out = np.where(count > 0, total / np.maximum(count, 1) / 100.0, best_deadwood(v, layout).reshape(n))
+    out = np.full(n, np.nan)
+    if rows.size:
+        ten = (hand * CARD_BITS_U64).sum(axis=1, dtype=np.uint64)
+        eleven = ten[rows] | CARD_BITS_U64[draws]
+        held = np.nonzero(hand[rows] | (np.arange(52) == draws[:, None]))[1].reshape(rows.size, -1)
+        # 10 cards never hold more than 100 points of deadwood: no clip needed at this scale.
+        after = deadwood_without_batch(eleven, held).min(axis=1).astype(np.float64)
+        count = np.bincount(rows, minlength=n)
+        total = np.bincount(rows, weights=after, minlength=n)
+        drawn = count > 0
+        out[drawn] = total[drawn] / count[drawn] / DEADWOOD_SCALE
+    nothing_unseen = np.isnan(out)
+    if nothing_unseen.any():  # no card left to draw: the deadwood stays as it is
+        out[nothing_unseen] = best_deadwood(v[nothing_unseen], layout)
     return out
-
-
-#: Deadwood values are clipped at this before scaling, as in the observation.
-DEADWOOD_CLIP = 100.0
 
 
 def lookahead_potential(vector: np.ndarray, layout: ObservationLayout) -> float | np.ndarray:

@@ -163,3 +163,11 @@ def test_the_from_scratch_checkpoint_in_the_docs_loads_and_plays():
     assert policy.relations and policy.knock_bound == pytest.approx(2.2)
     row = play_match(agent, SimpleAgent(seed=0), seed=5, a_seat=0, rules="hollywood_short")
     assert row["winner"] in ("a", "b", "draw")
+
+
+def test_knock_start_gap_without_a_start_checkpoint_is_refused(tmp_path):
+    args = Args(run_name="gap", out_dir=str(tmp_path), total_timesteps=256, knock_bound=2.2, knock_start_gap=-3.0,
+                eval_every=0, checkpoint_every=0, progress_bar=False)
+    with pytest.raises(ValueError, match="--knock-start-gap starts from a checkpoint: give --init-from"):
+        train(args)
+    assert not (tmp_path / "gap").exists()

@@ -16,6 +16,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
 from hgin_env.cards import NUM_CARDS, NUM_RANKS
+from hgin_env.melds import meld_partners
 from hgin_env.observation import ObservationLayout
 
 #: Card slices fed to the per-card scorer, in this order.
@@ -38,15 +39,14 @@ def _card_feature_index(layout: ObservationLayout) -> th.Tensor:
 
 def relation_matrices() -> th.Tensor:
     """(52, 3 * 52) 0/1 matrix: block k, entry (d, c) is 1 when card d is a meld partner of
-    card c of kind ``RELATION_KINDS[k]``. ``x @ M`` counts each card's partners in the set x."""
+    card c (:func:`hgin_env.melds.meld_partners`) of kind ``RELATION_KINDS[k]``: the rank
+    gap, 0 for the same rank. ``x @ M`` counts each card's partners in the set x."""
     blocks = th.zeros(len(RELATION_KINDS), NUM_CARDS, NUM_CARDS)
     for c in range(NUM_CARDS):
+        partners = meld_partners(c)
         for d in range(NUM_CARDS):
-            same_suit, gap = c // NUM_RANKS == d // NUM_RANKS, abs(c % NUM_RANKS - d % NUM_RANKS)
-            if c != d and gap == 0:
-                blocks[0, d, c] = 1.0
-            elif same_suit and gap in (1, 2):
-                blocks[gap, d, c] = 1.0
+            if partners >> d & 1:
+                blocks[abs(c % NUM_RANKS - d % NUM_RANKS), d, c] = 1.0
     return blocks.permute(1, 0, 2).reshape(NUM_CARDS, len(RELATION_KINDS) * NUM_CARDS)
 
 

@@ -132,7 +132,7 @@ class Args:
 
 
 #: Arguments a resumed run does not take over from the run it continues.
-NOT_RESUMED = ("run_name", "out_dir", "resume", "init_from", "imitation_matches")
+NOT_RESUMED = ("run_name", "out_dir", "resume", "init_from", "imitation_matches", "knock_start_gap")
 
 
 class ResumeError(ValueError):
@@ -250,6 +250,8 @@ def train(args: Args) -> Path:
             if unsupported:
                 raise ValueError(f"{flag} is for the duel; format={rules.format!r} trains with "
                                  f"--vec-env subproc or dummy, --eval-every 0, --imitation-matches 0")
+    if args.knock_start_gap and not args.init_from:  # it sets the weights --init-from loads
+        raise ValueError("--knock-start-gap starts from a checkpoint: give --init-from")
     run_name = args.run_name or f"ppo_{args.seed}_{time.strftime('%Y%m%d_%H%M%S')}"
     run_dir = Path(args.out_dir) / run_name
     if args.resume:  # checked before anything is written
