@@ -223,9 +223,12 @@ class PPOAgent(TrainedAgent):
         except Exception as exc:  # SB3 raises many kinds on damaged files
             raise load_error(path, exc) from None
         obs_shape = model.observation_space.shape
-        if obs_shape != (meta["observation_size"],):
+        # A policy trained with a privileged critic has extra input columns that only its
+        # critic reads (train.policy); it plays from the ordinary observation.
+        privileged = meta.get("privileged_size", 0)
+        if type(privileged) is not int or obs_shape != (meta["observation_size"] + privileged,):
             raise CheckpointError(f"{path}: model observation shape {obs_shape} does not match its "
-                                  f"metadata ({meta['observation_size']})")
+                                  f"metadata ({meta['observation_size']} + privileged {privileged!r})")
         return cls(model, meta, deterministic=deterministic, seed=seed)
 
     def action_probabilities(self, observation: dict) -> np.ndarray:
@@ -234,7 +237,9 @@ class PPOAgent(TrainedAgent):
 
         self._check(observation)
         policy = self.model.policy
-        obs_t, _ = policy.obs_to_tensor(observation["observation"])
+        # Straight to a tensor (not policy.obs_to_tensor, which checks the shape against the
+        # model's space: wider than the observation for a privileged critic's policy).
+        obs_t = torch.as_tensor(np.asarray(observation["observation"], dtype=np.float32)[None])
         mask = np.asarray(observation["action_mask"], dtype=bool)[None]
         with torch.no_grad():
             dist = policy.get_distribution(obs_t, action_masks=mask)

@@ -61,6 +61,13 @@ _DD_VALUE[:341] = _FRACTION
 #: The six bit slices of the observation, in the order ``observations`` stacks them.
 _BIT_SLICES = ("hand", "discard_top", "discard_rest", "opponent_known", "opponent_discards", "own_discards")
 
+#: What :meth:`BatchGame.privileged_observations` holds, in order (name, width): facts the
+#: acting player cannot see. They exist for a training critic only (PerfectDou's "perfect
+#: training, imperfect execution"); they are never part of an observation, so no policy
+#: that plays from observations can read them.
+PRIVILEGED_SLICES = (("opponent_hand", NUM_CARDS), ("next_stock_card", NUM_CARDS), ("opponent_deadwood", 1))
+PRIVILEGED_SIZE = sum(width for _, width in PRIVILEGED_SLICES)
+
 
 def _bits(masks: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """52-bit masks (uint64, any shape) -> uint8 0/1 array with a trailing axis of 52."""
@@ -572,6 +579,20 @@ class BatchGame:
             "points": self.points_won[i].tolist(),
             "scoreboard": board.to_dict(),
         }
+
+    def privileged_observations(self) -> np.ndarray:
+        """float32 [N, PRIVILEGED_SIZE]: for each acting player, what it cannot see
+        (:data:`PRIVILEGED_SLICES`): the opponent's hand as 0/1 per card, the next stock card
+        one-hot (all zero when the stock is empty), the opponent's deadwood / 100. A new array
+        each call; for a training critic, never for a policy."""
+        ar = self.arange
+        q = 1 - self.current_player
+        out = np.zeros((self.n, PRIVILEGED_SIZE), dtype=np.float32)
+        out[:, :NUM_CARDS] = _bits(self.hands[ar, q])
+        has_stock = np.flatnonzero(self.stock_pos < NUM_CARDS)
+        out[has_stock, NUM_CARDS + self.decks[has_stock, self.stock_pos[has_stock]]] = 1.0
+        out[:, 2 * NUM_CARDS] = _FRACTION[self._dw10[ar, q]]
+        return out
 
     # ------------------------------------------------------------------ queries
     def stock_size(self) -> np.ndarray:

@@ -82,12 +82,21 @@ class LearnerBatch:
         w = np.ones(len(opponents)) if weights is None else np.asarray(weights, dtype=float)
         if w.shape != (len(opponents),) or (w < 0).any() or w.sum() <= 0:
             raise ValueError("opponent weights must be non-negative, one per opponent")
+        old_names = getattr(self, "names", None)
         self.opponents = opponents
         self.weights = w / w.sum()
         self.names = list(names) if names is not None else [getattr(o, "name", str(i))
                                                               for i, o in enumerate(opponents)]
         if hasattr(self, "opponent_index"):
-            self.opponent_index = np.minimum(self.opponent_index, len(opponents) - 1)
+            # Matches under way keep their opponent where it is still in the pool (found by
+            # name: a league drops old snapshots, which moves the others); the rest draw anew.
+            position = {name: k for k, name in enumerate(self.names)}
+            old = [position.get(name, -1) for name in old_names]
+            index = np.array(old, dtype=np.int64)[self.opponent_index]
+            gone = np.flatnonzero(index < 0)
+            if gone.size:
+                index[gone] = self._draw_opponents(gone.size)
+            self.opponent_index = index
 
     def _draw_opponents(self, k: int) -> np.ndarray:
         return self.rng.choice(len(self.opponents), size=k, p=self.weights)
@@ -101,6 +110,12 @@ class LearnerBatch:
     def action_masks(self) -> np.ndarray:
         self._start()
         return self.batch.legal_action_masks()
+
+    def privileged_observations(self) -> np.ndarray:
+        """What each learner cannot see (:meth:`hgin_env.batch.BatchGame.privileged_observations`),
+        for a privileged training critic."""
+        self._start()
+        return self.batch.privileged_observations()
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, dict]]:
         """Apply the learners' actions and the opponents' replies.

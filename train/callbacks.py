@@ -283,12 +283,15 @@ class Checkpoints(BaseCallback):
     atomically with its ``hgin_meta.json`` (:func:`agents.ppo.save_checkpoint`), so that a run
     killed at any moment can be resumed from its newest checkpoint."""
 
-    def __init__(self, run_dir: Path, every: int, meta: dict):
+    def __init__(self, run_dir: Path, every: int, meta: dict, companions: list | None = None):
         super().__init__()
         self.dir = Path(run_dir) / "checkpoints"
         self.every = every
         self.meta = meta
         self.last = 0
+        # Objects whose state a resume needs at the same step (the league): each one's
+        # ``save_with_checkpoint(step)`` runs after the checkpoint is written.
+        self.companions = list(companions or [])
 
     def _on_training_start(self) -> None:
         self.last = self.num_timesteps
@@ -300,6 +303,8 @@ class Checkpoints(BaseCallback):
             from agents.ppo import save_checkpoint
 
             save_checkpoint(self.model, self.dir / f"ppo_{self.num_timesteps}_steps.zip", self.meta)
+            for companion in self.companions:
+                companion.save_with_checkpoint(self.num_timesteps)
 
     def _on_step(self) -> bool:
         return True
@@ -309,6 +314,7 @@ class Checkpoints(BaseCallback):
 #: The CSV logs of a run folder and the column holding each row's step.
 RUN_LOGS = {"progress.csv": "time/total_timesteps", "episodes.csv": "timesteps", "eval.csv": "timesteps"}
 _STEP_FILES = (("checkpoints", re.compile(r"ppo_(\d+)_steps\.zip")),
+               ("checkpoints", re.compile(r"league_(\d+)\.json")),
                ("snapshots", re.compile(r"snapshot_(\d+)\.zip")))
 
 

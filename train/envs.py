@@ -84,12 +84,20 @@ class TrainingEnv(SingleAgentEnv):
 
 def batched_opponent(spec: str, seed: int, columns: int) -> object:
     """A batched opponent from a spec: ``random``, ``simple``, ``ppo:PATH`` (one torch call
-    per batch), ``self`` (the live learner, see :class:`LivePolicy`), or any registered name
-    (``expert``...) row by row."""
+    per batch, most likely move), ``snapshot:PATH`` (the same, sampling its policy),
+    ``self`` (the live learner, see :class:`LivePolicy`), or any registered name
+    (``expert``...)."""
     from agents.batched import make_batched_agent
 
     if spec == "self":
         return LivePolicy(seed=seed)
+    if spec.startswith("snapshot:"):
+        # A frozen copy of the learner that samples its policy (league opponents: a
+        # deterministic snapshot would be an easier, exploitable target than the policy).
+        from agents.ppo import PPOAgent
+
+        agent = PPOAgent.load(spec[len("snapshot:"):], seed=seed, columns=columns)
+        return BatchedPolicy(agent.model, deterministic=False, seed=seed)
     return make_batched_agent(spec, seed=seed, columns=columns)
 
 
@@ -117,12 +125,20 @@ class BatchedVecEnv(VecEnv):
     ``env_method("action_masks")``) give the learners' legal actions as MaskablePPO reads
     them. Finished matches report ``episode_summary``, ``opponent_spec`` and SB3's
     ``episode`` (return, length) in their info, like ``Monitor(TrainingEnv)``.
+
+    ``privileged=True`` appends :data:`hgin_env.batch.PRIVILEGED_SIZE` columns of hidden
+    facts (the opponent's hand, the next stock card, the opponent's deadwood) to every
+    observation the learner's *training* batch holds, for a privileged critic
+    (:class:`train.policy.CardAwarePolicy` with ``privileged=...``): the actor reads only the
+    first ``ObservationLayout.size`` columns, so the saved policy plays from the ordinary
+    observation. Opponents always get the ordinary observation.
     """
 
     def __init__(self, n_envs: int, opponent_specs: Sequence[str], opponent_weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "points", match_bonus: float = 0.0,
                  seed: int = 0, shaping: float = 0.0, shaping_gamma: float = 1.0,
-                 shaping_potential: str = "deadwood"):
+                 shaping_potential: str = "deadwood", privileged: bool = False):
+        from hgin_env.batch import PRIVILEGED_SIZE
         from hgin_env.observation import observation_bounds
         from hgin_env.rules import get_rules
         from hgin_env.vector import LearnerBatch
@@ -139,6 +155,10 @@ class BatchedVecEnv(VecEnv):
                                  match_bonus, seed, names=self.opponent_specs, shaping=shaping,
                                  shaping_gamma=shaping_gamma, shaping_potential=shaping_potential)
         low, high = observation_bounds(self.rules.columns)
+        self.privileged = privileged
+        if privileged:  # the privileged columns are 0/1 bits and a deadwood fraction
+            low = np.concatenate([low, np.zeros(PRIVILEGED_SIZE, dtype=low.dtype)])
+            high = np.concatenate([high, np.ones(PRIVILEGED_SIZE, dtype=high.dtype)])
         self.render_mode = None
         super().__init__(n_envs, gymnasium.spaces.Box(low, high, dtype=np.float32), gymnasium.spaces.Discrete(108))
         self._actions: np.ndarray | None = None
@@ -149,7 +169,18 @@ class BatchedVecEnv(VecEnv):
             if spec not in self._cache:
                 self._cache[spec] = batched_opponent(spec, seed=self._seed * 1000 + i, columns=self.rules.columns)
             out.append(self._cache[spec])
+        # Forget opponents that left the pool (a league drops old snapshots: their models
+        # would otherwise stay in memory for the whole run).
+        for spec in set(self._cache) - set(specs):
+            if spec != "self":
+                del self._cache[spec]
         return out
+
+    def _learner_observations(self) -> np.ndarray:
+        obs = self.core.observations()
+        if not self.privileged:
+            return obs.copy()
+        return np.concatenate([obs, self.core.privileged_observations()], axis=1)
 
     # ------------------------------------------------------------------ training hooks
     def set_opponent_specs(self, specs: Sequence[str], weights: Sequence[float] | None = None) -> None:
@@ -168,14 +199,14 @@ class BatchedVecEnv(VecEnv):
 
     # ------------------------------------------------------------------ VecEnv API
     def reset(self) -> np.ndarray:
-        return self.core.observations().copy()
+        return self._learner_observations()
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions)
 
     def step_wait(self):
         assert self._actions is not None, "step_async first"
-        last = self.core.observations().copy()
+        last = self._learner_observations()
         rewards, terminated, truncated, finished = self.core.step(self._actions)
         self._actions = None
         infos: list[dict] = [{} for _ in range(self.num_envs)]
@@ -184,7 +215,7 @@ class BatchedVecEnv(VecEnv):
             info["terminal_observation"] = last[i]
             info["TimeLimit.truncated"] = bool(truncated[i])
             infos[i] = info
-        return self.core.observations().copy(), rewards, terminated | truncated, infos
+        return self._learner_observations(), rewards, terminated | truncated, infos
 
     def close(self) -> None:
         return None

@@ -91,6 +91,21 @@ class Args:
         "help": "add a frozen snapshot of the learner to the opponent pool every N steps (0 = off)"})
     self_play_pool: int = field(default=5, metadata={"help": "newest snapshots kept in the pool"})
     self_play_weight: float = field(default=0.3, metadata={"help": "share of matches against snapshots"})
+    league: bool = field(default=False, metadata={
+        "help": "PFSP league (train/league.py): the --opponents (their weights unused) and a snapshot "
+                "of the learner every --self-play-every steps (the newest --self-play-pool kept), each "
+                "drawn by PFSP weights from the learner's running win rate against it; with --resume, "
+                "the league saved with the checkpoint, joined by any new --opponents"})
+    pfsp: str = field(default="hard", metadata={
+        "help": "league: PFSP weighting, 'hard' ((1-x)^p), 'even' (x(1-x)) or 'uniform'"})
+    pfsp_exponent: float = field(default=2.0, metadata={"help": "league: p of the 'hard' weighting"})
+    league_memory: int = field(default=200, metadata={
+        "help": "league: the running win rates remember about this many matches per member"})
+    privileged_critic: bool = field(default=False, metadata={
+        "help": "the critic also sees the opponent's hand, the next stock card and the opponent's "
+                "deadwood during training; the policy never does (train/policy.py)"})
+    shared_trunk: bool = field(default=False, metadata={
+        "help": "card policy: one trunk for actor and critic (about half the FLOPs per sample)"})
     imitation_matches: int = field(default=0, metadata={
         "help": "warm start: clone the teacher's play over N matches before PPO (0 = off)"})
     imitation_teacher: str = field(default="expert", metadata={"help": "agent to imitate"})
@@ -225,6 +240,7 @@ def train(args: Args) -> Path:
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     from agents.ppo import check_layout, checkpoint_meta, load_error, read_meta, save_checkpoint
+    from hgin_env.batch import PRIVILEGED_SIZE
     from hgin_env.observation import ObservationLayout
     from hgin_env.rules import get_rules
     from train.callbacks import (
@@ -241,6 +257,9 @@ def train(args: Args) -> Path:
     from train.policy import CardAwarePolicy, load_start_weights
 
     torch.set_num_threads(args.torch_threads)
+    # Argument checks on every distribution the opponents' and evaluations' policies build
+    # cost time on every call and check nothing the masks do not already guarantee.
+    torch.distributions.Distribution.set_default_validate_args(False)
     args = resolved(args)
     rules = get_rules(args.rules)
     if rules.format != "duel":  # formats train on TrainingEnv (SingleAgentEnv), checked before anything is written
@@ -252,6 +271,16 @@ def train(args: Args) -> Path:
                                  f"--vec-env subproc or dummy, --eval-every 0, --imitation-matches 0")
     if args.knock_start_gap and not args.init_from:  # it sets the weights --init-from loads
         raise ValueError("--knock-start-gap starts from a checkpoint: give --init-from")
+    for flag, on in (("--privileged-critic", args.privileged_critic), ("--league", args.league)):
+        if on and args.vec_env != "batched":
+            raise ValueError(f"{flag} trains on the batched engine (--vec-env batched)")
+    if args.privileged_critic and (args.imitation_matches or args.policy != "card"):
+        raise ValueError("--privileged-critic is for the card policy trained by PPO alone "
+                         "(no --imitation-matches: recorded demonstrations hold no privileged facts)")
+    if args.league and args.self_play_every <= 0:
+        raise ValueError("--league adds a snapshot every --self-play-every steps: give it (> 0)")
+    if args.pfsp not in ("hard", "even", "uniform"):
+        raise ValueError(f"--pfsp must be 'hard', 'even' or 'uniform', not {args.pfsp!r}")
     run_name = args.run_name or f"ppo_{args.seed}_{time.strftime('%Y%m%d_%H%M%S')}"
     run_dir = Path(args.out_dir) / run_name
     if args.resume:  # checked before anything is written
@@ -268,10 +297,31 @@ def train(args: Args) -> Path:
             start_weights = MaskablePPO.load(path, device="cpu")
         except Exception as exc:  # SB3 raises many kinds on damaged files
             raise load_error(path, exc) from None
+    privileged = PRIVILEGED_SIZE if args.privileged_critic else 0
     meta = checkpoint_meta(rules, {"run": run_dir.name, "args": dataclasses.asdict(args)})
+    if privileged:  # the network's extra input columns, read by its critic only
+        meta["privileged_size"] = privileged
 
     # 1. Environments: the learner against a mixture of opponents, one seat at random.
     specs, weights = parse_mixture(args.opponents)
+    league = None
+    if args.league:
+        from train.league import League, league_state_path
+
+        league = League(specs, mode=args.pfsp, exponent=args.pfsp_exponent, pool_size=args.self_play_pool,
+                        memory=args.league_memory)
+        if args.resume:  # the league as it was at the checkpoint
+            saved = league_state_path(run_folder_of(Path(args.resume)) or run_dir,
+                                      int(resume_meta.get("timesteps", -1)))
+            if saved.is_file():
+                fixed = specs
+                league = League.load(saved)
+                for spec in fixed:  # an opponent named in --opponents joins a resumed league
+                    league.add_member(spec, int(resume_meta.get("timesteps", 0)))
+            else:
+                print(f"warning: no league state {saved}; the league starts again from --opponents",
+                      file=sys.stderr)
+        specs, weights = league.specs, list(league.weights())
 
     if args.vec_env == "batched":
         from train.envs import BatchedVecEnv
@@ -280,7 +330,8 @@ def train(args: Args) -> Path:
             raise ValueError("--vec-env batched plays whole matches; use --vec-env subproc for --episode hand")
         envs = BatchedVecEnv(args.n_envs, specs, weights, rules=rules, reward=args.reward,
                              match_bonus=args.match_bonus, seed=args.seed, shaping=args.shaping,
-                             shaping_gamma=args.gamma, shaping_potential=args.shaping_potential)
+                             shaping_gamma=args.gamma, shaping_potential=args.shaping_potential,
+                             privileged=args.privileged_critic)
     else:
         if "self" in specs:
             raise ValueError("the 'self' opponent needs --vec-env batched")
@@ -319,7 +370,8 @@ def train(args: Args) -> Path:
         policy = CardAwarePolicy if args.policy == "card" else "MlpPolicy"
         policy_kwargs = {"columns": rules.columns, "hidden": args.hidden, "summary": args.summary,
                          "card_hidden": args.card_hidden, "relations": args.relations,
-                         "knock_bound": args.knock_bound} \
+                         "knock_bound": args.knock_bound, "privileged": privileged,
+                         "shared_trunk": args.shared_trunk} \
             if args.policy == "card" else {"net_arch": [256, 256]}
         model = MaskablePPO(policy, envs, learning_rate=args.learning_rate, n_steps=args.n_steps,
                             batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
@@ -360,9 +412,15 @@ def train(args: Args) -> Path:
     if args.eval_every:
         callbacks.append(PeriodicEval(run_dir, args.eval_every, args.eval_matches,
                                       [o for o in args.eval_opponents.split(",") if o], rules))
+    companions = []
+    if league is not None:
+        from train.league import LeagueCallback
+
+        companions.append(LeagueCallback(run_dir, league, args.self_play_every, meta))
+        callbacks.extend(companions)
     if args.checkpoint_every:
-        callbacks.append(Checkpoints(run_dir, args.checkpoint_every, meta))
-    if args.self_play_every:
+        callbacks.append(Checkpoints(run_dir, args.checkpoint_every, meta, companions=companions))
+    if args.self_play_every and league is None:
         callbacks.append(SelfPlaySnapshots(run_dir, args.self_play_every, args.self_play_pool,
                                            args.self_play_weight, specs, weights, meta))
 
