@@ -151,6 +151,26 @@ def test_demo_main_job_at_toy_size(tmp_path):
     assert "| demo agent | simple |" in (out / "results.md").read_text()
 
 
+def test_demo_states_its_expectation_next_to_what_it_got():
+    """The demo compares each pair with the recorded run: the same figure, inside the
+    recorded CI, or outside it (said in capitals), and names a pair it has no record of."""
+    from train.demo import EXPECTED, expectation
+
+    rate, low, high = EXPECTED[("demo agent", "simple")]
+    rows = [{"agent_a": "demo agent", "agent_b": "simple", "a_win_rate": rate, "ci_low": low, "ci_high": high},
+            {"agent_a": "demo agent", "agent_b": "expert", "a_win_rate": EXPECTED[("demo agent", "expert")][1],
+             "ci_low": 0.1, "ci_high": 0.4},
+            {"agent_a": "shipped policy", "agent_b": "expert", "a_win_rate": 0.99, "ci_low": 0.9, "ci_high": 1.0},
+            {"agent_a": "demo agent", "agent_b": "search", "a_win_rate": 0.5, "ci_low": 0.3, "ci_high": 0.7}]
+    text = expectation(rows, seconds=158.4)
+    assert "this run 2 min 38 s" in text
+    lines = text.splitlines()
+    assert lines[2].endswith("as recorded") and f"expected {rate:.1%}" in lines[2]
+    assert lines[3].endswith("inside the recorded CI")
+    assert lines[4].endswith("OUTSIDE the recorded CI")
+    assert "no recorded figure" in lines[5]
+
+
 def test_imitation_returns_follow_the_reward_mode(monkeypatch, tmp_path):
     """The imitation phase computes its returns in the run's ``--reward`` mode (not always
     points/100): train.ppo passes it to ``collect``."""
