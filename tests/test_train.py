@@ -220,3 +220,17 @@ def test_imitation_returns_include_the_shaping():
         phis = 2.0 * deadwood_potential(plain.observations, ObservationLayout.for_rules(rules))
         diff = shaped.returns - plain.returns
         assert np.allclose(diff, -phis, atol=1e-4)  # each decision's shaped-return offset is -Φ(o_k)
+
+
+def test_progress_bar_total_is_where_learning_stops():
+    """SB3 learns in whole rollouts: the bar's total is the first rollout boundary at or past
+    the run's total (50,000 with rollouts of 2,048 ends at 51,200), counted from the step a
+    resumed run starts at."""
+    from train.callbacks import ProgressFps
+
+    assert ProgressFps.planned_steps(50_000, 0, 2_048) == 51_200
+    assert ProgressFps.planned_steps(4_096, 0, 2_048) == 4_096
+    assert ProgressFps.planned_steps(1_100, 256, 256) == 1_280
+    assert ProgressFps.planned_steps(1_000, 2_000, 256) == 2_000
+    with pytest.raises(ValueError, match="rollout size"):
+        ProgressFps.planned_steps(10, 0, 0)
