@@ -5,6 +5,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
+# Material for MkDocs prints a banner about its successor on every build; the build's own
+# warnings still show (and fail `--strict`).
+export NO_MKDOCS_2_WARNING := 1
 
 # Extras per target: each list is one install, so a new extra goes into one variable.
 DEMO_EXTRAS := train
