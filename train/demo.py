@@ -24,7 +24,6 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-
 #: What the default ``python -m train.demo`` printed when it was recorded (2-core x86 machine,
 #: torch 2.13.0+cpu, one torch thread; 2 min 38 s wall after set-up, ``time make demo``):
 #: (agent, opponent) -> (match win rate, 95% CI low, high) over 40 duplicate matches. The run is

@@ -50,7 +50,6 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     run_dir = Path(run_dir)
     out = Path(out) if out else run_dir / "learning_curve.png"
