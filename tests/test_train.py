@@ -88,10 +88,10 @@ def test_checkpoints_are_refused_with_clear_messages(toy_run, tmp_path):
         write_meta(other, meta)
         with pytest.raises(CheckpointError, match=message):
             PPOAgent.load(other)
-    broken = tmp_path / "broken_meta.zip"
-    broken.write_bytes(model_path.read_bytes())
-    with zipfile.ZipFile(broken, "a") as zf:
-        zf.writestr("hgin_meta.json", "{oops")
+    broken = tmp_path / "broken_meta.zip"  # rebuilt, not appended: a second member of one name warns
+    with zipfile.ZipFile(model_path) as src, zipfile.ZipFile(broken, "w") as zf:
+        for name in src.namelist():
+            zf.writestr(name, "{oops" if name == "hgin_meta.json" else src.read(name))
     with pytest.raises(CheckpointError):
         read_meta(broken)
     with pytest.raises(CheckpointError, match="column"):
