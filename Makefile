@@ -1,44 +1,95 @@
-# Every target sets itself up on a fresh machine: `make test` and `make demo` create .venv,
-# install CPU torch (the plain `torch` wheel pulls a multi-GB CUDA build) and the package.
+# Every target sets itself up on a fresh machine: it creates .venv and installs what it needs,
+# no more. `make demo` installs the package with its `train` extra (CPU torch, SB3, plots);
+# `make test` adds the test tools, the docs site and Ray RLlib; `make rllib` adds Ray alone.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+PIP := $(PY) -m pip
+# Material for MkDocs prints a banner about its successor on every build; the build's own
+# warnings still show (and fail `--strict`).
+export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: venv test lint demo play soak bench tournament clean
+# Extras per target: each list is one install, so a new extra goes into one variable.
+DEMO_EXTRAS := train
+TEST_EXTRAS := train,dev,docs,rllib
+DOCS_EXTRAS := docs
+RLLIB_EXTRAS := train,rllib
 
-$(STAMP): pyproject.toml Makefile
+# CPU torch: the plain `torch` wheel on Linux is the multi-GB CUDA build. The PyTorch CPU index
+# is tried first with a short timeout; where it cannot be reached, pip's default index is used
+# (on a machine whose own index holds the CPU build, that is what it gets).
+TORCH_VERSION ?= 2.13.0
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+
+# `mkdocs build` writes the site here (inside the ignored venv folder, rebuilt by each test run).
+SITE := $(VENV)/site
+
+.PHONY: venv test lint docs docs-build demo rllib play soak bench tournament clean
+
+$(VENV)/.base:
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[train,dev]"
-	$(PY) -m pip install -q -e ".[rllib]"  # Ray RLlib (optional extra; its test runs in make test)
-	touch $(STAMP)
+	$(PIP) install -q --upgrade pip
+	touch $@
 
-venv: $(STAMP)
+$(VENV)/.torch: $(VENV)/.base
+	$(PIP) install -q --timeout 10 --retries 0 --index-url $(TORCH_INDEX) torch==$(TORCH_VERSION) \
+	  || { echo "PyTorch CPU index unreachable: installing torch $(TORCH_VERSION) from the default index"; \
+	       $(PIP) install -q torch==$(TORCH_VERSION); }
+	touch $@
 
-test: $(STAMP)
+# One stamp per target's extras; each is one `pip install -e` call.
+$(VENV)/.demo: pyproject.toml Makefile $(VENV)/.torch
+	$(PIP) install -q -e ".[$(DEMO_EXTRAS)]"
+	touch $@
+
+$(VENV)/.test: pyproject.toml Makefile $(VENV)/.torch
+	$(PIP) install -q -e ".[$(TEST_EXTRAS)]"
+	touch $@
+
+$(VENV)/.docs: pyproject.toml Makefile $(VENV)/.base
+	$(PIP) install -q -e ".[$(DOCS_EXTRAS)]"
+	touch $@
+
+$(VENV)/.rllib: pyproject.toml Makefile $(VENV)/.torch
+	$(PIP) install -q -e ".[$(RLLIB_EXTRAS)]"
+	touch $@
+
+venv: $(VENV)/.test
+
+test: $(VENV)/.test
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mkdocs build --strict --quiet --site-dir $(SITE)
 	$(PY) -m pytest -n 2 -q
 
-lint: $(STAMP)
+lint: $(VENV)/.test
 	$(VENV)/bin/ruff check .
 
-demo: $(STAMP)
+# The documentation site at http://127.0.0.1:8000 (mkdocs.yml; API pages from the docstrings).
+docs: $(VENV)/.docs
+	$(VENV)/bin/mkdocs serve
+
+docs-build: $(VENV)/.docs
+	$(VENV)/bin/mkdocs build --strict --site-dir $(SITE)
+
+demo: $(VENV)/.demo
 	$(PY) -m train.demo
 
+# Ray RLlib for multi-agent self-play (train/rllib_selfplay.py); `make test` installs it too.
+rllib: $(VENV)/.rllib
+	@echo "Ray RLlib installed: $(PY) -m train.rllib_selfplay --help (docs/training.md)"
+
 # Play a match in the terminal: make play ARGS="--opponent simple --seed 7"
-play: $(STAMP)
+play: $(VENV)/.demo
 	$(VENV)/bin/hgin play $(ARGS)
 
-soak: $(STAMP)
+soak: $(VENV)/.demo
 	$(PY) -m eval.soak
 
-bench: $(STAMP)
+bench: $(VENV)/.demo
 	bash eval/bench/setup_anchors.sh || echo "anchors unavailable: benchmarking hgin_env alone"
 	$(PY) -m eval.bench
 
-tournament: $(STAMP)
+tournament: $(VENV)/.demo
 	$(PY) -m eval.tournament --agents expert simple random --matches 2000 --workers 2 --out runs/tournament
 
 clean:

@@ -55,6 +55,7 @@ env.close()
 | `shaping_gamma` | `1.0`      | discount of the shaping terms: set it to the learner's `gamma`   |
 | `shaping_potential` | `"deadwood"` | the potential Φ: `"deadwood"` or `"lookahead"` (below)   |
 | `render_mode` | `None`       | `None`, `"ansi"` (text), `"human"` (prints it), `"rgb_array"` (image) |
+| `render_viewpoint` | `None`  | duel image: whose hand is face up (`None`: the acting player; `"player_0"`: hers) |
 
 `"rgb_array"` returns the table as an `(H, W, 3)` uint8 array, drawn by
 `hgin_env.render_image`: the acting player's hand in melds, the stock and discard pile,
@@ -62,7 +63,9 @@ the Hollywood sheet, and once after each hand the showdown (both hands, lay-offs
 In a format it is the whole match (`render_image.match_array`): three-hand, the table with
 who deals and sits out and the three sheet rows; partnership, both tables side by side
 (seats with their teams, the acting table marked, a finished table's showdown while the
-other plays on) and the two team rows.
+other plays on) and the two team rows. By default the duel's picture shows the acting
+player's hand, so consecutive frames change sides; `render_viewpoint="player_0"` keeps
+player_0's hand face up all match (the opponent's face down), which is what a GIF wants.
 
 ### Action space
 
@@ -289,8 +292,10 @@ class raw_env(AECEnv, EzPickle):
 
     def __init__(self, rules: Rules | str | dict | None = None, episode: str = "match",
                  reward: str = "match", render_mode: str | None = None, shaping: float = 0.0,
-                 shaping_gamma: float = 1.0, shaping_potential: str = "deadwood"):
-        EzPickle.__init__(self, rules, episode, reward, render_mode, shaping, shaping_gamma, shaping_potential)
+                 shaping_gamma: float = 1.0, shaping_potential: str = "deadwood",
+                 render_viewpoint: str | None = None):
+        EzPickle.__init__(self, rules, episode, reward, render_mode, shaping, shaping_gamma, shaping_potential,
+                          render_viewpoint)
         super().__init__()
         if episode not in EPISODES:
             raise ValueError(f"invalid episode {episode!r}; expected one of {EPISODES}")
@@ -313,6 +318,14 @@ class raw_env(AECEnv, EzPickle):
                                         num_players=n) if shaping else None
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._agent_index = {name: i for i, name in enumerate(self.possible_agents)}
+        if render_viewpoint is not None:
+            if self.format != "duel":
+                raise ValueError(f"render_viewpoint is for the duel; format={self.format!r} draws every "
+                                 f"table of the match, each from its acting seat")
+            if render_viewpoint not in self._agent_index:
+                raise ValueError(f"invalid render_viewpoint {render_viewpoint!r}; expected None (the acting "
+                                 f"player) or one of {self.possible_agents}")
+        self.render_viewpoint = render_viewpoint
         self.agents = self.possible_agents[:]
         low, high = observation_bounds(self.rules.columns, self.format)
         obs_space = spaces.Dict({
@@ -555,7 +568,11 @@ class raw_env(AECEnv, EzPickle):
             match = self.match
             if match is not None and match.format != "duel":  # the whole match: every table, the sheet
                 return match_array(match, showdown=showdown or match.is_over)
-            return table_array(self.game, showdown=showdown)
+            player = None  # the acting player's hand, face up
+            if self.render_viewpoint is not None:
+                view = match.seat_view(self._agent_index[self.render_viewpoint]) if match is not None else None
+                player = view[1] if view is not None else self._agent_index[self.render_viewpoint]
+            return table_array(self.game, player=player, showdown=showdown)
         match = self.match
         if match is None or match.format == "duel":
             text = render_table(self.game)

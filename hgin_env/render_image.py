@@ -79,6 +79,21 @@ def _text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: i
               stroke_width=1 if bold else 0, stroke_fill=fill)
 
 
+@cache
+def _rank_mask(text: str, size: int) -> Image.Image:
+    """A card's rank as an antialiased mask, drawn at ``_SUPERSAMPLE`` x and scaled down.
+
+    Why not ``_text(..., bold=True)``: a one-pixel stroke at 17 px closes the gap in the 5,
+    which then reads as a 6 at 1x. Drawn large with a stroke of a quarter of a 1x pixel per
+    side, the digits keep their openings and still read as bold."""
+    big_font = _font(size * _SUPERSAMPLE)
+    left, top, right, bottom = big_font.getbbox(text, stroke_width=_SUPERSAMPLE // 2)
+    mask = Image.new("L", (right + _SUPERSAMPLE, bottom + _SUPERSAMPLE), 0)
+    ImageDraw.Draw(mask).text((0, 0), text, font=big_font, fill=255, stroke_width=_SUPERSAMPLE // 2, stroke_fill=255)
+    width, height = -(-mask.width // _SUPERSAMPLE), -(-mask.height // _SUPERSAMPLE)
+    return mask.resize((width, height), Image.Resampling.LANCZOS)
+
+
 def _fit(text: str, size: int, width: int) -> str:
     """``text`` cut (ending in "..") so that it is at most ``width`` px wide at ``size`` px."""
     font = _font(size)
@@ -148,8 +163,8 @@ def card_face(card: int) -> Image.Image:
     rank, suit = card % NUM_RANKS, card // NUM_RANKS
     img = _card_outline((252, 252, 248), (120, 120, 120), 1).copy()
     colour = _suit_colour(suit)
-    draw = ImageDraw.Draw(img)
-    _text(draw, (4 if rank != 9 else 2, 3), _RANK_TEXT[rank], 17, colour, bold=True)
+    glyph = _rank_mask(_RANK_TEXT[rank], 17)
+    img.paste(Image.new("RGBA", glyph.size, colour + (255,)), (4 if rank != 9 else 2, 3), glyph)
     pip = _suit_mask(suit, 13)
     img.paste(Image.new("RGBA", pip.size, colour + (255,)), (5, 23), pip)
     big = _suit_mask(suit, 24)

@@ -183,14 +183,14 @@ def test_batched_training_env_stays_duel_only():
         BatchedVecEnv(2, ["simple"], rules="hollywood_three_hand")
 
 
-def test_readme_adapter_example_prints_what_it_says():
+def test_docs_adapter_example_prints_what_it_says():
     import re
     import subprocess
     import sys
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    blocks = re.findall(r"```python\n(.*?)```", (root / "README.md").read_text(), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", (root / "docs" / "environment.md").read_text(), flags=re.S)
     code = next(b for b in blocks if "partner=make_agent" in b)
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120)
     assert run.returncode == 0, run.stderr

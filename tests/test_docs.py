@@ -1,4 +1,5 @@
-"""The README and the rule book link only to files inside the repository."""
+"""The README and the documentation pages link only to files inside the repository; the
+README stays short."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
-@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_relative_links_resolve_inside_the_repository(doc: Path) -> None:
     bad = []
     for target in LINK.findall(doc.read_text(encoding="utf-8")):
@@ -22,6 +23,39 @@ def test_relative_links_resolve_inside_the_repository(doc: Path) -> None:
         if not path.is_relative_to(ROOT) or not path.exists():
             bad.append(target)
     assert not bad, f"{doc.name} links outside the repository or to missing files: {bad}"
+
+
+def test_readme_is_a_short_front_page() -> None:
+    """At most 250 lines, and nothing it cites is a file a clone lacks (``runs/`` is written by
+    the scripts, never committed)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    assert "runs/bench/bench.md" not in text
+
+
+def test_every_docs_page_is_in_the_site_nav() -> None:
+    """mkdocs.yml lists every page under docs/, so none is built but unreachable."""
+    import yaml
+
+    class _Loader(yaml.SafeLoader):  # mkdocs.yml names Python objects (!!python/name:...)
+        pass
+
+    _Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+
+    def pages(nav: object) -> list[str]:
+        if isinstance(nav, str):
+            return [nav]
+        if isinstance(nav, list):
+            return [p for item in nav for p in pages(item)]
+        if isinstance(nav, dict):
+            return [p for value in nav.values() for p in pages(value)]
+        return []
+
+    listed = set(pages(config["nav"]))
+    on_disk = {str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md")}
+    assert on_disk - listed == set(), "pages missing from mkdocs.yml's nav"
+    assert listed - on_disk == set(), "nav entries without a page"
 
 
 def test_rule_book_covers_every_profile() -> None:

@@ -17,14 +17,21 @@ from hgin_env.scoring import Scoreboard
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+#: The README, then every docs page: where a user copies examples from.
+PAGES = [README, *(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").rglob("*.md")))]
 
 
 def _python_block(marker: str) -> str:
-    """The README's first ```python block that contains ``marker``."""
-    for block in re.findall(r"```python\n(.*?)```", README, flags=re.S):
-        if marker in block:
-            return block
-    raise AssertionError(f"no python block with {marker!r} in the README")
+    """The first ```python block of the README or a docs page that contains ``marker``."""
+    for page in PAGES:
+        for block in re.findall(r"```python\n(.*?)```", page, flags=re.S):
+            if marker in block:
+                return block
+    raise AssertionError(f"no python block with {marker!r} in the README or docs/")
+
+
+def _doc(name: str) -> str:
+    return (ROOT / "docs" / name).read_text(encoding="utf-8")
 
 
 def test_readme_env_loop_prints_the_same_every_run() -> None:
@@ -72,28 +79,43 @@ def test_scoreboard_columns_is_an_array_and_its_dict_holds_lists() -> None:
     assert board.columns.shape == (2, 3) and board.columns[0, 1] == 43
     assert board.columns.tolist() == [[73, 43, 0], [0, 0, 0]]
     assert board.to_dict()["columns"] == [[73, 43, 0], [0, 0, 0]]  # JSON-ready, as in env infos
-    assert "columns.tolist()" in README and "# [[73, 43, 0], [0, 0, 0]]" in README
+    assert "columns.tolist()" in _doc("engine.md") and "# [[73, 43, 0], [0, 0, 0]]" in _doc("engine.md")
 
 
 def test_readme_shows_how_to_run_hgin_and_the_pictures() -> None:
     assert ".venv/bin/hgin play" in README and "make play" in README
-    assert "download.pytorch.org/whl/cpu" in README and 'pip install -e ".[train,dev]"' in README
+    assert "download.pytorch.org/whl/cpu" in README and 'pip install -e ".[train]"' in README
     for image in re.findall(r"!\[[^\]]*\]\((docs/img/[^)]+)\)", README):
         assert (ROOT / image).is_file(), image
-    assert "docs/img/table.png" in README and 'render_mode="rgb_array"' in README
+    assert "docs/img/table.png" in README and 'render_mode="rgb_array"' in _doc("environment.md")
     assert "min_deadwood_batch" in _python_block("card ids, it seems")
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^play: ", makefile, flags=re.M) and "$(VENV)/bin/hgin play" in makefile
 
 
 @pytest.mark.slow
-def test_readme_sb3_example_runs_at_toy_size() -> None:
+def test_sb3_example_trains_the_batched_env_at_toy_size() -> None:
+    """docs/training.md's SB3 example: one torch thread, a progress bar, the batched vector
+    env (not the one-game adapter); one rollout here instead of ten."""
     pytest.importorskip("sb3_contrib")
     code = _python_block("CardAwarePolicy")
-    assert "torch.set_num_threads(" in code and "seed=0" in code
-    small = code.replace("n_steps=512", "n_steps=64, batch_size=32, n_epochs=1").replace("learn(4_096)", "learn(64)")
+    assert "torch.set_num_threads(1)" in code and "seed=0" in code and "progress_bar=True" in code
+    assert "BatchedVecEnv(" in code and "SingleAgentEnv" not in code
+    small = code.replace("learn(40_960", "learn(4_096")
     assert small != code
-    run = subprocess.run([sys.executable, "-c", small + "\nprint('ACTION', int(action))\n"], capture_output=True,
-                         text=True, cwd=ROOT, timeout=300)
+    run = subprocess.run([sys.executable, "-c", small], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert re.search(r"^ACTION \d+$", run.stdout, flags=re.M)
+    assert run.stdout.strip().splitlines()[-1] == "(64,)"
+    assert "4,096/4,096" in run.stdout + run.stderr  # SB3's bar, ending at its total
+
+
+def test_readme_agents_example_prints_what_it_says() -> None:
+    """The README's agents block: a single agent on one observation dict, a batched agent on
+    arrays; each ``# prints`` line is what the line above it prints."""
+    pytest.importorskip("sb3_contrib")
+    code = _python_block("make_batched_agent(")
+    assert ".act(" in code and "expert(observation)" in code
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    shown = re.findall(r"# prints (.*)\n", code)
+    assert shown and run.stdout.strip().splitlines() == shown

@@ -98,3 +98,35 @@ def test_demo_results_give_each_agent_its_colour(tmp_path: Path, figures: list[F
     assert len(colours) == 2  # one colour per evaluated agent
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "demo agent: match win rate, 95% CI" in labels and "shipped policy: match win rate, 95% CI" in labels
+
+
+def test_training_win_rate_is_binned_with_intervals() -> None:
+    """A steady 50% learner shows as flat points whose 95% intervals hold 50%, not as swings;
+    bins keep at least 20 matches, and bad input is refused."""
+    import numpy as np
+
+    from train.plots import binned_win_rate
+
+    rng = np.random.default_rng(0)
+    won = (rng.random(2_000) < 0.5).astype(float)
+    t, rate, low, high, per_bin = binned_win_rate(np.arange(2_000) * 100, won)
+    assert len(t) == 12 and per_bin == 166 and np.all(np.diff(t) > 0)
+    assert np.all((low <= rate) & (rate <= high))
+    assert np.sum((low <= 0.5) & (0.5 <= high)) >= 10  # 95% intervals: about 1 in 20 misses the truth
+    assert len(binned_win_rate([1, 2, 3], [1.0, 0.0, 1.0])[0]) == 1
+    with pytest.raises(ValueError, match="differ in length"):
+        binned_win_rate([1, 2], [1.0])
+    with pytest.raises(ValueError, match="no matches"):
+        binned_win_rate([], [])
+
+
+def test_legends_sit_below_the_panels(tmp_path: Path, figures: list[Figure]) -> None:
+    """No legend is drawn inside a panel, where it could cover a curve (the vs-Expert one)."""
+    from train.plots import plot_learning_curves
+
+    plot_learning_curves(_write_run(tmp_path / "run", True, True))
+    for ax in figures[-1].axes:
+        legend = ax.get_legend()
+        if legend is not None:
+            anchor = legend.get_bbox_to_anchor().transformed(ax.transAxes.inverted())
+            assert anchor.y1 < 0, (ax.get_title(), "legend below the axes")

@@ -219,3 +219,44 @@ def test_duel_match_picture_is_the_table_picture() -> None:
 @pytest.mark.parametrize("profile", ["hollywood_three_hand", "gin_partnership"])
 def test_pettingzoo_render_test_for_formats(profile) -> None:
     render_test(lambda render_mode=None: hollywood_gin_v0.env(rules=profile, render_mode=render_mode))
+
+
+def test_rank_five_keeps_its_opening_at_1x() -> None:
+    """The 5 is not a closed 6: right of its stem, between the top bar and the bowl, the 5
+    has a notch of felt where the 6 has ink (the old one-pixel bold stroke filled it)."""
+    from hgin_env.render_image import _rank_mask
+
+    def notch(text: str) -> float:  # ink in the upper right of the glyph's box, below the bar
+        m = np.asarray(_rank_mask(text, 17), dtype=float) / 255
+        ys, xs = np.nonzero(m > 0.5)
+        m = m[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+        h, w = m.shape
+        return float(m[int(0.2 * h):int(0.36 * h) + 1, int(0.4 * w):].mean())
+
+    assert notch("5") < 0.45 < notch("6")
+
+
+def test_render_viewpoint_keeps_one_players_hand_face_up() -> None:
+    """``render_viewpoint="player_0"``: every frame during a hand shows player_0's hand, as
+    ``table_array(game, player=0)`` draws it, whoever acts; bad values are refused."""
+    import numpy as np
+    import pytest
+
+    from hgin_env import hollywood_gin_v0
+    from hgin_env.render_image import table_array
+
+    env = hollywood_gin_v0.env(render_mode="rgb_array", render_viewpoint="player_0")
+    env.reset(seed=3)
+    acting = set()
+    for _ in range(8):
+        agent = env.agent_selection
+        acting.add(agent)
+        frame = env.render()
+        assert np.array_equal(frame, table_array(env.unwrapped.game, player=0))
+        obs = env.observe(agent)
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert acting == {"player_0", "player_1"}
+    with pytest.raises(ValueError, match="render_viewpoint"):
+        hollywood_gin_v0.env(render_mode="rgb_array", render_viewpoint="player_2")
+    with pytest.raises(ValueError, match="for the duel"):
+        hollywood_gin_v0.env(rules="hollywood_three_hand", render_viewpoint="player_0")

@@ -88,10 +88,10 @@ def test_checkpoints_are_refused_with_clear_messages(toy_run, tmp_path):
         write_meta(other, meta)
         with pytest.raises(CheckpointError, match=message):
             PPOAgent.load(other)
-    broken = tmp_path / "broken_meta.zip"
-    broken.write_bytes(model_path.read_bytes())
-    with zipfile.ZipFile(broken, "a") as zf:
-        zf.writestr("hgin_meta.json", "{oops")
+    broken = tmp_path / "broken_meta.zip"  # rebuilt, not appended: a second member of one name warns
+    with zipfile.ZipFile(model_path) as src, zipfile.ZipFile(broken, "w") as zf:
+        for name in src.namelist():
+            zf.writestr(name, "{oops" if name == "hgin_meta.json" else src.read(name))
     with pytest.raises(CheckpointError):
         read_meta(broken)
     with pytest.raises(CheckpointError, match="column"):
@@ -151,6 +151,26 @@ def test_demo_main_job_at_toy_size(tmp_path):
     assert "| demo agent | simple |" in (out / "results.md").read_text()
 
 
+def test_demo_states_its_expectation_next_to_what_it_got():
+    """The demo compares each pair with the recorded run: the same figure, inside the
+    recorded CI, or outside it (said in capitals), and names a pair it has no record of."""
+    from train.demo import EXPECTED, expectation
+
+    rate, low, high = EXPECTED[("demo agent", "simple")]
+    rows = [{"agent_a": "demo agent", "agent_b": "simple", "a_win_rate": rate, "ci_low": low, "ci_high": high},
+            {"agent_a": "demo agent", "agent_b": "expert", "a_win_rate": EXPECTED[("demo agent", "expert")][1],
+             "ci_low": 0.1, "ci_high": 0.4},
+            {"agent_a": "shipped policy", "agent_b": "expert", "a_win_rate": 0.99, "ci_low": 0.9, "ci_high": 1.0},
+            {"agent_a": "demo agent", "agent_b": "search", "a_win_rate": 0.5, "ci_low": 0.3, "ci_high": 0.7}]
+    text = expectation(rows, seconds=158.4)
+    assert "this run 2 min 38 s" in text
+    lines = text.splitlines()
+    assert lines[2].endswith("as recorded") and f"expected {rate:.1%}" in lines[2]
+    assert lines[3].endswith("inside the recorded CI")
+    assert lines[4].endswith("OUTSIDE the recorded CI")
+    assert "no recorded figure" in lines[5]
+
+
 def test_imitation_returns_follow_the_reward_mode(monkeypatch, tmp_path):
     """The imitation phase computes its returns in the run's ``--reward`` mode (not always
     points/100): train.ppo passes it to ``collect``."""
@@ -200,3 +220,17 @@ def test_imitation_returns_include_the_shaping():
         phis = 2.0 * deadwood_potential(plain.observations, ObservationLayout.for_rules(rules))
         diff = shaped.returns - plain.returns
         assert np.allclose(diff, -phis, atol=1e-4)  # each decision's shaped-return offset is -Φ(o_k)
+
+
+def test_progress_bar_total_is_where_learning_stops():
+    """SB3 learns in whole rollouts: the bar's total is the first rollout boundary at or past
+    the run's total (50,000 with rollouts of 2,048 ends at 51,200), counted from the step a
+    resumed run starts at."""
+    from train.callbacks import ProgressFps
+
+    assert ProgressFps.planned_steps(50_000, 0, 2_048) == 51_200
+    assert ProgressFps.planned_steps(4_096, 0, 2_048) == 4_096
+    assert ProgressFps.planned_steps(1_100, 256, 256) == 1_280
+    assert ProgressFps.planned_steps(1_000, 2_000, 256) == 2_000
+    with pytest.raises(ValueError, match="rollout size"):
+        ProgressFps.planned_steps(10, 0, 0)

@@ -405,7 +405,12 @@ def continued_tensorboard_output(folder: Path, step: int | None) -> TensorBoardO
 
 class ProgressFps(BaseCallback):
     """A progress bar of training steps, with environment steps per second since the start
-    (PPO updates included) and the mean episode return of the last 100 matches."""
+    (PPO updates included) and the mean episode return of the last 100 matches.
+
+    ``total`` is the run's total (``--total-timesteps``, counted from step 0 also when
+    resuming). SB3 collects whole rollouts, so a run ends at the first multiple of the rollout
+    size (``n_steps`` x ``n_envs``) at or past it: the bar's total is that step, so it ends at
+    100% and a resumed run shows its total and where it resumed."""
 
     def __init__(self, total: int):
         super().__init__()
@@ -414,6 +419,14 @@ class ProgressFps(BaseCallback):
         self.start = 0.0
         self.start_steps = 0
 
+    @staticmethod
+    def planned_steps(total: int, start: int, rollout: int) -> int:
+        """The step count at which ``learn`` stops: whole rollouts of ``rollout`` steps from
+        ``start`` until ``total`` is reached (``start`` itself when nothing is left)."""
+        if rollout <= 0:
+            raise ValueError(f"rollout size must be positive, got {rollout}")
+        return start + -(-max(0, total - start) // rollout) * rollout
+
     def _on_training_start(self) -> None:
         import time
 
@@ -421,8 +434,11 @@ class ProgressFps(BaseCallback):
 
         self.start = time.perf_counter()
         self.start_steps = self.num_timesteps
-        self.bar = tqdm(total=self.total, initial=self.num_timesteps, unit="step", unit_scale=True,
-                        desc="training", smoothing=0.1)
+        rollout = int(getattr(self.model, "n_steps", 1)) * int(self.training_env.num_envs)
+        planned = self.planned_steps(self.total, self.num_timesteps, rollout)
+        self.bar = tqdm(total=planned, initial=self.num_timesteps, unit="step", unit_scale=True,
+                        desc="training" if not self.num_timesteps else f"training (resumed at {self.num_timesteps:,})",
+                        smoothing=0.1)
 
     def _on_step(self) -> bool:
         assert self.bar is not None

@@ -11,15 +11,55 @@ print the three-column results and write plots.
 3. Prints a table: match win rate with 95% CI, columns won, mean column totals I/II/III of
    both sides, and how hands ended.
 4. Writes ``runs/demo/learning_curve.png`` and ``runs/demo/results.png``.
+5. With the default arguments, prints what to expect (``EXPECTED``, from a recorded run) next
+   to what it got.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from tqdm import tqdm
+
+#: What the default ``python -m train.demo`` printed when it was recorded (2-core x86 machine,
+#: torch 2.13.0+cpu, one torch thread; 2 min 38 s wall after set-up, ``time make demo``):
+#: (agent, opponent) -> (match win rate, 95% CI low, high) over 40 duplicate matches. The run is
+#: deterministic on one machine; another CPU or torch build rounds floats differently, so its
+#: figures can differ, within the intervals.
+EXPECTED: dict[tuple[str, str], tuple[float, float, float]] = {
+    ("demo agent", "random"): (1.000, 1.000, 1.000),
+    ("demo agent", "simple"): (0.575, 0.412, 0.738),
+    ("demo agent", "expert"): (0.375, 0.203, 0.547),
+    ("shipped policy", "random"): (1.000, 1.000, 1.000),
+    ("shipped policy", "simple"): (0.625, 0.504, 0.746),
+    ("shipped policy", "expert"): (0.450, 0.277, 0.623),
+}
+EXPECTED_WALL = "2 min 38 s"
+#: The arguments ``EXPECTED`` holds for (the defaults); any other run prints no expectation.
+EXPECTED_ARGS = {"timesteps": 50_000, "imitation_matches": 800, "matches": 40, "n_envs": 32, "seed": 0}
+
+
+def expectation(rows: list[dict], seconds: float) -> str:
+    """Expected against measured, one line per evaluated pair: the recorded win rate and 95%
+    CI, this run's, and whether this run's rate lies inside the recorded interval."""
+    minutes, secs = divmod(round(seconds), 60)
+    lines = [f"time: recorded {EXPECTED_WALL} on 2 cores, this run {minutes} min {secs} s",
+             "figures (same CPU and torch build -> the same figures; another may differ within the CIs):"]
+    for r in rows:
+        key = (r["agent_a"], r["agent_b"])
+        got = f"{r['a_win_rate']:.1%} ({r['ci_low']:.1%}-{r['ci_high']:.1%})"
+        if key not in EXPECTED:
+            lines.append(f"  {key[0]} vs {key[1]}: no recorded figure; got {got}")
+            continue
+        rate, low, high = EXPECTED[key]
+        verdict = ("as recorded" if abs(rate - r["a_win_rate"]) < 5e-4
+                   else "inside the recorded CI" if low - 5e-4 <= r["a_win_rate"] <= high + 5e-4
+                   else "OUTSIDE the recorded CI")
+        lines.append(f"  {key[0]} vs {key[1]}: expected {rate:.1%} ({low:.1%}-{high:.1%}), got {got}: {verdict}")
+    return "\n".join(lines)
 
 
 def evaluate(agent_name: str, agent: object, opponents: list[str], matches: int, seed: int) -> list[dict]:
@@ -97,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-shipped", action="store_true", help="do not evaluate the shipped policy")
     args = parser.parse_args(argv)
 
+    start = time.perf_counter()
     from agents.ppo import SHIPPED_POLICY, PPOAgent
     from train.plots import plot_learning_curves
     from train.ppo import Args, train
@@ -125,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     bars = plot_results(rows, out / "results.png")
     (out / "results.md").write_text(results_table(rows) + "\n")
     print(f"== 4. plots: {curve} {bars}; table: {out / 'results.md'} ==")
+    if {k: getattr(args, k) for k in EXPECTED_ARGS} == EXPECTED_ARGS:
+        print("== 5. expected (recorded run) against this run ==")
+        print(expectation(rows, time.perf_counter() - start))
     return 0
 
 

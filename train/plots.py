@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 
@@ -50,7 +50,6 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     run_dir = Path(run_dir)
     out = Path(out) if out else run_dir / "learning_curve.png"
@@ -60,7 +59,7 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
     has_points = bool(episodes) and "points" in episodes[0]
     panels = (["train"] + (["hands"] if has_points else []) + (["eval"] if evals else [])
               + (["imitation"] if imitation else []))
-    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 5.4), squeeze=False)
     ax_of = dict(zip(panels, axes[0], strict=True))
     ax = ax_of["train"]
     by_opp: dict[str, list[tuple[int, float]]] = {}
@@ -68,17 +67,15 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
         opp = r["opponent"] if not r["opponent"].startswith("ppo:") else "self-play"
         by_opp.setdefault(opp, []).append((int(r["timesteps"]), float(r["won"])))
     for opp, pts in sorted(by_opp.items()):
-        t = np.array([p[0] for p in pts])
-        w = np.array([p[1] for p in pts])
-        k = max(1, min(200, len(w) // 5))
-        smooth = np.convolve(w, np.ones(k) / k, mode="valid")
-        ax.plot(t[k - 1:], smooth, label=f"vs {opp} (mean of the last {k} matches)")
+        t, rate, low, high, per_bin = binned_win_rate([p[0] for p in pts], [p[1] for p in pts])
+        line, = ax.plot(t, rate, marker="o", ms=3, label=f"vs {opp}: win rate of ~{per_bin} matches per point, 95% CI")
+        ax.fill_between(t, low, high, alpha=0.15, color=line.get_color())
     ax.axhline(0.5, color="grey", lw=0.8, ls="--", label="50% (even)")
     ax.set(title="Training matches: win rate", xlabel="learner steps (decisions)",
            ylabel="match win rate (share of matches won)", ylim=(0, 1))
     if not by_opp:
         ax.text(0.5, 0.5, "no finished training match yet", ha="center", va="center", transform=ax.transAxes)
-    ax.legend(loc="lower right", fontsize=8)
+    _legend_below(ax)
     if has_points:
         _plot_hand_curves(ax_of["hands"], episodes)
     if evals:
@@ -95,7 +92,7 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
         ax.axhline(0.5, color="grey", lw=0.8, ls="--", label="50% (even)")
         ax.set(title=f"Evaluation: {matches} duplicate matches per point", xlabel="learner steps (decisions)",
                ylabel="match win rate (share of matches won)", ylim=(0, 1))
-        ax.legend(loc="lower right", fontsize=8)
+        _legend_below(ax)
     if imitation:
         ax = ax_of["imitation"]
         epochs = [h["epoch"] for h in imitation]
@@ -108,10 +105,10 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
                                   label="loss per move: cross-entropy (nats) + value error (right axis)")
         loss_ax.set_ylabel("training loss per move (cross-entropy in nats + 0.5 x value MSE)")
         loss_ax.set_ylim(0, max(h["loss"] for h in imitation) * 1.1)
-        ax.legend(handles=[acc_line, loss_line], loc="lower right", fontsize=8)
+        _legend_below(ax, handles=[acc_line, loss_line])
     fig.suptitle(f"Learning curves of run '{run_dir.name}'", fontsize=12)
     fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    fig.savefig(out, dpi=100, bbox_inches="tight")
     plt.close(fig)
     return out
 
@@ -126,7 +123,9 @@ def _plot_hand_curves(ax, episodes: list[dict[str, str]]) -> None:
     hands = np.array([max(1, int(r["hands"])) for r in episodes], dtype=float)
 
     won, knocked, net = np.array([hand_outcomes(r) for r in episodes], dtype=float).T
-    k = max(1, min(200, len(t) // 5))
+    # A wide window (a quarter of the run, at most 500 matches): a narrow one makes the
+    # match-to-match noise of a steady run look like swings.
+    k = max(1, min(500, len(t) // 4))
 
     def rolling(x: np.ndarray) -> np.ndarray:  # pooled over the last k matches
         return np.convolve(x, np.ones(k), mode="valid") / np.convolve(hands, np.ones(k), mode="valid")
@@ -138,7 +137,35 @@ def _plot_hand_curves(ax, episodes: list[dict[str, str]]) -> None:
     # A fresh learner loses ~50 points a hand; clip so the later, small differences show.
     ax.set(title=f"Training hands (pooled over the last {k} matches)", xlabel="learner steps (decisions)",
            ylabel="share of hands; points per hand / 10 (axis clipped at -1)", ylim=(-1.0, 1.0))
-    ax.legend(loc="lower right", fontsize=8)
+    _legend_below(ax)
+
+
+def _legend_below(ax, **kwargs) -> None:  # noqa: ANN001, ANN003
+    """The legend under the panel, so that it never covers a curve."""
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=1, fontsize=8, frameon=False, **kwargs)
+
+
+def binned_win_rate(steps: Sequence[int], won: Sequence[float], max_points: int = 12, min_per_point: int = 20):
+    """Training matches in consecutive bins, each bin one point: its mean step, its win rate
+    and the rate's 95% Wilson interval, so the plot shows how much of a swing is noise.
+
+    At most ``max_points`` bins of at least ``min_per_point`` matches (one bin when there are
+    fewer). Returns ``(steps, rate, low, high, matches_per_bin)`` as arrays (the last an int).
+    """
+    import numpy as np
+
+    from eval.tournament import wilson_interval
+
+    if len(steps) != len(won):
+        raise ValueError(f"steps and won differ in length: {len(steps)} != {len(won)}")
+    if not len(won):
+        raise ValueError("no matches to bin")
+    bins = max(1, min(max_points, len(won) // min_per_point))
+    t_bins = np.array_split(np.asarray(steps, dtype=float), bins)
+    w_bins = np.array_split(np.asarray(won, dtype=float), bins)
+    intervals = [wilson_interval(float(w.sum()), len(w)) for w in w_bins]
+    return (np.array([t.mean() for t in t_bins]), np.array([w.mean() for w in w_bins]),
+            np.array([i[0] for i in intervals]), np.array([i[1] for i in intervals]), len(won) // bins)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from eval.bench.run import drive_batch
+from eval.bench.drivers import drive_batch
 
 SIZES = (1, 4, 16, 64, 256, 1024, 4096)
 
