@@ -5,13 +5,13 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test lint demo play soak bench tournament clean
+.PHONY: venv test lint demo play web soak bench tournament clean
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[train,dev]"
+	$(PY) -m pip install -q -e ".[train,dev,web]"
 	$(PY) -m pip install -q -e ".[rllib]"  # Ray RLlib (optional extra; its test runs in make test)
 	touch $(STAMP)
 
@@ -30,6 +30,10 @@ demo: $(STAMP)
 # Play a match in the terminal: make play ARGS="--opponent simple --seed 7"
 play: $(STAMP)
 	$(VENV)/bin/hgin play $(ARGS)
+
+# The web table on http://127.0.0.1:8000/: make web ARGS="--port 8080"
+web: $(STAMP)
+	$(VENV)/bin/hgin web $(ARGS)
 
 soak: $(STAMP)
 	$(PY) -m eval.soak
