@@ -126,6 +126,8 @@ def list_files(root: Path, limit: int = 500) -> dict[str, list[dict[str, Any]]]:
             if not f.endswith(".json") or f.startswith(".") or f in ("tournament.json", "summary.json"):
                 continue
             p = here / f
+            if not p.resolve().is_relative_to(base):  # a link out of the folder: never served
+                continue
             try:
                 with p.open("rb") as fh:
                     head = fh.read(200)

@@ -40,6 +40,9 @@ function put(node, ...children) { node.replaceChildren(...children.flat().filter
 
 function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
 
+// Each drawing (and the end of the start-up) counts up data-version: a test waits on it.
+function bump() { document.body.dataset.version = String(Number(document.body.dataset.version) + 1); }
+
 function setBusy(busy) { document.body.dataset.busy = busy ? "1" : "0"; }
 
 function showError(text) {
@@ -246,7 +249,7 @@ function renderSide(view) {
   const sd = $("showdown");
   put(sd);
   const last = view.results.slice(view.format === "partnership" ? -2 : -1);
-  if (last.length) sd.append(el("h3", { text: "Last showdown" }), last.map((r) => showdownEl(view, r)));
+  if (last.length) put(sd, el("h3", { text: last.length > 1 ? "Last showdowns" : "Last showdown" }), last.map((r) => showdownEl(view, r)));
   const log = $("log");
   put(log, view.events.map((e) => el("li", { class: e.seat === null ? "result" : "", text: e.text })));
   log.scrollTop = log.scrollHeight;
@@ -304,10 +307,10 @@ function renderControls(view) {
   } else {
     const marks = el("select", { id: "jump", onchange: (e) => replayTo(Number(e.target.value)) },
       view.marks.map((m) => el("option", { value: m.step, text: `${m.label} (move ${m.step})`, selected: currentMark(view) === m.step })));
-    box.append(el("button", { type: "button", id: "first", text: "\u23ee", title: "start [Home]", onclick: () => replayTo(0) }),
+    box.append(el("button", { type: "button", id: "first", text: "|\u25c0", title: "start [Home]", onclick: () => replayTo(0) }),
       el("button", { type: "button", id: "back", text: "\u25c0", title: "back one move [\u2190]", disabled: view.step === 0, onclick: () => replayTo(view.step - 1) }),
       el("button", { type: "button", id: "forward", text: "\u25b6", title: "forward one move [\u2192]", disabled: view.step === view.steps, onclick: () => replayTo(view.step + 1) }),
-      el("button", { type: "button", id: "last", text: "\u23ed", title: "end [End]", onclick: () => replayTo(view.steps) }),
+      el("button", { type: "button", id: "last", text: "\u25b6|", title: "end [End]", onclick: () => replayTo(view.steps) }),
       el("input", { type: "range", id: "scrub", min: 0, max: view.steps, value: view.step, onchange: (e) => replayTo(Number(e.target.value)) }),
       el("span", { id: "step-count", text: `move ${view.step} / ${view.steps}` }), marks);
     keys.textContent = `${view.name} \u00b7 keys: \u2190 \u2192 one move \u00b7 PgUp PgDn one hand \u00b7 Home End`;
@@ -339,7 +342,7 @@ function render(view) {
   renderControls(view);
   renderSide(view);
   $("status").textContent = statusText(view);
-  document.body.dataset.version = String(Number(document.body.dataset.version) + 1);
+  bump();
   document.body.dataset.over = view.over ? "1" : "0";
 }
 
@@ -563,6 +566,7 @@ async function init() {
   document.addEventListener("keydown", onKey);
   setMode("play");
   await resumeFromHash();
+  bump();  // the page is ready (tests wait for this)
 }
 
 guarded(init);
