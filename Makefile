@@ -11,9 +11,10 @@ export NO_MKDOCS_2_WARNING := 1
 
 # Extras per target: each list is one install, so a new extra goes into one variable.
 DEMO_EXTRAS := train
-TEST_EXTRAS := train,dev,docs,rllib
+TEST_EXTRAS := train,dev,docs,rllib,web
 DOCS_EXTRAS := docs
 RLLIB_EXTRAS := train,rllib
+WEB_EXTRAS := train,web
 
 # CPU torch: the plain `torch` wheel on Linux is the multi-GB CUDA build. The PyTorch CPU index
 # is tried first with a short timeout; where it cannot be reached, pip's default index is used
@@ -24,7 +25,7 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 # `mkdocs build` writes the site here (inside the ignored venv folder, rebuilt by each test run).
 SITE := $(VENV)/site
 
-.PHONY: venv test lint docs docs-build demo rllib play soak bench tournament clean
+.PHONY: venv test lint docs docs-build demo rllib web play soak bench tournament clean
 
 $(VENV)/.base:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +49,10 @@ $(VENV)/.test: pyproject.toml Makefile $(VENV)/.torch
 
 $(VENV)/.docs: pyproject.toml Makefile $(VENV)/.base
 	$(PIP) install -q -e ".[$(DOCS_EXTRAS)]"
+	touch $@
+
+$(VENV)/.web: pyproject.toml Makefile $(VENV)/.torch
+	$(PIP) install -q -e ".[$(WEB_EXTRAS)]"
 	touch $@
 
 $(VENV)/.rllib: pyproject.toml Makefile $(VENV)/.torch
@@ -81,6 +86,10 @@ rllib: $(VENV)/.rllib
 # Play a match in the terminal: make play ARGS="--opponent simple --seed 7"
 play: $(VENV)/.demo
 	$(VENV)/bin/hgin play $(ARGS)
+
+# The web table on http://127.0.0.1:8000/: make web ARGS="--port 8080"
+web: $(VENV)/.web
+	$(VENV)/bin/hgin web $(ARGS)
 
 soak: $(VENV)/.demo
 	$(PY) -m eval.soak

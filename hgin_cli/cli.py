@@ -766,6 +766,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="show every option of this profile")
     p.set_defaults(func=cmd_rules)
 
+    from hgin_web.cli import add_parser as add_web_parser  # hgin web: the web table
+
+    add_web_parser(sub)
     for name, (module, what) in FORWARDED.items():
         p = sub.add_parser(name, add_help=False, help=f"{what} (python -m {module}; "
                                                       f"'hgin {name} --help' for its options)",

@@ -1,0 +1,153 @@
+"""Load on the web table (a script, not a test): N concurrent games played through the JSON
+API of a real ``hgin web`` server on 127.0.0.1, each by a client thread that plays the human
+seat (knock when it may, draw, discard the card leaving the least deadwood) while the
+server's agents play the others. Bounded in games, requests and seconds; it stops by itself.
+
+    nice -n 10 python -m eval.web_load --games 50 --rules hollywood --opponent random
+
+Reports the moves applied per second (the human's and the agents') and the response time
+of the API's requests (median, 95th percentile, max).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+HOST = "127.0.0.1"  # the load goes to this machine only
+
+
+def choose(view: dict[str, Any]) -> int:
+    legal = view["legal_actions"]
+    for kind in ("big_gin", "knock"):
+        found = [a for a in legal if a["kind"] == kind]
+        if found:
+            return found[0]["id"]
+    discards = [a for a in legal if a["kind"] == "discard"]
+    if discards:
+        after = view["table"]["discard_deadwood"]
+        return min(discards, key=lambda a: (after[a["card"]], a["id"]))["id"]
+    return next(a for a in legal if a["kind"] in ("pass", "draw", "take"))["id"]
+
+
+class Player(threading.Thread):
+    def __init__(self, port: int, body: dict[str, Any], deadline: float, budget: list[int], lock: threading.Lock):
+        super().__init__(daemon=True)
+        self.port, self.body, self.deadline, self.budget, self.lock = port, body, deadline, budget, lock
+        self.latencies: list[float] = []
+        self.moves = 0
+        self.finished = False
+        self.error: str | None = None
+
+    def _call(self, conn: http.client.HTTPConnection, method: str, path: str, body: Any) -> dict[str, Any]:
+        with self.lock:
+            if self.budget[0] <= 0:
+                raise TimeoutError("request budget spent")
+            self.budget[0] -= 1
+        data = json.dumps(body).encode()
+        start = time.perf_counter()
+        conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+        res = conn.getresponse()
+        raw = res.read()
+        self.latencies.append(time.perf_counter() - start)
+        if res.status >= 400:
+            raise RuntimeError(f"{method} {path}: {res.status} {raw[:200]!r}")
+        return json.loads(raw)
+
+    def run(self) -> None:
+        conn = http.client.HTTPConnection(HOST, self.port, timeout=60)
+        try:
+            view = self._call(conn, "POST", "/api/games", self.body)
+            gid = view["id"]
+            while not view["over"] and time.monotonic() < self.deadline:
+                if view["your_turn"]:
+                    view = self._call(conn, "POST", f"/api/games/{gid}/actions", {"action": choose(view)})
+                    self.moves += 1
+                else:
+                    view = self._call(conn, "POST", f"/api/games/{gid}/step", {"moves": 10_000})
+                    self.moves += view["moves_made"]
+            self.finished = bool(view["over"])
+        except Exception as exc:  # reported, not raised: the other games go on
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            conn.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def _wait_up(port: int, proc: subprocess.Popen, seconds: float = 60) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with code {proc.returncode}")
+        try:
+            with socket.create_connection((HOST, port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("the server did not start")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--games", type=int, default=50, help="concurrent games (default 50)")
+    p.add_argument("--rules", default="hollywood")
+    p.add_argument("--opponent", default="random")
+    p.add_argument("--seed", type=int, default=0, help="game i is dealt from seed + i")
+    p.add_argument("--max-seconds", type=float, default=300, help="stop the games after this long (default 300)")
+    p.add_argument("--max-requests", type=int, default=200_000, help="stop after this many requests in all")
+    args = p.parse_args(argv)
+    if not 1 <= args.games <= 500:
+        p.error("--games must be in 1..500")
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="hgin_web_load_") as tmp:
+        server = subprocess.Popen([sys.executable, "-m", "hgin_cli", "web", "--host", HOST, "--port", str(port),
+                                   "--save-dir", str(Path(tmp) / "games")], stdout=subprocess.DEVNULL)
+        try:
+            _wait_up(port, server)
+            budget, lock = [args.max_requests], threading.Lock()
+            start = time.monotonic()
+            players = [Player(port, {"rules": args.rules, "seat": 0, "opponents": args.opponent,
+                                     "seed": args.seed + i}, start + args.max_seconds, budget, lock)
+                       for i in range(args.games)]
+            for t in players:
+                t.start()
+            for t in players:
+                t.join(args.max_seconds + 120)
+            wall = time.monotonic() - start
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    lat = sorted(x for t in players for x in t.latencies)
+    moves = sum(t.moves for t in players)
+    errors = [t.error for t in players if t.error]
+
+    def pct(q: float) -> float:
+        return 1000 * lat[min(len(lat) - 1, int(q * len(lat)))] if lat else float("nan")
+
+    print(f"{args.games} concurrent games ({args.rules}, human seat vs {args.opponent}) on {HOST}: "
+          f"{sum(t.finished for t in players)} finished in {wall:.1f} s")
+    print(f"moves applied: {moves} ({moves / wall:.0f} moves/s); requests: {len(lat)} ({len(lat) / wall:.0f}/s)")
+    print(f"response time: median {pct(0.5):.1f} ms, p95 {pct(0.95):.1f} ms, max {1000 * lat[-1] if lat else 0:.1f} ms")
+    for e in errors[:5]:
+        print("error:", e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,572 @@
+// The web table's page. It draws what the server sends and sends back action ids taken
+// from the server's legal_actions: no game logic lives here.
+"use strict";
+
+const SUITS = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
+const RANKS = { T: "10" };
+const HAND_KEYS = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "-"];
+
+const state = {
+  mode: "play",     // play | watch | replay
+  meta: null,
+  view: null,       // the last view the server sent
+  knockMode: false,
+  running: false,   // watch: auto-play on
+  timer: null,
+};
+
+// ------------------------------------------------------------------ helpers
+function $(id) { return document.getElementById(id); }
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else if (k.startsWith("data-") || k === "list" || k === "style") node.setAttribute(k, v);
+    else node[k] = v;
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+// Replace a node's children (arrays are flattened, null skipped).
+function put(node, ...children) { node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined)); }
+
+function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
+
+// Each drawing (and the end of the start-up) counts up data-version: a test waits on it.
+function bump() { document.body.dataset.version = String(Number(document.body.dataset.version) + 1); }
+
+function setBusy(busy) { document.body.dataset.busy = busy ? "1" : "0"; }
+
+function showError(text) {
+  const box = $("error");
+  box.textContent = text || "";
+  box.hidden = !text;
+}
+
+async function api(method, path, body) {
+  const opts = { method, headers: {} };
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  const res = await fetch(path, opts);
+  let data = null;
+  try { data = await res.json(); } catch (e) { data = { error: `HTTP ${res.status}` }; }
+  if (!res.ok) throw new Error(data && data.error ? data.error : `HTTP ${res.status}`);
+  return data;
+}
+
+function cardText(card) { return (RANKS[card[0]] || card[0]) + SUITS[card[1]]; }
+
+// One card drawn in CSS: rank over suit, hearts and diamonds in red.
+function cardEl(card, opts = {}) {
+  const red = card[1] === "H" || card[1] === "D";
+  const node = el("span", {
+    class: "card" + (red ? " red" : "") + (opts.small ? " small" : "") + (opts.cls ? " " + opts.cls : ""),
+    "data-card": card, title: cardText(card),
+  }, el("span", { class: "rank", text: RANKS[card[0]] || card[0] }), el("span", { class: "suit", text: SUITS[card[1]] }));
+  return node;
+}
+
+function backEl(small) { return el("span", { class: "card back" + (small ? " small" : ""), title: "face down" }); }
+
+function cardsEl(cards, small) { return el("span", { class: "cards" }, cards.map((c) => cardEl(c, { small }))); }
+
+function playerName(view, seat) { return view.players[seat].name; }
+
+// ------------------------------------------------------------------ drawing a hand
+// A grouped hand (melds, then loose cards). ``playable`` maps a card to the action a click
+// sends (from the legal actions), ``dw`` the deadwood after discarding it.
+function handEl(hand, opts = {}) {
+  const wrap = el("div", { class: "hand" });
+  let index = 0;
+  const order = [];
+  const groups = hand.melds.map((m) => ["meld", m]);
+  if (hand.loose.length) groups.push(["loose", hand.loose]);
+  for (const [kind, cards] of groups) {
+    const g = el("span", { class: "group " + kind });
+    for (const card of cards) {
+      const action = opts.playable ? opts.playable[card] : undefined;
+      const c = cardEl(card, { small: opts.small, cls: action !== undefined ? "playable" + (state.knockMode ? " knocking" : "") : "" });
+      if (action !== undefined) {
+        c.setAttribute("data-action", action);
+        c.addEventListener("click", () => sendAction(action));
+      }
+      if (opts.dw && opts.dw[card] !== undefined) {
+        c.setAttribute("data-dw", opts.dw[card]);
+        c.append(el("span", { class: "dw", text: `dw ${opts.dw[card]}`, title: "deadwood after discarding it" }));
+      }
+      if (opts.keys && index < HAND_KEYS.length) c.title += ` (key ${HAND_KEYS[index]})`;
+      order.push(card);
+      index += 1;
+      g.append(c);
+    }
+    wrap.append(g);
+  }
+  wrap.append(el("span", { class: "muted" }, "deadwood ", el("span", { class: "deadwood", text: hand.deadwood })));
+  state.handOrder = opts.keys ? order : state.handOrder;
+  return wrap;
+}
+
+// ------------------------------------------------------------------ the seat's table
+function seatTableEl(view) {
+  const t = view.table;
+  const box = el("div", { class: "table" });
+  const title = t.index === null ? "You sit this hand out (you dealt)" : `Table ${t.index}`;
+  box.append(el("h4", { text: `${title} \u00b7 hand ${view.hand_number} \u00b7 knock limit ${t.knock_limit}`
+    + (t.doubled ? " \u00b7 doubled" : "") + (t.partner !== null ? ` \u00b7 partner player_${t.partner}` : "") }));
+  if (t.opponent !== null) {
+    const opp = el("div", { class: "seat" + (view.to_act === t.opponent ? " acting" : "") });
+    const count = view.to_act === t.opponent && t.phase === "discard" ? 11 : 10;
+    opp.append(el("div", { class: "who", text: playerName(view, t.opponent) }));
+    const backs = el("span", { class: "cards" });
+    for (let i = 0; i < count - t.opponent_known.length; i += 1) backs.append(backEl(true));
+    opp.append(backs);
+    if (t.opponent_known.length) opp.append(el("span", { class: "muted" }, " picked up: "), cardsEl(t.opponent_known, true));
+    if (t.opponent_discards.length) opp.append(el("div", { class: "muted" }, "discarded: ", cardsEl(t.opponent_discards, true)));
+    box.append(opp);
+  }
+  const center = el("div", { class: "center" });
+  center.append(el("div", { class: "pile" }, backEl(false), el("span", { text: `stock ${t.stock}` })));
+  center.append(el("div", { class: "pile", id: "discard-top" },
+    t.discard_top ? cardEl(t.discard_top) : el("span", { class: "muted", text: "empty" }),
+    el("span", { text: `discard pile (${t.discard_pile_size})` })));
+  box.append(center);
+  const me = el("div", { class: "seat" + (view.your_turn ? " acting" : "") });
+  me.append(el("div", { class: "who", text: playerName(view, view.seat) + " \u2014 you" }));
+  const playable = {};
+  if (view.your_turn) {
+    for (const a of view.legal_actions) {
+      if (a.kind === (state.knockMode ? "knock" : "discard")) playable[a.card] = a.id;
+    }
+  }
+  me.append(handEl(t.hand, { playable, dw: t.discard_deadwood, keys: true }));
+  if (t.own_discards.length) me.append(el("div", { class: "muted" }, "you discarded: ", cardsEl(t.own_discards, true)));
+  box.append(me);
+  return box;
+}
+
+// ------------------------------------------------------------------ open tables
+function openTableEl(view, t) {
+  const box = el("div", { class: "table" });
+  const out = t.sitting_out !== null ? ` \u00b7 ${playerName(view, t.sitting_out)} dealt and sits out` : "";
+  box.append(el("h4", { text: `Table ${t.index} \u00b7 ${t.phase.replace("_", " ")} \u00b7 knock limit ${t.knock_limit}`
+    + (t.multiplier > 1 ? ` \u00b7 x${t.multiplier}` : "") + out }));
+  t.seats.forEach((seat, i) => {
+    const s = el("div", { class: "seat" + (t.to_act === seat ? " acting" : "") });
+    s.append(el("div", { class: "who", text: playerName(view, seat) + (t.dealer === seat ? " (dealer)" : "") }));
+    s.append(handEl(t.hands[String(seat)], { small: true }));
+    if (t.known[String(seat)].length) s.append(el("div", { class: "muted" }, "picked up: ", cardsEl(t.known[String(seat)], true)));
+    box.append(s);
+    if (i === 0) {
+      const pile = t.discard_pile.slice(-8);
+      box.append(el("div", { class: "center" },
+        el("div", { class: "pile" }, backEl(true), el("span", { text: `stock ${t.stock}` })),
+        el("div", { class: "pile" }, el("span", { class: "muted", text: `discard pile (${t.discard_pile.length}):` }),
+          pile.map((c, j) => cardEl(c, { small: j < pile.length - 1 })))));
+    }
+  });
+  return box;
+}
+
+// ------------------------------------------------------------------ sheet, results, log
+function sheetEl(view) {
+  const sh = view.sheet;
+  const table = el("table", { class: "sheet" });
+  table.append(el("tr", {}, el("th", { text: sh.columns.length > 0 && sh.column_names.length > 1 ? "Hollywood" : `game to ${sh.target}` }),
+    sh.column_names.map((n) => el("th", { text: n })), el("th", { text: "hands" }), el("th", { text: "games" })));
+  sh.labels.forEach((label, r) => {
+    const seats = view.players.filter((p) => p.row === r).map((p) => p.label);
+    const name = view.format === "partnership" ? `${label} (${seats.join(" + ")})` : view.players[r].name;
+    const row = el("tr", {}, el("th", { text: name }));
+    sh.column_names.forEach((_, j) => {
+      const opened = j < sh.wins[r];
+      const won = sh.column_winners[j] === r;
+      const closed = sh.column_winners[j] !== null && !won;
+      const cell = el("td", { class: won ? "won" : closed ? "closed" : "" }, opened ? String(sh.columns[r][j]) : "-");
+      if (sh.boxes[r][j] > 0) cell.append(el("span", { class: "boxes", title: "boxes (hands won in this column)", text: "\u25a1".repeat(Math.min(sh.boxes[r][j], 12)) }));
+      row.append(cell);
+    });
+    row.append(el("td", { text: sh.wins[r] }), el("td", { text: sh.columns_won[r] }));
+    table.append(row);
+  });
+  const box = el("div", {}, el("h3", { text: `Sheet (to ${sh.target})` }), table);
+  if (sh.is_settled) box.append(el("p", { class: "muted", text: sh.settlement_text }));
+  return box;
+}
+
+function resultText(view) {
+  if (!view.over) return "";
+  if (view.truncated) return "Match stopped at the rules' hand cap: no winner.";
+  if (view.match_winner === null) return "Match over: a draw.";
+  if (view.format === "partnership") {
+    return `Match over: team_${view.match_winner} (${view.winning_seats.map((s) => playerName(view, s)).join(" and ")}) wins.`;
+  }
+  return `Match over: ${playerName(view, view.match_winner)} wins.`;
+}
+
+function meldsEl(melds) { return melds.map((m) => el("span", { class: "group meld" }, m.map((c) => cardEl(c, { small: true })))); }
+
+function showdownEl(view, r) {
+  const box = el("div", { class: "showdown" });
+  const head = r.kind === "dead" ? `Hand ${r.number}: dead hand, no score`
+    : `Hand ${r.number}: ${playerName(view, r.knocker)} ${r.kind === "gin" ? "goes gin" : r.kind === "big_gin" ? "goes big gin" : r.kind === "undercut" ? "knocks and is undercut" : "knocks"}; ${playerName(view, r.winner)} scores ${r.points}`;
+  box.append(el("div", { text: head }));
+  if (r.showdown) {
+    for (const role of ["knocker", "defender"]) {
+      const side = r.showdown[role];
+      box.append(el("div", {}, el("span", { class: "muted", text: `${playerName(view, side.seat)} (${role}): ` }),
+        meldsEl(side.melds), side.deadwood_cards.length ? el("span", { class: "group loose" }, side.deadwood_cards.map((c) => cardEl(c, { small: true }))) : null,
+        el("span", { class: "muted", text: ` deadwood ${side.deadwood}` })));
+    }
+    if (r.showdown.layoffs.length) {
+      box.append(el("div", { class: "muted" }, "laid off: ",
+        r.showdown.layoffs.map((l) => el("span", {}, cardEl(l.card, { small: true }), " on ", meldsEl([l.meld])))));
+    }
+  }
+  return box;
+}
+
+function renderSide(view) {
+  const result = $("result");
+  put(result);
+  if (view.over) {
+    result.append(el("div", { class: "banner", id: "match-result", text: resultText(view) + (view.sheet.is_settled ? " " + view.sheet.settlement_text : "") }));
+    if (view.mode !== "replay" && view.file) {
+      result.append(el("p", {}, el("a", { href: `/api/games/${view.id}/file`, text: "download the match file" }), " \u00b7 ",
+        el("button", { type: "button", id: "replay-this", text: "Replay this game", onclick: () => openReplay({ path: view.file }) })));
+    }
+  }
+  put($("sheet"), sheetEl(view));
+  const sd = $("showdown");
+  put(sd);
+  const last = view.results.slice(view.format === "partnership" ? -2 : -1);
+  if (last.length) put(sd, el("h3", { text: last.length > 1 ? "Last showdowns" : "Last showdown" }), last.map((r) => showdownEl(view, r)));
+  const log = $("log");
+  put(log, view.events.map((e) => el("li", { class: e.seat === null ? "result" : "", text: e.text })));
+  log.scrollTop = log.scrollHeight;
+  const pol = $("policy");
+  put(pol);
+  if (view.policy) {
+    pol.append(el("h3", { text: `Policy of ${playerName(view, view.to_act)}` }));
+    for (const p of view.policy.slice(0, 8)) {
+      pol.append(el("div", { class: "policy-row" }, el("span", { text: p.name }),
+        el("span", {}, el("div", { class: "policy-bar", style: `width:${Math.max(1, Math.round(p.p * 100))}%` })),
+        el("span", { text: `${(p.p * 100).toFixed(1)}%` })));
+    }
+  }
+}
+
+// ------------------------------------------------------------------ controls
+function actionLabel(a, view) {
+  const key = { draw: " [D]", take: " [T]", pass: " [P]", big_gin: " [G]" }[a.kind] || "";
+  if (a.kind === "draw") return "Draw from the stock" + key;
+  if (a.kind === "take") return `Take ${cardText(view.table.discard_top)}` + key;
+  if (a.kind === "pass") return `Pass on ${cardText(view.table.discard_top)}` + key;
+  if (a.kind === "big_gin") return "Big gin!" + key;
+  if (a.kind === "knock") return `Knock with ${cardText(a.card)}`;
+  return a.name;
+}
+
+function renderControls(view) {
+  const box = $("controls");
+  put(box);
+  const keys = $("keys");
+  if (view.mode === "play") {
+    if (view.over) { keys.textContent = ""; return; }
+    if (!view.your_turn) {
+      box.append(el("span", { class: "muted", text: `${playerName(view, view.to_act)} is thinking\u2026` }));
+      return;
+    }
+    const knocks = view.legal_actions.filter((a) => a.kind === "knock");
+    for (const a of view.legal_actions) {
+      if (a.kind === "discard") continue;
+      box.append(el("button", { type: "button", class: "action " + a.kind, "data-action": a.id, "data-kind": a.kind,
+        text: actionLabel(a, view), onclick: () => sendAction(a.id) }));
+    }
+    if (knocks.length) {
+      box.append(el("button", { type: "button", id: "knock-mode", text: state.knockMode ? "Discard instead [K]" : "Knock: pick the card [K]",
+        onclick: () => { state.knockMode = !state.knockMode; render(state.view); } }));
+    }
+    if (view.legal_actions.some((a) => a.kind === "discard")) {
+      box.append(el("span", { class: "muted", text: state.knockMode ? "click the card to knock with (face down)" : "click a card to discard it" }));
+    }
+    keys.textContent = "Keys: D draw \u00b7 T take \u00b7 P pass \u00b7 1\u20139, 0, - the cards of your hand from the left \u00b7 K knock with the next card \u00b7 G big gin";
+  } else if (view.mode === "watch") {
+    box.append(el("button", { type: "button", id: "pause", text: state.running ? "Pause [space]" : "Play [space]", disabled: view.over, onclick: toggleRun }));
+    box.append(el("button", { type: "button", id: "step", text: "Step [N]", disabled: view.over || state.running, onclick: () => watchStep() }));
+    keys.textContent = "Keys: space play/pause \u00b7 N one move";
+  } else {
+    const marks = el("select", { id: "jump", onchange: (e) => replayTo(Number(e.target.value)) },
+      view.marks.map((m) => el("option", { value: m.step, text: `${m.label} (move ${m.step})`, selected: currentMark(view) === m.step })));
+    box.append(el("button", { type: "button", id: "first", text: "|\u25c0", title: "start [Home]", onclick: () => replayTo(0) }),
+      el("button", { type: "button", id: "back", text: "\u25c0", title: "back one move [\u2190]", disabled: view.step === 0, onclick: () => replayTo(view.step - 1) }),
+      el("button", { type: "button", id: "forward", text: "\u25b6", title: "forward one move [\u2192]", disabled: view.step === view.steps, onclick: () => replayTo(view.step + 1) }),
+      el("button", { type: "button", id: "last", text: "\u25b6|", title: "end [End]", onclick: () => replayTo(view.steps) }),
+      el("input", { type: "range", id: "scrub", min: 0, max: view.steps, value: view.step, onchange: (e) => replayTo(Number(e.target.value)) }),
+      el("span", { id: "step-count", text: `move ${view.step} / ${view.steps}` }), marks);
+    keys.textContent = `${view.name} \u00b7 keys: \u2190 \u2192 one move \u00b7 PgUp PgDn one hand \u00b7 Home End`;
+  }
+}
+
+function currentMark(view) {
+  let best = 0;
+  for (const m of view.marks) if (m.step <= view.step) best = m.step;
+  return best;
+}
+
+// ------------------------------------------------------------------ rendering
+function statusText(view) {
+  if (view.over) return resultText(view);
+  const who = view.to_act === null ? "" : playerName(view, view.to_act);
+  if (view.mode === "play") return view.your_turn ? `Your move (${view.table.phase.replace("_", " ")})` : `${who} to act`;
+  if (view.mode === "watch") return `${who} to act`;
+  return `${view.name}: move ${view.step} of ${view.steps}`;
+}
+
+function render(view) {
+  state.view = view;
+  $("board").hidden = false;
+  const tables = $("tables");
+  put(tables);
+  if (view.view === "seat") tables.append(seatTableEl(view));
+  else view.tables.forEach((t) => tables.append(openTableEl(view, t)));
+  renderControls(view);
+  renderSide(view);
+  $("status").textContent = statusText(view);
+  bump();
+  document.body.dataset.over = view.over ? "1" : "0";
+}
+
+// ------------------------------------------------------------------ play
+function speed() { return Number($("speed").value); }
+
+async function runAgents() {
+  // The agents' moves, one at a time at the chosen speed ("instant": all at once).
+  while (state.view && state.view.mode === "play" && !state.view.over && !state.view.your_turn) {
+    const ms = speed();
+    if (ms > 0) await sleep(ms);
+    render(await api("POST", `/api/games/${state.view.id}/step`, { moves: ms > 0 ? 1 : 10000 }));
+  }
+}
+
+async function guarded(fn) {
+  setBusy(true);
+  try {
+    showError("");
+    await fn();
+  } catch (e) {
+    showError(e.message);
+  } finally {
+    setBusy(false);
+  }
+}
+
+function sendAction(id) {
+  if (document.body.dataset.busy === "1") return;
+  state.knockMode = false;
+  guarded(async () => {
+    render(await api("POST", `/api/games/${state.view.id}/actions`, { action: id }));
+    await runAgents();
+  });
+}
+
+function startGame(ev) {
+  ev.preventDefault();
+  const rules = $("rules").value;
+  const profile = state.meta.profiles.find((p) => p.name === rules);
+  const watching = state.mode === "watch";
+  const seat = watching ? null : Number($("seat").value);
+  const opponents = [];
+  for (let s = 0; s < profile.seats; s += 1) {
+    const input = $(`agent-${s}`);
+    opponents.push(s === seat || !input ? null : input.value.trim());
+  }
+  const seedText = $("seed").value.trim();
+  const body = { rules, seat, opponents, seed: seedText === "" ? null : Number(seedText) };
+  state.running = false;
+  guarded(async () => {
+    const view = await api("POST", "/api/games", body);
+    location.hash = `game=${view.id}`;
+    render(view);
+    await runAgents();
+  });
+}
+
+// ------------------------------------------------------------------ watch
+async function watchStep() {
+  const view = await api("POST", `/api/games/${state.view.id}/step`, { moves: 1 });
+  render(view);
+}
+
+async function watchLoop() {
+  while (state.running && state.view && !state.view.over) {
+    await guarded(watchStep);
+    await sleep(Math.max(speed(), 30));
+  }
+  state.running = false;
+  if (state.view) renderControls(state.view);
+}
+
+function toggleRun() {
+  if (!state.view || state.view.mode !== "watch" || state.view.over) return;
+  state.running = !state.running;
+  renderControls(state.view);
+  if (state.running) watchLoop();
+}
+
+// ------------------------------------------------------------------ replay
+function replayTo(step) {
+  const view = state.view;
+  if (!view || view.mode !== "replay") return;
+  const target = Math.max(0, Math.min(view.steps, step));
+  guarded(async () => {
+    render(await api("GET", `/api/replays/${view.id}?step=${target}`));
+    location.hash = `replay=${view.id}&step=${target}`;
+  });
+}
+
+function openReplay(body) {
+  setMode("replay");
+  guarded(async () => {
+    const view = await api("POST", "/api/replays", body);
+    location.hash = `replay=${view.id}&step=0`;
+    render(view);
+  });
+}
+
+async function loadFiles() {
+  if (!state.meta.replays) return;
+  const files = await api("GET", "/api/files");
+  put($("replay-file"), files.matches.map((f) => el("option", { value: f.path, text: f.path })));
+  put($("tournament"), el("option", { value: "", text: "\u2014" }),
+    files.tournaments.map((t) => el("option", { value: t.path, text: t.path })));
+}
+
+async function loadTournament() {
+  const path = $("tournament").value;
+  const sel = $("tournament-match");
+  put(sel);
+  if (!path) return;
+  const data = await api("GET", `/api/tournament?path=${encodeURIComponent(path)}`);
+  put(sel, data.matches.map((m) => el("option", {
+    value: JSON.stringify({ path, seed: Number(m.seed), a_seat: Number(m.a_seat), agent_a: m.agent_a, agent_b: m.agent_b }),
+    text: `seed ${m.seed} seating ${m.a_seat}: ${m.agent_a} v ${m.agent_b}, ${m.winner} (${m.hands} hands)`,
+  })));
+}
+
+// ------------------------------------------------------------------ setup form
+function fillSeats() {
+  const profile = state.meta.profiles.find((p) => p.name === $("rules").value);
+  const seat = $("seat");
+  const before = seat.value;
+  put(seat, Array.from({ length: profile.seats }, (_, s) => el("option", { value: s, text: `player_${s}` })));
+  seat.value = before !== "" && Number(before) < profile.seats ? before : "0";
+  const box = $("opponents");
+  const old = {};
+  box.querySelectorAll("input").forEach((i) => { old[i.id] = i.value; });
+  put(box);
+  const me = state.mode === "watch" ? null : Number(seat.value);
+  for (let s = 0; s < profile.seats; s += 1) {
+    if (s === me) continue;
+    box.append(el("label", {}, `player_${s} `, el("input", { id: `agent-${s}`, list: "agent-names", size: 12,
+      value: old[`agent-${s}`] || (state.mode === "watch" && s === 0 ? "simple" : "expert") })));
+  }
+}
+
+function setMode(mode) {
+  state.mode = mode;
+  state.running = false;
+  for (const b of document.querySelectorAll(".tab")) b.classList.toggle("active", b.dataset.mode === mode);
+  $("new-game").hidden = mode === "replay";
+  $("replay-setup").hidden = mode !== "replay";
+  $("seat-label").hidden = mode === "watch";
+  $("start").textContent = mode === "watch" ? "Watch" : "Start";
+  if (state.meta) fillSeats();
+  if (mode === "replay" && state.meta) guarded(loadFiles);
+}
+
+// ------------------------------------------------------------------ keyboard
+function onKey(ev) {
+  if (ev.target.tagName === "INPUT" || ev.target.tagName === "SELECT") return;
+  const view = state.view;
+  if (!view) return;
+  if (view.mode === "play" && view.your_turn) {
+    const byKind = { d: "draw", t: "take", p: "pass", g: "big_gin" };
+    const kind = byKind[ev.key.toLowerCase()];
+    if (kind) {
+      const a = view.legal_actions.find((x) => x.kind === kind);
+      if (a) sendAction(a.id);
+      return;
+    }
+    if (ev.key.toLowerCase() === "k" && view.legal_actions.some((x) => x.kind === "knock")) {
+      state.knockMode = !state.knockMode;
+      render(view);
+      return;
+    }
+    const i = HAND_KEYS.indexOf(ev.key);
+    if (i >= 0 && state.handOrder && i < state.handOrder.length) {
+      const card = state.handOrder[i];
+      const a = view.legal_actions.find((x) => x.kind === (state.knockMode ? "knock" : "discard") && x.card === card);
+      if (a) sendAction(a.id);
+    }
+  } else if (view.mode === "watch") {
+    if (ev.key === " ") { ev.preventDefault(); toggleRun(); }
+    if (ev.key.toLowerCase() === "n" && !state.running && !view.over) guarded(watchStep);
+  } else if (view.mode === "replay") {
+    const marks = view.marks.map((m) => m.step);
+    const here = currentMark(view);
+    const moves = {
+      ArrowRight: view.step + 1, ArrowLeft: view.step - 1, Home: 0, End: view.steps,
+      PageDown: marks.find((s) => s > view.step) ?? view.steps,
+      PageUp: view.step > here ? here : [...marks].reverse().find((s) => s < view.step) ?? 0,
+    };
+    if (ev.key in moves) { ev.preventDefault(); replayTo(moves[ev.key]); }
+  }
+}
+
+// ------------------------------------------------------------------ start
+async function resumeFromHash() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (params.get("game")) {
+    const view = await api("GET", `/api/games/${params.get("game")}`);
+    setMode(view.mode);
+    render(view);
+    await runAgents();
+  } else if (params.get("replay")) {
+    setMode("replay");
+    render(await api("GET", `/api/replays/${params.get("replay")}?step=${Number(params.get("step") || 0)}`));
+  }
+}
+
+async function init() {
+  state.meta = await api("GET", "/api/meta");
+  put($("rules"), state.meta.profiles.map((p) => el("option", { value: p.name,
+    text: `${p.name} (${p.format.replace("_", "-")}, ${p.seats} seats)` })));
+  document.body.append(el("datalist", { id: "agent-names" }, state.meta.agents.map((a) => el("option", { value: a }))));
+  $("rules").addEventListener("change", fillSeats);
+  $("seat").addEventListener("change", fillSeats);
+  $("new-game").addEventListener("submit", startGame);
+  $("open-file").addEventListener("click", () => { if ($("replay-file").value) openReplay({ path: $("replay-file").value }); });
+  $("tournament").addEventListener("change", () => guarded(loadTournament));
+  $("open-tournament").addEventListener("click", () => { if ($("tournament-match").value) openReplay(JSON.parse($("tournament-match").value)); });
+  $("upload").addEventListener("change", async (e) => {
+    const file = e.target.files[0];
+    if (file) openReplay({ upload: await file.text(), name: file.name });
+  });
+  for (const b of document.querySelectorAll(".tab")) b.addEventListener("click", () => setMode(b.dataset.mode));
+  document.addEventListener("keydown", onKey);
+  setMode("play");
+  await resumeFromHash();
+  bump();  // the page is ready (tests wait for this)
+}
+
+guarded(init);

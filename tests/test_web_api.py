@@ -1,0 +1,250 @@
+"""The web table's JSON API through Starlette's test client: whole matches in every profile
+with a leak check on every answer, the refusals, match files and replays."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from hgin_cli.cli import main as hgin_main
+from hgin_cli.cli import save_match
+from hgin_env.game import Game
+from hgin_env.rules import PROFILES
+from hgin_web.app import WebConfig, create_app
+
+try:
+    from tests.web_helpers import check_no_leak, greedy_choice, play_through
+except ImportError:  # pragma: no cover - pytest run without the repo root on sys.path
+    from web_helpers import check_no_leak, greedy_choice, play_through
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    config = WebConfig(save_dir=tmp_path / "games", policy_dirs=[tmp_path / "policies"], max_body=4096)
+    (tmp_path / "policies").mkdir()
+    with TestClient(create_app(config)) as client:  # one event loop for every request: much faster
+        yield client
+
+
+def _game(client: TestClient, gid: str):
+    return client.app.state.store.game(gid)
+
+
+@pytest.mark.parametrize("rules", sorted(PROFILES))
+def test_whole_match_against_random_leaks_nothing(client: TestClient, rules: str, capsys) -> None:
+    """Every answer to the human seat, over a whole match, holds none of the other seats'
+    unseen cards nor the stock; the match ends, and its file replays with ``hgin replay``."""
+    seat = 1 if PROFILES[rules].num_players > 2 else 0  # a seat that sits out / has a partner
+
+    def check(view: dict) -> None:
+        check_no_leak(view, _game(client, view["id"]).match, seat)
+        assert "tables" not in view and view["seat"] == seat
+
+    last = play_through(client, rules, seed=7, seat=seat, on_view=check)
+    match = _game(client, last["id"]).match
+    assert last["over"] and match.is_over and len(last["results"]) == len(match.hand_history)
+    path = client.app.state.config.save_dir / last["file"]
+    saved = json.loads(path.read_text())
+    assert saved["actions"] == match.action_history and saved["complete"] is True
+    assert saved["players"][seat] == "human"
+    assert hgin_main(["replay", str(path), "--ascii"]) == 0
+    assert "Match" in capsys.readouterr().out
+
+
+def _started(client: TestClient, **body) -> dict:
+    r = client.post("/api/games", json={"rules": "hollywood", "seat": 0, "opponents": "random", "seed": 3, **body})
+    assert r.status_code == 201, r.text
+    view = r.json()
+    if not view["your_turn"]:
+        view = client.post(f"/api/games/{view['id']}/step", json={"moves": 100}).json()
+    assert view["your_turn"]
+    return view
+
+
+def test_refused_moves_change_nothing(client: TestClient) -> None:
+    view = _started(client)
+    gid = view["id"]
+    legal = {a["id"] for a in view["legal_actions"]}
+    illegal = next(a for a in range(108) if a not in legal)
+    history = list(_game(client, gid).match.action_history)
+    cases = [
+        ({"action": illegal}, 422, "not legal now"),
+        ({"action": 108}, 422, "not an action id"),
+        ({"action": min(legal), "seat": 1}, 403, "not yours"),
+        ({"action": str(min(legal))}, 400, "must be an action id"),
+        ({"action": True}, 400, "must be an action id"),
+        ({"action": min(legal), "extra": 1}, 400, "unknown field"),
+        ({}, 400, "missing 'action'"),
+    ]
+    for body, status, reason in cases:
+        r = client.post(f"/api/games/{gid}/actions", json=body)
+        assert r.status_code == status and reason in r.json()["error"], (body, r.text)
+    for raw in (b"{not json", b"[1, 2]", b"\xff\xfe"):
+        r = client.post(f"/api/games/{gid}/actions", content=raw, headers={"content-type": "application/json"})
+        assert r.status_code == 400 and "JSON" in r.json()["error"], raw
+    r = client.post(f"/api/games/{gid}/step", json={"moves": 1})
+    assert r.status_code == 409 and "your turn" in r.json()["error"]
+    for moves in (0, -1, 10**9, "1"):
+        assert client.post(f"/api/games/{gid}/step", json={"moves": moves}).status_code == 400
+    assert client.get(f"/api/games/{gid}?seat=1").status_code == 403
+    assert client.get(f"/api/games/{gid}?seat=x").status_code == 400
+    assert client.get("/api/games/nope").status_code == 404
+    assert _game(client, gid).match.action_history == history
+    assert client.get(f"/api/games/{gid}").json()["legal_actions"] == view["legal_actions"]
+    # Out of turn: after the human's move the agent acts.
+    r = client.post(f"/api/games/{gid}/actions", json={"action": greedy_choice(view)})
+    after = r.json()
+    if not after["your_turn"]:
+        r = client.post(f"/api/games/{gid}/actions", json={"action": min(legal)})
+        assert r.status_code == 409 and "not your turn" in r.json()["error"]
+
+
+def test_finished_and_watched_games_refuse_moves(client: TestClient) -> None:
+    last = play_through(client, "oklahoma", seed=2)
+    gid = last["id"]
+    r = client.post(f"/api/games/{gid}/actions", json={"action": 104})
+    assert r.status_code == 409 and "over" in r.json()["error"]
+    assert client.post(f"/api/games/{gid}/step", json={"moves": 1}).status_code == 409
+    r = client.post("/api/games", json={"rules": "gin_us_uk", "seat": None, "opponents": ["simple", "random"],
+                                        "seed": 1})
+    assert r.status_code == 201
+    watched = r.json()
+    assert watched["mode"] == "watch" and len(watched["tables"][0]["hands"]) == 2
+    r = client.post(f"/api/games/{watched['id']}/actions", json={"action": 104})
+    assert r.status_code == 409 and "no human seat" in r.json()["error"]
+    stepped = client.post(f"/api/games/{watched['id']}/step", json={"moves": 3}).json()
+    assert stepped["moves_made"] == 3 and len(_game(client, watched["id"]).match.action_history) == 3
+
+
+def test_new_game_bodies_are_checked(client: TestClient, tmp_path: Path) -> None:
+    (tmp_path / "outside.zip").write_bytes(b"x")
+    cases = [
+        ({"rules": "nope"}, "unknown rules profile"),
+        ({"seat": 2}, "'seat' must be"),
+        ({"seat": "0"}, "'seat' must be"),
+        ({"opponents": "grandmaster"}, "unknown agent"),
+        ({"opponents": ["random"]}, "'opponents' must be"),
+        ({"opponents": "ppo:../outside.zip"}, "inside the policy folders"),
+        ({"opponents": "ppo:/etc/passwd"}, "inside the policy folders"),
+        ({"seed": -1}, "'seed' must be"),
+        ({"seed": 1.5}, "'seed' must be"),
+        ({"colour": "red"}, "unknown field"),
+    ]
+    for body, reason in cases:
+        r = client.post("/api/games", json=body)
+        assert r.status_code == 400 and reason in r.json()["error"], (body, r.text)
+    assert client.app.state.store.games == {}
+
+
+def test_oversized_bodies_are_refused(client: TestClient) -> None:
+    big = {"rules": "hollywood", "pad": "x" * 5000}
+    r = client.post("/api/games", json=big)
+    assert r.status_code == 413 and "limit" in r.json()["error"]
+
+    def chunks():  # no Content-Length: counted as it arrives
+        for _ in range(10):
+            yield b" " * 1000
+
+    r = client.post("/api/games", content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    assert client.app.state.store.games == {}
+
+
+def test_trained_policy_probabilities_when_watching(client: TestClient) -> None:
+    r = client.post("/api/games", json={"rules": "hollywood", "seat": None, "opponents": ["ppo", "random"], "seed": 5})
+    assert r.status_code == 201, r.text
+    view = r.json()
+    for _ in range(6):
+        if view["to_act"] == 0:
+            break
+        view = client.post(f"/api/games/{view['id']}/step", json={"moves": 1}).json()
+    assert view["to_act"] == 0
+    policy = view["policy"]
+    legal = set(_game(client, view["id"]).match.legal_actions())
+    assert {p["id"] for p in policy} == legal
+    assert abs(sum(p["p"] for p in policy) - 1) < 1e-4
+    assert [p["p"] for p in policy] == sorted((p["p"] for p in policy), reverse=True)
+
+
+# --------------------------------------------------------------------------- replays
+def test_replay_steps_through_a_saved_match(client: TestClient) -> None:
+    last = play_through(client, "hollywood_three_hand", seed=4)
+    match = _game(client, last["id"]).match
+    r = client.post("/api/replays", json={"path": last["file"]})
+    assert r.status_code == 201, r.text
+    first = r.json()
+    n = len(match.action_history)
+    assert first["mode"] == "replay" and first["step"] == 0 and first["steps"] == n
+    assert [m["step"] for m in first["marks"]][0] == 0 and len(first["marks"]) == len(match.hand_history)
+    end = client.get(f"/api/replays/{first['id']}?step={n}").json()
+    assert end["over"] and end["sheet"] == last["sheet"] and len(end["results"]) == len(match.hand_history)
+    mark = first["marks"][1]["step"]
+    at = client.get(f"/api/replays/{first['id']}?step={mark}").json()
+    assert len(at["results"]) == 1 and at["tables"][0]["stock"] == 31
+    assert client.get(f"/api/replays/{first['id']}?step={n + 1}").status_code == 400
+    assert client.get(f"/api/replays/{first['id']}?step=-1").status_code == 400
+
+
+def test_replay_reads_uploads_and_only_inside_its_folder(client: TestClient, tmp_path: Path) -> None:
+    game = Game("hollywood", seed=9)
+    for _ in range(30):
+        game.apply(game.legal_actions()[0])
+    cli_file = save_match(game, tmp_path / "cli.json", players=["human", "expert"])
+    r = client.post("/api/replays", json={"upload": cli_file.read_text(), "name": "cli.json"})
+    assert r.status_code == 201 and r.json()["steps"] == 30 and not r.json()["complete"]
+    r = client.post("/api/replays", json={"upload": "{broken", "name": "x.json"})
+    assert r.status_code == 400 and "x.json" in r.json()["error"] and "invalid JSON" in r.json()["error"]
+    root = client.app.state.config.save_dir
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "corrupt.json").write_text(json.dumps({**json.loads(cli_file.read_text()), "actions": [999]}))
+    os.symlink(cli_file, root / "link.json")
+    cases = [
+        ({"path": "../cli.json"}, 400, "outside the replay folder"),
+        ({"path": str(cli_file)}, 400, "relative"),
+        ({"path": "link.json"}, 400, "outside the replay folder"),
+        ({"path": "sub/../../cli.json"}, 400, "outside the replay folder"),
+        ({"path": ""}, 400, "non-empty"),
+        ({"path": 3}, 400, "non-empty"),
+        ({"path": "missing.json"}, 404, "no match file"),
+        ({"path": "corrupt.json"}, 400, "corrupt"),
+        ({"path": "cli.json", "x": 1}, 400, "unknown field"),
+    ]
+    for body, status, reason in cases:
+        r = client.post("/api/replays", json=body)
+        assert r.status_code == status and reason in r.json()["error"], (body, r.text)
+    listed = client.get("/api/files").json()
+    assert {"path": "corrupt.json"} in listed["matches"] and {"path": "link.json"} not in listed["matches"]
+    assert client.get("/api/replays/nope").status_code == 404
+
+
+def test_replay_of_a_tournament_match(client: TestClient) -> None:
+    from eval.tournament import run_tournament
+
+    folder = client.app.state.config.save_dir / "tour"
+    result = run_tournament(["random", "simple"], matches=2, seed=3, workers=1, out=folder,
+                            rules="gin_us_uk", progress=False)
+    row = result.rows[0]
+    assert client.get("/api/files").json()["tournaments"] == [{"path": "tour"}]
+    listed = client.get("/api/tournament?path=tour").json()["matches"]
+    assert len(listed) == 2
+    body = {"path": "tour", "seed": row["seed"], "a_seat": row["a_seat"], "agent_a": "random", "agent_b": "simple"}
+    r = client.post("/api/replays", json=body)
+    assert r.status_code == 201, r.text
+    view = client.get(f"/api/replays/{r.json()['id']}?step={r.json()['steps']}").json()
+    assert view["over"] and len(view["results"]) == row["hands"]
+    r = client.post("/api/replays", json={**body, "seed": 999})
+    assert r.status_code == 400 and "no match seed 999" in r.json()["error"]
+    assert client.get("/api/tournament?path=../..").status_code == 400
+
+
+def test_hgin_web_command_line() -> None:
+    from hgin_cli.cli import build_parser
+
+    args = build_parser().parse_args(["web", "--port", "8123", "--save-dir", "x"])
+    assert args.command == "web" and args.port == 8123 and args.host == "127.0.0.1"
+    assert hgin_main(["web", "--port", "0"]) == 2

@@ -1,0 +1,109 @@
+"""Shared by the web table's tests: a player that plays through the API, and the leak check."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from hgin_env.cards import format_card, mask_to_cards
+from hgin_env.match import Match
+
+CARD = re.compile(r"(?<![A-Za-z0-9])([A2-9TJQK][CDHS])(?![A-Za-z0-9])")
+
+
+def greedy_choice(view: dict[str, Any]) -> int:
+    """A quick player on the page's view alone: knock when it may, draw from the stock (pass
+    the upcard), discard the card that leaves the least deadwood."""
+    legal = view["legal_actions"]
+    for kind in ("big_gin", "knock"):
+        found = [a for a in legal if a["kind"] == kind]
+        if found:
+            return found[0]["id"]
+    discards = [a for a in legal if a["kind"] == "discard"]
+    if discards:
+        after = view["table"]["discard_deadwood"]
+        return min(discards, key=lambda a: (after[a["card"]], a["id"]))["id"]
+    for kind in ("pass", "draw", "take"):
+        found = [a for a in legal if a["kind"] == kind]
+        if found:
+            return found[0]["id"]
+    raise AssertionError(f"no move to make in {legal}")
+
+
+def _seat_table(match: Match, seat: int):
+    """The table whose cards the seat may see: its own, or (sitting out) the one table."""
+    index = match.table_of(seat)
+    return match.tables[0 if index is None else index]
+
+
+def hidden_cards(match: Match, seat: int) -> set[str]:
+    """Cards of the seat's table it must not see now: the other player's cards it did not
+    see picked up from the discard pile, and the stock."""
+    table = _seat_table(match, seat)
+    game = table.game
+    if not table.running:
+        return set()
+    out = {format_card(c) for c in game.stock}
+    for p, other in enumerate(table.seats):
+        if other != seat:
+            out.update(format_card(c) for c in mask_to_cards(game.hands[p] & ~game.known_cards[p]))
+    return out
+
+
+def visible_cards(match: Match, seat: int) -> set[str]:
+    """Every card the seat may see at its table: its own hand, the discard pile, the cards
+    picked up from it and the discards. Another table's deck (a partnership plays two) is
+    never visible, so a card name in a view must name one of these."""
+    table = _seat_table(match, seat)
+    game = table.game
+    out = {format_card(c) for c in game.discard_pile}
+    for p, other in enumerate(table.seats):
+        mask = game.known_cards[p] | game.discarded[p] | (game.hands[p] if other == seat else 0)
+        out.update(format_card(c) for c in mask_to_cards(mask))
+    return out
+
+
+def live_part(view: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a view about the hands still running: everything but the results of
+    finished hands (shown at their showdown) and the moves before the last announced result
+    (cards discarded in an earlier deal may now be in someone's hand)."""
+    live = {k: v for k, v in view.items() if k not in ("results", "rounds", "events")}
+    events = view["events"]
+    last = max((i for i, e in enumerate(events) if e["seat"] is None), default=-1)
+    live["events"] = events[last + 1:]
+    return live
+
+
+def check_no_leak(view: dict[str, Any], match: Match, seat: int) -> None:
+    seen = set(CARD.findall(json.dumps(live_part(view))))
+    hidden, visible = hidden_cards(match, seat), visible_cards(match, seat)
+    assert not hidden & visible
+    leaked = seen - visible
+    assert not leaked, (f"seat {seat} was sent cards it cannot see {sorted(leaked)} in hand {match.hand_number}"
+                        f" (of them hidden at its table: {sorted(leaked & hidden)})")
+    own = match.seat_view(seat)
+    if own is not None and own[0].hands[own[1]] and not match.is_over:  # the check is not vacuous
+        assert set(view["table"]["hand"]["loose"] + sum(view["table"]["hand"]["melds"], [])) <= seen
+
+
+def play_through(client: Any, rules: str, seed: int, opponents: Any = "random", seat: int = 0,
+                 on_view: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """A whole match through the API: the human plays :func:`greedy_choice`, the agents move
+    by ``step``; ``on_view`` sees every answer. Returns the last view."""
+    r = client.post("/api/games", json={"rules": rules, "seat": seat, "opponents": opponents, "seed": seed})
+    assert r.status_code == 201, r.text
+    view = r.json()
+    for _ in range(20_000):
+        if on_view is not None:
+            on_view(view)
+        if view["over"]:
+            return view
+        if view["your_turn"]:
+            r = client.post(f"/api/games/{view['id']}/actions", json={"action": greedy_choice(view)})
+        else:
+            r = client.post(f"/api/games/{view['id']}/step", json={"moves": 10_000})
+        assert r.status_code == 200, r.text
+        view = r.json()
+    raise AssertionError("the match did not end")
