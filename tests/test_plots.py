@@ -98,3 +98,11 @@ def test_demo_results_give_each_agent_its_colour(tmp_path: Path, figures: list[F
     assert len(colours) == 2  # one colour per evaluated agent
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "demo agent: match win rate, 95% CI" in labels and "shipped policy: match win rate, 95% CI" in labels
+
+
+def test_only_the_runs_own_snapshots_are_labelled_self_play():
+    from train.plots import opponent_label
+
+    assert opponent_label("ppo:runs/x/snapshots/snapshot_000100000.zip") == "self-play"
+    assert opponent_label("ppo:agents/policies/hgin_ppo.zip") == "ppo:agents/policies/hgin_ppo.zip"
+    assert opponent_label("simple") == "simple"
