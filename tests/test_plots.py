@@ -130,3 +130,12 @@ def test_legends_sit_below_the_panels(tmp_path: Path, figures: list[Figure]) -> 
         if legend is not None:
             anchor = legend.get_bbox_to_anchor().transformed(ax.transAxes.inverted())
             assert anchor.y1 < 0, (ax.get_title(), "legend below the axes")
+
+
+def test_only_the_runs_own_snapshots_are_labelled_self_play():
+    from train.plots import opponent_label
+
+    assert opponent_label("ppo:runs/x/snapshots/snapshot_000100000.zip") == "self-play"
+    assert opponent_label("ppo:agents/policies/hgin_ppo.zip") == "ppo:agents/policies/hgin_ppo.zip"
+    assert opponent_label("simple") == "simple"
+    assert opponent_label("snapshot:runs/x/snapshots/snapshot_000100000.zip") == "self-play"  # league

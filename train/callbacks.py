@@ -26,6 +26,9 @@ from stable_baselines3.common.logger import CSVOutputFormat, TensorBoardOutputFo
 from train.plots import hand_outcomes
 
 HAND_KINDS = ("knock", "gin", "big_gin", "undercut")
+#: First seed of the periodic evaluations (duplicate matches on seeds EVAL_SEED, EVAL_SEED+1...):
+#: training deals from 63-bit seeds drawn by the batched engine, so these are held out from it.
+EVAL_SEED = 10_000
 
 
 class _CsvWriter:
@@ -146,11 +149,12 @@ class HollywoodLogger(BaseCallback):
 
 
 class PeriodicEval(BaseCallback):
-    """Every ``every`` steps: duplicate matches against each heuristic with the tournament
-    harness (masks respected, deterministic policy); logs ``eval/win_rate_vs_*``."""
+    """Every ``every`` steps: duplicate matches against each opponent with the tournament
+    harness (masks respected, deterministic policy); logs ``eval/win_rate_vs_*``. An opponent
+    is any agent spec (``simple``, ``expert``, ``ppo:PATH``...: :func:`evaluate_against`)."""
 
     def __init__(self, run_dir: Path, every: int, matches: int, opponents: list[str], rules: object,
-                 seed: int = 10_000):
+                 seed: int = EVAL_SEED):
         super().__init__()
         self.run_dir = Path(run_dir)
         self.every = every

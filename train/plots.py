@@ -23,6 +23,17 @@ def hand_outcomes(row: Mapping[str, object]) -> tuple[float, float, float]:
     return by_knock + num("my_undercut"), by_knock + num("opp_undercut"), num("points") - num("opp_points")
 
 
+def opponent_label(spec: str) -> str:
+    """The curve an opponent's training matches go to: the run's own self-play snapshots
+    (``ppo:<run>/snapshots/...``, or ``snapshot:...`` in a league) share one, ``self-play``;
+    any other spec keeps its name (a frozen ``ppo:PATH`` opponent, as in the exploitability
+    probe, is not self-play)."""
+    kind, _, path = spec.partition(":")
+    if kind in ("ppo", "snapshot") and Path(path).parent.name == "snapshots":
+        return "self-play"
+    return spec
+
+
 def _read_csv(path: Path) -> list[dict[str, str]]:
     if not path.exists():
         return []
@@ -64,7 +75,7 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
     ax = ax_of["train"]
     by_opp: dict[str, list[tuple[int, float]]] = {}
     for r in episodes:
-        opp = r["opponent"] if not r["opponent"].startswith("ppo:") else "self-play"
+        opp = opponent_label(r["opponent"])
         by_opp.setdefault(opp, []).append((int(r["timesteps"]), float(r["won"])))
     for opp, pts in sorted(by_opp.items()):
         t, rate, low, high, per_bin = binned_win_rate([p[0] for p in pts], [p[1] for p in pts])

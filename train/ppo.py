@@ -135,8 +135,9 @@ class Args:
     relations: bool = field(default=False, metadata={
         "help": "card policy: add each card's meld partners (in hand, unseen, opponent's...) to its features"})
     eval_every: int = field(default=100_000, metadata={"help": "evaluate every N steps (0 = off)"})
-    eval_matches: int = field(default=100, metadata={"help": "duplicate matches per heuristic per evaluation"})
-    eval_opponents: str = field(default="random,simple,expert", metadata={"help": "heuristics to evaluate against"})
+    eval_matches: int = field(default=100, metadata={"help": "duplicate matches per opponent per evaluation"})
+    eval_opponents: str = field(default="random,simple,expert", metadata={
+        "help": "agents to evaluate against, comma-separated (random, simple, expert, ppo:PATH...)"})
     checkpoint_every: int = field(default=200_000, metadata={"help": "save a checkpoint every N steps (0 = off)"})
     resume: str = field(default="", metadata={"help": "checkpoint .zip to continue training from"})
     init_from: str = field(default="", metadata={
