@@ -193,15 +193,21 @@ PREVIOUS_TRAIN_DEFAULTS = {"vec_env": "subproc", "n_envs": 4, "n_steps": 1024, "
                            "hidden": 256, "summary": 128, "card_hidden": 64}
 
 
-def drive_training(steps: int, seed: int, previous: bool) -> dict[str, float]:
+#: The faster learner (docs/learning.md): one trunk for actor and critic, two epochs of
+#: minibatches of 2,048 (today's recipe: two trunks, four epochs of 1,024).
+FAST_LEARNER = {"shared_trunk": True, "n_epochs": 2, "batch_size": 2048}
+
+
+def drive_training(steps: int, seed: int, extra: dict | None = None) -> dict[str, float]:
     """``train.ppo`` against Simple for ``steps`` environment steps (whole rollouts), with no
     evaluation or checkpoints; timed from the call to its return (environment start-up,
-    PPO updates, saving and plotting included)."""
+    PPO updates, saving and plotting included). ``extra``: ``Args`` fields that differ from
+    the defaults (e.g. :data:`PREVIOUS_TRAIN_DEFAULTS`, :data:`FAST_LEARNER`)."""
     import tempfile
 
     from train.ppo import Args, resolved, train
 
-    extra = PREVIOUS_TRAIN_DEFAULTS if previous else {}
+    extra = extra or {}
     with tempfile.TemporaryDirectory() as tmp:
         args = Args(run_name="bench", out_dir=tmp, seed=seed, total_timesteps=steps, opponents="simple:1",
                     eval_every=0, checkpoint_every=0, progress_bar=False, **extra)

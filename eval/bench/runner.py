@@ -11,6 +11,8 @@ import numpy as np
 
 from eval.bench.anchors import AnchorWorker
 from eval.bench.drivers import (
+    FAST_LEARNER,
+    PREVIOUS_TRAIN_DEFAULTS,
     drive_aec,
     drive_batch,
     drive_engine,
@@ -290,18 +292,21 @@ class Runner:
         b = self.bench("train_steps", "PPO training against Simple (train.ppo): time per environment step, "
                        "updates included", "ours train.ppo (batched, default)")
 
-        def run(label: str, previous: bool, note: str) -> Callable[[int], None]:
+        def run(label: str, extra: dict, note: str) -> Callable[[int], None]:
             def go(r: int) -> None:
                 if r >= s.train_rounds:
                     return
-                rep = drive_training(s.train_steps, self.seed + r, previous)
+                rep = drive_training(s.train_steps, self.seed + r, extra)
                 row = b.row(label, "step", True, note)
                 row.times.append(rep["seconds"] / rep["steps"])
             return go
 
-        return [run("ours train.ppo (batched, default)", False,
-                    "128 games in one process, minibatch 1024, card net 128/64/32"),
-                run("train.ppo previous defaults (--vec-env subproc)", True,
+        return [run("ours train.ppo (batched, default)", {},
+                    "128 games in one process, 4 epochs of minibatches of 1024, card net 128/64/32 "
+                    "with two trunks"),
+                run("train.ppo faster learner (--shared-trunk --n-epochs 2 --batch-size 2048)", FAST_LEARNER,
+                    "one trunk for actor and critic, 2 epochs of minibatches of 2048"),
+                run("train.ppo previous defaults (--vec-env subproc)", PREVIOUS_TRAIN_DEFAULTS,
                     "4 processes x TrainingEnv, n_steps 1024, minibatch 512, card net 256/128/64")]
 
     # -------------------------------------------------------------- driver
