@@ -541,6 +541,14 @@ CARD_BITS_U64 = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
 
 def _batch_with_sets(suits: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     """Minimum over every set choice for hands that all have ``ranks.shape[1]`` set ranks."""
+    left = _set_choice_lefts(suits, ranks)
+    dw = RUN_DEADWOOD[left].sum(axis=-1, dtype=np.int16)
+    return dw.reshape(len(suits), -1).min(axis=1)
+
+
+def _set_choice_lefts(suits: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """The suit masks left after each set choice: int64 [n, 6, ..., 6 (k times), 4] for
+    hands that all have ``k = ranks.shape[1]`` set ranks (padding repeats "no set")."""
     n, k = ranks.shape
     suit_ids = np.arange(4)
     # removal[n, k, option, suit]: the bit that option removes from that suit.
@@ -553,9 +561,80 @@ def _batch_with_sets(suits: np.ndarray, ranks: np.ndarray) -> np.ndarray:
         index = [slice(None)] + [None] * k + [slice(None)]
         index[1 + j] = slice(None)
         combined = combined | removal[:, j][tuple(index)]
-    left = suits.reshape((n,) + (1,) * k + (4,)) & ~combined
-    dw = RUN_DEADWOOD[left].sum(axis=-1, dtype=np.int16)
-    return dw.reshape(n, -1).min(axis=1)
+    return suits.reshape((n,) + (1,) * k + (4,)) & ~combined
+
+
+def _build_best_removal() -> np.ndarray:
+    """For each 13-bit suit mask: the least runs-only deadwood of the mask without one of
+    its cards, minus the mask's own (``_NO_CARD`` for the empty mask: nothing to remove)."""
+    table = _RUN_DEADWOOD_LIST
+    out = np.full(1 << NUM_RANKS, _NO_CARD, dtype=np.int64)
+    for m in range(1, 1 << NUM_RANKS):
+        out[m] = min(dw for _r, dw in _REMOVALS[m]) - table[m]
+    return out
+
+
+_NO_CARD = 1 << 20
+_RANK_VALUES_64 = np.array(RANK_VALUES, dtype=np.int64)
+_BEST_REMOVAL = _build_best_removal()
+
+
+def best_discard_deadwood_batch(hand_masks: np.ndarray | Iterable[int]) -> np.ndarray:
+    """For each hand (1 to 11 cards, 52-bit masks): the least minimum deadwood of the hand
+    without one of its cards, i.e. ``min(deadwood_without_batch(h, cards of h))``. int16,
+    the input's shape; checked like :func:`min_deadwood_batch`.
+
+    Why a formula instead of the ``len(h)`` smaller hands: for a choice ``C`` of sets, the
+    cards left meld by runs only, suit by suit, and dropping a card changes one suit's
+    lookup. So the answer is the minimum over set choices ``C`` (each a valid set choice
+    of the whole hand; a set that used the dropped card is another choice without it) of
+    ``sum_s RUN[L_s] + min_s (least RUN[L_s without a card] - RUN[L_s])`` with ``L = h - C``:
+    one choice (no set) for most hands, four lookups and a minimum per suit.
+
+    A set rank none of whose cards a run could use (as in :func:`deadwood_of_mask`) stays
+    a full set unless the dropped card is one of its own: then the hand's deadwood is that
+    of the hand without those ranks, plus the two cards left of a three-card rank (nothing
+    for a four-card one). So those ranks leave the enumeration.
+    """
+    masks = _mask_array(hand_masks)
+    shape = masks.shape
+    h = masks.reshape(-1).view(np.int64)
+    suits = np.stack([(h >> (13 * s)) & SUIT_BITS for s in range(4)], axis=1)  # (n, 4)
+    s0, s1, s2, s3 = suits[:, 0], suits[:, 1], suits[:, 2], suits[:, 3]
+    set_ranks = (s0 & s1 & (s2 | s3)) | ((s0 | s1) & s2 & s3)
+    capable = _RUN_CAPABLE_64
+    forced = set_ranks & ~(capable[s0] | capable[s1] | capable[s2] | capable[s3])
+    with_forced = np.flatnonzero(forced)
+    if with_forced.size:
+        four = forced & s0 & s1 & s2 & s3  # before s0..s3 (views of suits) lose the ranks
+        suits &= ~forced[:, None]
+        set_ranks &= ~forced
+    out = _RUN_DEADWOOD_64[suits].sum(axis=1) + _BEST_REMOVAL[suits].min(axis=1)
+    general = np.flatnonzero(set_ranks)
+    if general.size:
+        sr = set_ranks[general]
+        ranks = np.full((general.size, 3), -1, dtype=np.int64)
+        for k in range(3):  # at most three ranks held three times in 11 cards
+            has = sr != 0
+            ranks[has, k] = _LOWEST_BIT[sr[has]]
+            sr[has] &= sr[has] - 1
+        if (sr != 0).any():
+            raise ValueError("best_discard_deadwood_batch supports hands of at most 11 cards")
+        count = (ranks >= 0).sum(axis=1)
+        for k in (1, 2, 3):
+            idx = np.flatnonzero(count == k)
+            if idx.size:
+                left = _set_choice_lefts(suits[general[idx]], ranks[idx, :k])
+                val = _RUN_DEADWOOD_64[left].sum(axis=-1) + _BEST_REMOVAL[left].min(axis=-1)
+                out[general[idx]] = val.reshape(idx.size, -1).min(axis=1)
+    if with_forced.size:  # or drop a card of a forced rank
+        four = four[with_forced]
+        three = forced[with_forced] & ~four
+        low = _LOWEST_BIT[three & -three]  # the least valued three-card rank
+        extra = np.where(four != 0, 0, 2 * _RANK_VALUES_64[np.maximum(low, 0)])
+        dw = min_deadwood_batch(masks.reshape(-1)[with_forced]).astype(np.int64)
+        out[with_forced] = np.minimum(out[with_forced], dw + extra)
+    return out.astype(np.int16).reshape(shape)
 
 
 # --------------------------------------------------------------------------- enumeration
