@@ -45,7 +45,7 @@ from hgin_env.melds import (
 )
 
 DEFAULT_OUT = Path("runs/bench")
-GROUPS = ("meld", "discard", "env", "heuristic", "batch", "train")
+GROUPS = ("meld", "discard", "env", "heuristic", "batch", "expert", "train")
 
 
 def record_play(steps_b: Any, hands_b: Any, unit: str, label: str, rep: dict, ours: bool, note: str,
@@ -78,20 +78,23 @@ class Sizes:
     os_observed_steps: int = 3000  # OpenSpiel decisions per round with observation tensor + mask
     train_steps: int = 16384  # environment steps per PPO training contender (0 = skip)
     train_rounds: int = 2  # rounds that include the (slow) training contenders
+    expert_calls: int = 6  # batches of expert_n states the batched Expert decides per round
+    expert_row_calls: int = 1  # of those, how many the row-by-row Expert decides per round
+    expert_n: int = 256  # states per call (the issue's N)
 
     @classmethod
     def quick(cls) -> Sizes:
         return cls(rounds=3, hands=300, meld_repeat=3, rlcard_hands=40, hands11=100,
                    discard_repeat=2, rlcard_hands11=10, env_steps=1500, pz_steps=500,
                    heuristic_hands=3, real_games=40, batch_steps=40, os_observed_steps=800,
-                   train_steps=4096, train_rounds=1)
+                   train_steps=4096, train_rounds=1, expert_calls=3)
 
     @classmethod
     def tiny(cls) -> Sizes:
         return cls(rounds=2, hands=40, meld_repeat=1, rlcard_hands=10, hands11=20,
                    discard_repeat=1, rlcard_hands11=3, env_steps=200, pz_steps=100,
                    heuristic_hands=1, real_games=6, batch_n=64, batch_steps=20, os_observed_steps=100,
-                   train_steps=0, train_rounds=0)
+                   train_steps=0, train_rounds=0, expert_calls=1, expert_n=64)
 
 
 # ----------------------------------------------------------------------------- results
@@ -569,7 +572,43 @@ class Runner:
 
         return [run("random", "random (batched)", "BatchedRandom: a few numpy calls"),
                 run("simple", "simple (batched)", "BatchedSimple: vectorised Neller rules"),
-                run("expert", "expert (row by row)", "RowByRow(ExpertAgent): one Python call per row")]
+                run("expert", "expert (batched)", "BatchedExpert: the Expert's decisions in numpy")]
+
+    def expert_contenders(self) -> list[Callable[[int], None]]:
+        """The batched Expert against the row-by-row Expert (``RowByRow(ExpertAgent)``) on
+        the same stored states: ``expert_n`` rows per call, taken from Expert-vs-Simple
+        matches on the batched engine (draw and discard decisions, early and late in hands)."""
+        from agents.batched import BatchedExpert, BatchedSimple, RowByRow
+        from agents.expert import ExpertAgent
+        from hgin_env.batch import BatchGame
+
+        s = self.s
+        n = s.expert_n
+        batch = BatchGame(n, seed=self.seed + 31)
+        players = (BatchedExpert(seed=self.seed), BatchedSimple(seed=self.seed))
+        states = []
+        for step in range(20 + 4 * s.expert_calls):
+            obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
+            if step >= 20 and step % 4 == 0:  # spaced out: different hands and stock sizes
+                states.append((obs, masks))
+            seat0 = batch.current_player == 0
+            batch.step(np.where(seat0, players[0].act(obs, masks), players[1].act(obs, masks)))
+        b = self.bench("expert_agents", f"The Expert batched and row by row: time per decision on the same "
+                       f"stored states (N={n} per call, Expert-vs-Simple matches)", "expert (batched)")
+        batched, rows = BatchedExpert(seed=self.seed), RowByRow(ExpertAgent(seed=self.seed))
+
+        def run(agent: Any, label: str, calls: int, note: str) -> Callable[[int], None]:
+            def go(r: int) -> None:
+                todo = [states[(r + i) % len(states)] for i in range(calls)]
+                t0 = time.perf_counter()
+                for obs, masks in todo:
+                    agent.act(obs, masks)
+                b.row(label, "decision", True, note).times.append((time.perf_counter() - t0) / (calls * n))
+            return go
+
+        return [run(batched, "expert (batched)", s.expert_calls, "BatchedExpert: one call per batch"),
+                run(rows, "expert (row by row)", s.expert_row_calls,
+                    "RowByRow(ExpertAgent): one Python call per row")]
 
     def train_contenders(self) -> list[Callable[[int], None]]:
         s = self.s
@@ -627,6 +666,8 @@ class Runner:
         if "batch" in self.only:
             groups.append(self.batch_contenders())
             groups.append(self.agent_contenders())
+        if "expert" in self.only:
+            groups.append(self.expert_contenders())
         if "train" in self.only and s.train_steps and s.train_rounds:
             groups.append(self.train_contenders())
         self.benches = {k: v for k, v in self.benches.items() if k.split("_")[0] in self.only}
@@ -700,6 +741,8 @@ TARGETS = [
      "batched engine >= 20x OpenSpiel Python loop with obs tensor + mask, decisions/s"),
     ("batch_hands", "ours BatchGame N=1024", "OpenSpiel gin_rummy (Python)", 10.0,
      "batched engine >= 10x OpenSpiel Python loop, hands/s"),
+    ("expert_agents", "expert (batched)", "expert (row by row)", 20.0,
+     "batched Expert >= 20x the row-by-row Expert per decision (N=256, same states)"),
     ("train_steps", "ours train.ppo (batched, default)", "train.ppo previous defaults (--vec-env subproc)", 10.0,
      "PPO training >= 10x the previous train.ppo defaults, steps/s (opponent Simple)"),
 ]
