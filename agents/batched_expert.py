@@ -131,6 +131,12 @@ class BatchedExpert(SeededAgent):
     def _cards(self, obs: np.ndarray, name: str) -> np.ndarray:
         return _masks(self.layout.get(obs, name) > 0.5)
 
+    def _deadwood(self, obs: np.ndarray, name: str) -> np.ndarray:
+        """A deadwood slice in points: the engine's exact numbers (a hand of 10 cards counts
+        at most 98, below the slice's clip at 100), the ones the scalar agent computes from
+        the hand with :mod:`hgin_env.melds`."""
+        return np.rint(self.layout.get(obs, name).astype(np.float64) * self.layout.scale(name)).astype(np.int64)
+
     def _unseen(self, obs: np.ndarray, hand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Unseen cards (``ObsView.unseen``) and the discard pile, as masks."""
         top = self._cards(obs, "discard_top")
@@ -148,16 +154,17 @@ class BatchedExpert(SeededAgent):
         top = top_v[cand].argmax(axis=1)
         hand = self._cards(obs, "hand")
         _check_size(hand, 10, "draw")
-        with_top = hand | CARD_BITS_U64[top]
-        cards = cards_of_masks(with_top, 11)
-        after = deadwood_without_batch(with_top, cards).astype(np.int64)
-        after[cards == top[:, None]] = _BIG  # the taken card cannot be thrown back
-        j = after.argmin(axis=1)  # first least: the lowest card id, as the scalar min
-        r = np.arange(cand.size)
-        best_card, take_dw = cards[r, j], after[r, j]
-        current = min_deadwood_batch(hand).astype(np.int64)
-        in_meld = min_deadwood_batch(hand & ~CARD_BITS_U64[best_card]) > take_dw - _VALUES[top]
-        take = (take_dw == 0) | (in_meld & (take_dw < current))
+        current, take_dw = self._deadwood(obs, "deadwood")[:, 0], self._deadwood(obs, "take_deadwood")[:, 0]
+        take = take_dw == 0
+        better = np.flatnonzero(~take & (take_dw < current))
+        if better.size:  # take a card that sits in a meld and lowers the deadwood
+            with_top = hand[better] | CARD_BITS_U64[top[better]]
+            cards = cards_of_masks(with_top, 11)
+            after = deadwood_without_batch(with_top, cards).astype(np.int64)
+            after[cards == top[better, None]] = _BIG  # the taken card cannot be thrown back
+            best_card = cards[np.arange(better.size), after.argmin(axis=1)]  # first least, as min()
+            rest = min_deadwood_batch(hand[better] & ~CARD_BITS_U64[best_card])
+            take[better] = rest > take_dw[better] - _VALUES[top[better]]
         # The mean draw deadwood never exceeds the current deadwood: only rows where the take
         # beats current - swap_margin can take on it.
         need = np.flatnonzero(~take & (take_dw <= current - p.swap_margin))
@@ -175,7 +182,7 @@ class BatchedExpert(SeededAgent):
         hand = self._cards(obs, "hand")
         _check_size(hand, 11, "discard")
         cards = cards_of_masks(hand, 11)  # (n, 11) ascending
-        after = deadwood_without_batch(hand, cards).astype(np.int64)
+        after = self._deadwood(obs, "discard_deadwood")[r[:, None], cards]
         can_discard = legal[r[:, None], A.DISCARD + cards]
         can_knock = legal[r[:, None], A.KNOCK + cards]
         stock = np.rint(lay.get(obs, "stock_size").astype(np.float64)[:, 0] * lay.scale("stock_size")).astype(np.int64)

@@ -588,9 +588,10 @@ def _min4(x: np.ndarray) -> np.ndarray:
     return np.minimum(np.minimum(x[..., 0], x[..., 1]), np.minimum(x[..., 2], x[..., 3]))
 
 
-def _best_discard_one_set(suits: np.ndarray, bit: np.ndarray) -> np.ndarray:
+def _best_discard_one_set(suits: np.ndarray, bit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`best_discard_deadwood_batch` for hands (suit masks [n, 4]) with one rank
-    (``bit``) held three or four times, in closed form.
+    (``bit``) held three or four times, in closed form; and the hands' own minimum deadwood
+    (the closed form of :func:`min_deadwood_batch`).
 
     With ``A``/``Q`` a suit's runs-only deadwood and its least after dropping one card, kept
     (``k``) or without the rank (``r``), and ``d_s = A_r - A_k``: dropping a card of suit
@@ -605,7 +606,8 @@ def _best_discard_one_set(suits: np.ndarray, bit: np.ndarray) -> np.ndarray:
     a_k, a_r = run[suits], run[without]
     q_k, q_r = best_removal[suits] + a_k, best_removal[without] + a_r
     d = a_r - a_k  # 0 where the suit lacks the rank
-    rest = _sum4(d)[:, None] - d  # the set's change over the other suits
+    total = _sum4(d)
+    rest = total[:, None] - d  # the set's change over the other suits
     four = ((suits[:, 0] & suits[:, 1] & suits[:, 2] & suits[:, 3] & bit) != 0)[:, None]
     # Largest change among the other suits (the one a four-card set may leave out).
     d0, d1, d2, d3 = d[:, 0], d[:, 1], d[:, 2], d[:, 3]
@@ -614,7 +616,10 @@ def _best_discard_one_set(suits: np.ndarray, bit: np.ndarray) -> np.ndarray:
     keep_out = np.where(four, np.minimum(0, rest), 0)
     put_in = rest - np.where(four, np.maximum(0, other_max), 0)
     m = np.minimum(q_k + keep_out, q_r + put_in)
-    return _min4(_sum4(a_k)[:, None] - a_k + m)
+    base = _sum4(a_k)
+    best = _min4(base[:, None] - a_k + m)
+    most = np.maximum(np.maximum(np.maximum(d0, d1), np.maximum(d2, d3)), 0) * four[:, 0]
+    return best, base + np.minimum(total - most, 0)
 
 
 def best_discard_deadwood_batch(hand_masks: np.ndarray | Iterable[int]) -> np.ndarray:
@@ -649,17 +654,17 @@ def best_discard_deadwood_batch(hand_masks: np.ndarray | Iterable[int]) -> np.nd
         s0, s1, s2, s3 = s0 & keep, s1 & keep, s2 & keep, s3 & keep
         set_ranks &= keep
     run, best_removal = _RUN_DEADWOOD_64, _BEST_REMOVAL
-    out = run[s0] + run[s1] + run[s2] + run[s3]
-    out += np.minimum(np.minimum(best_removal[s0], best_removal[s1]),
-                      np.minimum(best_removal[s2], best_removal[s3]))
+    dw = run[s0] + run[s1] + run[s2] + run[s3]  # the hand's deadwood where no set rank is left
+    out = dw + np.minimum(np.minimum(best_removal[s0], best_removal[s1]),
+                          np.minimum(best_removal[s2], best_removal[s3]))
     general = np.flatnonzero(set_ranks)
     if general.size:
         sr = set_ranks[general]
         several = (sr & (sr - 1)) != 0
         one = general[~several]
-        suits = np.stack([s0, s1, s2, s3], axis=1)
         if one.size:
-            out[one] = _best_discard_one_set(suits[one], set_ranks[one])
+            out[one], dw[one] = _best_discard_one_set(
+                np.stack([s0[one], s1[one], s2[one], s3[one]], axis=1), set_ranks[one])
         many = general[several]
         if many.size:
             sr = set_ranks[many]
@@ -674,17 +679,19 @@ def best_discard_deadwood_batch(hand_masks: np.ndarray | Iterable[int]) -> np.nd
             for k in (2, 3):  # each set choice of the first k - 1 ranks, then the closed form
                 idx = np.flatnonzero(count == k)
                 if idx.size:
-                    left = _set_choice_lefts(suits[many[idx]], ranks[idx, :k - 1]).reshape(-1, 4)
+                    rows = many[idx]
+                    suits = np.stack([s0[rows], s1[rows], s2[rows], s3[rows]], axis=1)
+                    left = _set_choice_lefts(suits, ranks[idx, :k - 1]).reshape(-1, 4)
                     last = np.repeat(1 << ranks[idx, k - 1], _MAX_OPTIONS ** (k - 1))
-                    val = _best_discard_one_set(left, last)
-                    out[many[idx]] = val.reshape(idx.size, -1).min(axis=1)
+                    best, own = _best_discard_one_set(left, last)
+                    out[rows] = best.reshape(idx.size, -1).min(axis=1)
+                    dw[rows] = own.reshape(idx.size, -1).min(axis=1)
     if with_forced.size:  # or drop a card of a forced rank
         four = four[with_forced]
         three = forced[with_forced] & ~four
         low = _LOWEST_BIT[three & -three]  # the least valued three-card rank
         extra = np.where(four != 0, 0, 2 * _RANK_VALUES_64[np.maximum(low, 0)])
-        dw = min_deadwood_batch(masks.reshape(-1)[with_forced]).astype(np.int64)
-        out[with_forced] = np.minimum(out[with_forced], dw + extra)
+        out[with_forced] = np.minimum(out[with_forced], dw[with_forced] + extra)
     return out.astype(np.int16).reshape(shape)
 
 
