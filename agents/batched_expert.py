@@ -202,14 +202,28 @@ class BatchedExpert(SeededAgent):
         obs, hand, cards = obs[score_rows], hand[score_rows], cards[score_rows]
         after, stock = after[score_rows], stock[score_rows]
         unseen, pile = self._unseen(obs, hand)
+        can_discard = can_discard[score_rows]
+        if not can_discard.any(axis=1).all():
+            raise ValueError("a discard decision where the Expert does not knock needs a legal discard")
         dw = after.astype(np.float64)
-        improve = _expected_improvement(hand, cards, after, unseen)
         danger = self._danger(obs, cards, unseen, pile)
         stage = 1.0 - np.minimum(stock, 31) / 31.0
         weight = (p.danger_early + (p.danger_late - p.danger_early) * stage)[:, None]
+        look = _Lookahead(hand, cards, after, unseen)
+        # Skip the exact lookahead where it cannot matter: the gains of the cards that meld
+        # with the hand lie in [0, after[d]] each, which bounds every score; a discard whose
+        # least score is above some discard's greatest (by far more than float error and
+        # the rounding to 9 decimals) cannot be chosen. NaN bounds keep every discard.
+        low, high = look.bounds()
+        reach = p.lookahead * np.stack([low, high])
+        least = dw - reach.max(axis=0) + weight * danger
+        most = dw - reach.min(axis=0) + weight * danger
+        best_most = np.where(can_discard, most, np.inf).min(axis=1, keepdims=True)
+        candidate = can_discard & ~(least > best_most + 1e-6)
+        improve = look.exact(candidate)
         score = dw - p.lookahead * improve + weight * danger
         # Ties: the scalar rounds each np.float64 score with round(x, 9), i.e. np.round.
-        j = _first_best(can_discard[score_rows], np.round(score, 9), cards)
+        j = _first_best(candidate, np.round(score, 9), cards)
         out[score_rows] = A.DISCARD + cards[np.arange(len(score_rows)), j]
         return out
 
@@ -332,32 +346,51 @@ def _melds_with_hand(hand: np.ndarray) -> np.ndarray:
     return (same_rank | run).reshape(-1, NUM_CARDS)
 
 
-def _expected_improvement(hand: np.ndarray, cards: np.ndarray, after: np.ndarray, unseen: np.ndarray) -> np.ndarray:
-    """``ExpertAgent._expected_improvement`` for each card of ``cards`` (n, 11): the mean over
-    unseen u of max(0, after[d] - best deadwood of hand - d + u after one more discard).
+class _Lookahead:
+    """``ExpertAgent._expected_improvement`` for each card ``d`` of ``cards`` (n, 11): the
+    mean over unseen u of max(0, after[d] - best deadwood of hand - d + u after one more
+    discard).
 
     Letting that discard be u itself only adds ``after[d]`` to the minimum, which the gain's
     clip at 0 ignores, so the minimum is :func:`best_discard_deadwood_batch`. A card u that
     melds with nothing in the hand is deadwood in every arrangement of hand - d + u, so its
     best is ``min(after[d], best9[d] + value(u))`` with ``best9[d]`` the best deadwood of
-    hand - d after one more discard: those cards only count by value.
+    hand - d after one more discard: those cards only count by value, and the others'
+    gains lie in [0, after[d]] (:meth:`bounds`) until :meth:`exact` computes them.
     """
-    n = hand.shape[0]
-    unseen_v = _bits(unseen)
-    counts = unseen_v.sum(axis=1)
-    lone = unseen_v & ~_melds_with_hand(hand)
-    # Lone cards: sum over values v of (cards of value v) * max(0, after - best9 - v).
-    without = hand[:, None] & ~CARD_BITS_U64[cards]  # (n, 11) ten-card hands
-    room = after - best_discard_deadwood_batch(without).astype(np.int64)  # (n, 11)
-    by_value = np.zeros((n, 11), dtype=np.int64)
-    np.add.at(by_value, (np.nonzero(lone)[0], _VALUES[np.nonzero(lone)[1]]), 1)
-    values = np.arange(11)
-    sums = (by_value[:, None, :] * np.maximum(room[:, :, None] - values, 0)).sum(axis=2)
-    row, card = np.nonzero(unseen_v & ~lone)
-    if row.size:
-        eleven = (hand[row] | CARD_BITS_U64[card])[:, None] & ~CARD_BITS_U64[cards[row]]  # (P, 11)
-        best = best_discard_deadwood_batch(eleven).astype(np.int64)
-        gain = np.maximum(after[row] - best, 0)
-        more, _ = _row_means(gain, row, n)
-        sums += more
-    return np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], 0.0)
+
+    def __init__(self, hand: np.ndarray, cards: np.ndarray, after: np.ndarray, unseen: np.ndarray):
+        n = hand.shape[0]
+        self.hand, self.cards, self.after = hand, cards, after
+        unseen_v = _bits(unseen)
+        self.counts = unseen_v.sum(axis=1)
+        lone = unseen_v & ~_melds_with_hand(hand)
+        # Lone cards: sum over values v of (cards of value v) * max(0, after - best9 - v).
+        without = hand[:, None] & ~CARD_BITS_U64[cards]  # (n, 11) ten-card hands
+        room = after - best_discard_deadwood_batch(without).astype(np.int64)
+        lone_rows, lone_cards = np.nonzero(lone)
+        by_value = np.bincount(lone_rows * 11 + _VALUES[lone_cards], minlength=n * 11).reshape(n, 11)
+        self.lone = (by_value[:, None, :] * np.maximum(room[:, :, None] - np.arange(11), 0)).sum(axis=2)
+        self.row, self.card = np.nonzero(unseen_v & ~lone)
+        self.others = np.bincount(self.row, minlength=n)
+
+    def _mean(self, sums: np.ndarray) -> np.ndarray:
+        # The scalar's mean of integer-valued gains is exact: their sum over their count.
+        counts = self.counts[:, None]
+        return np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Least and greatest possible improvement of each card."""
+        return self._mean(self.lone), self._mean(self.lone + self.others[:, None] * self.after)
+
+    def exact(self, wanted: np.ndarray) -> np.ndarray:
+        """The improvement where ``wanted`` (n, 11) is set (elsewhere the lone cards' part)."""
+        sums = self.lone.copy()
+        if self.row.size:
+            pair, d = np.nonzero(wanted[self.row])  # (row, u) pairs x wanted discards
+            row = self.row[pair]
+            eleven = (self.hand[row] | CARD_BITS_U64[self.card[pair]]) & ~CARD_BITS_U64[self.cards[row, d]]
+            gain = np.maximum(self.after[row, d] - best_discard_deadwood_batch(eleven), 0)
+            n, k = sums.shape
+            sums += np.bincount(row * k + d, weights=gain, minlength=n * k).astype(np.int64).reshape(n, k)
+        return self._mean(sums)
