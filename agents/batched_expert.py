@@ -44,9 +44,9 @@ from .expert import ExpertParams, expert_params
 
 _VALUES = np.array(CARD_VALUES, dtype=np.int64)
 _FULL = np.uint64((1 << NUM_CARDS) - 1)
-#: _PARTNERS[y, c]: card c could meld with card y (``meld_partners``).
+#: _PARTNERS[y, c]: card c could meld with card y (``meld_partners``); float for a BLAS product.
 _PARTNERS = np.array([[meld_partners(y) >> c & 1 for c in range(NUM_CARDS)] for y in range(NUM_CARDS)],
-                     dtype=np.int64)
+                     dtype=np.float32)
 #: The other three suits of each suit, in increasing order (as the scalar danger reads them).
 _OTHER_SUITS = np.array([[t for t in range(NUM_SUITS) if t != s] for s in range(NUM_SUITS)])
 #: The rank pairs around a card that complete a run with it, as offsets.
@@ -268,7 +268,7 @@ class BatchedExpert(SeededAgent):
         passed = lay.get(obs, "opponent_passed")[:, 0] > 0.5
         upcard = np.where(passed, pile & ~opp_discards & ~own_discards, np.uint64(0))
         hints = (own_discards & pile) | upcard | opp_discards
-        suppressed = (_bits(hints[live]).astype(np.int64) @ _PARTNERS) > 0  # (live, 52)
+        suppressed = (_bits(hints[live]).astype(np.float32) @ _PARTNERS) > 0.5  # (live, 52)
         f = self.params.decline_factor
         unseen_l = unseen_v[live]
         weights = np.where(suppressed & unseen_l, f, 1.0)
