@@ -254,7 +254,6 @@ class BatchedExpert(SeededAgent):
     def _opponent_probabilities(self, obs: np.ndarray, unseen: np.ndarray, pile: np.ndarray) -> np.ndarray:
         """``ExpertAgent._opponent_probabilities`` per row: (n, 52) float64."""
         lay = self.layout
-        n = obs.shape[0]
         known_v = lay.get(obs, "opponent_known") > 0.5
         prob = known_v.astype(np.float64)
         unseen_v = _bits(unseen)

@@ -4,7 +4,7 @@ and refuses bad input."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -29,7 +29,7 @@ OTHER_PARAMS = [
 ]
 
 
-@lru_cache(maxsize=None)
+@cache
 def duel_states(profile: str, n: int = 32, steps: int = 200, keep: int = 420, seed: int = 0):
     """(observations, masks) of both seats from batched matches of ``profile``: the Expert,
     Simple and Random on either seat, long enough for matches to reach column closes;

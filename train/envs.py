@@ -83,9 +83,9 @@ class TrainingEnv(SingleAgentEnv):
 
 
 def batched_opponent(spec: str, seed: int, columns: int) -> object:
-    """A batched opponent from a spec: ``random``, ``simple``, ``ppo:PATH`` (one torch call
-    per batch), ``self`` (the live learner, see :class:`LivePolicy`), or any registered name
-    (``expert``...) row by row."""
+    """A batched opponent from a spec: ``random``, ``simple``, ``expert`` (numpy over the
+    batch), ``ppo:PATH`` (one torch call per batch), ``self`` (the live learner, see
+    :class:`LivePolicy`), or any other registered name (``search``...) row by row."""
     from agents.batched import make_batched_agent
 
     if spec == "self":
