@@ -586,13 +586,19 @@ class Runner:
         n = s.expert_n
         batch = BatchGame(n, seed=self.seed + 31)
         players = (BatchedExpert(seed=self.seed), BatchedSimple(seed=self.seed))
-        states = []
-        for step in range(20 + 4 * s.expert_calls):
+        pool_obs, pool_masks = [], []
+        for step in range(10 + 8 * s.expert_calls):
             obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
-            if step >= 20 and step % 4 == 0:  # spaced out: different hands and stock sizes
-                states.append((obs, masks))
+            if step >= 10:
+                pool_obs.append(obs)
+                pool_masks.append(masks)
             seat0 = batch.current_player == 0
             batch.step(np.where(seat0, players[0].act(obs, masks), players[1].act(obs, masks)))
+        # The games start together, so one step's rows share a phase: shuffle the pooled rows
+        # into calls that mix draw and discard decisions at every stage of a hand.
+        order = np.random.default_rng(self.seed).permutation(len(pool_obs) * n)
+        all_obs, all_masks = np.concatenate(pool_obs)[order], np.concatenate(pool_masks)[order]
+        states = [(all_obs[i * n:(i + 1) * n], all_masks[i * n:(i + 1) * n]) for i in range(s.expert_calls)]
         b = self.bench("expert_agents", f"The Expert batched and row by row: time per decision on the same "
                        f"stored states (N={n} per call, Expert-vs-Simple matches)", "expert (batched)")
         batched, rows = BatchedExpert(seed=self.seed), RowByRow(ExpertAgent(seed=self.seed))
