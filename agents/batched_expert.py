@@ -312,7 +312,8 @@ def _check_size(hand: np.ndarray, size: int, phase: str) -> None:
 
 
 def _row_means(values: np.ndarray, row_of: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sums over the entries of each row (``row_of`` sorted) and their counts."""
+    """Sums of the entries of each row (``row_of`` sorted, as ``np.nonzero`` gives it) and
+    their counts."""
     counts = np.bincount(row_of, minlength=n)
     sums = np.zeros((n,) + values.shape[1:], dtype=np.int64)
     has = np.flatnonzero(counts)
@@ -355,7 +356,7 @@ class _Lookahead:
     melds with nothing in the hand is deadwood in every arrangement of hand - d + u, so its
     best is ``min(after[d], best9[d] + value(u))`` with ``best9[d]`` the best deadwood of
     hand - d after one more discard: those cards only count by value, and the others'
-    gains lie in [0, after[d]] (:meth:`bounds`) until :meth:`exact` computes them.
+    gains are bounded (:meth:`bounds`) until :meth:`exact` computes them.
     """
 
     def __init__(self, hand: np.ndarray, cards: np.ndarray, after: np.ndarray, unseen: np.ndarray):
@@ -371,7 +372,20 @@ class _Lookahead:
         by_value = np.bincount(lone_rows * 11 + _VALUES[lone_cards], minlength=n * 11).reshape(n, 11)
         self.lone = (by_value[:, None, :] * np.maximum(room[:, :, None] - np.arange(11), 0)).sum(axis=2)
         self.row, self.card = np.nonzero(unseen_v & ~lone)
-        self.others = np.bincount(self.row, minlength=n)
+        # The others: hand - d - x + u loses at most what u's meld would leave unmelded
+        # without u (two cards of its rank, or its run neighbours within two ranks), so
+        # gain(d, u) <= room[d] + that (and <= after[d]).
+        grid = _bits(hand).reshape(n, NUM_SUITS, NUM_RANKS)
+        row, card = self.row, self.card
+        rank, suit = card % NUM_RANKS, card // NUM_RANKS
+        freed = np.where(grid[row, :, rank].sum(axis=1) >= 2, 2 * _VALUES[card], 0)
+        run = np.zeros(card.size, dtype=np.int64)
+        for k in (-2, -1, 1, 2):
+            near = np.clip(rank + k, 0, NUM_RANKS - 1)
+            held = (rank + k == near) & grid[row, suit, near]
+            run += np.where(held, _VALUES[suit * NUM_RANKS + near], 0)
+        cap = np.minimum(after[row], np.maximum(0, room[row] + np.maximum(freed, run)[:, None]))
+        self.most = self.lone + _row_means(cap, row, n)[0]
 
     def _mean(self, sums: np.ndarray) -> np.ndarray:
         # The scalar's mean of integer-valued gains is exact: their sum over their count.
@@ -380,7 +394,7 @@ class _Lookahead:
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Least and greatest possible improvement of each card."""
-        return self._mean(self.lone), self._mean(self.lone + self.others[:, None] * self.after)
+        return self._mean(self.lone), self._mean(self.most)
 
     def exact(self, wanted: np.ndarray) -> np.ndarray:
         """The improvement where ``wanted`` (n, 11) is set (elsewhere the lone cards' part)."""
