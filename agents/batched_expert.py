@@ -2,23 +2,27 @@
 every state, in a few dozen numpy calls per batch instead of one Python call per row.
 
 How it stays identical: every rule of the scalar agent is here in the same order (single
-legal move, big gin, take-or-draw, knock, discard score), computed from the same
-observation slices through :class:`hgin_env.observation.ObservationLayout`, with the float
-arithmetic that decides ties done in the scalar agent's order (the discard score is
-rounded to 9 decimals like the scalar one). ``tests/test_batched_expert.py`` checks the
-decisions against the scalar agent on states from real matches of every two-player
-profile and with non-default parameters.
+legal move, big gin, take-or-draw, knock, discard score), read from the same observation
+through :class:`hgin_env.observation.ObservationLayout` (any format's layout), with the
+float arithmetic that decides ties done in the scalar agent's order (the discard score is
+rounded to 9 decimals like the scalar one). The deadwood numbers the scalar agent computes
+from the hand (now, after taking the top, after each discard) are the engine's exact
+``deadwood``, ``take_deadwood`` and ``discard_deadwood`` slices (a 10-card hand counts at
+most 98, below their clip at 100). ``tests/test_batched_expert.py`` checks the decisions
+against the scalar agent on states from real matches of every profile, with other
+parameters too.
 
 Why it is fast:
 
-* The exact lookahead (for each discard ``d`` and stock card ``u``, the best deadwood of
-  ``hand - d + u`` after one more discard) is one call of
-  :func:`hgin_env.melds.best_discard_deadwood_batch` on every (row, discard, unseen card)
-  hand at once: a table formula, not the ten re-discards one by one.
-* The expected deadwood of a stock draw is only computed for rows where it can change the
-  decision (it never exceeds the current deadwood, so a take that does not beat the
-  current deadwood by ``swap_margin`` is declined without it), and the discard scores only
-  for rows whose knock check did not already decide.
+* The exact lookahead (for each discard ``d`` and unseen card ``u``, the best deadwood of
+  ``hand - d + u`` after one more discard) is :func:`hgin_env.melds.best_discard_deadwood_batch`
+  on every (row, discard, unseen card) hand at once: a table formula, not the re-discards
+  one by one. A card that melds with nothing in the hand counts only by its value, so
+  those cards (most of the stock) need no hand at all (:class:`_Lookahead`).
+* Only where it can change the decision: the discard scores only for rows whose knock
+  check did not decide; the lookahead of the other cards only for discards whose score
+  bounds let them win; the expected stock draw only for rows where the upcard beats the
+  current deadwood by ``swap_margin`` (the mean draw never exceeds the current deadwood).
 * The opponent's card probabilities and the danger of each discard are arrays over
   (rows, 52 cards), with no Python loop over rows.
 """

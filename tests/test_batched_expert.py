@@ -171,3 +171,31 @@ def test_bad_input_is_refused():
         BatchedExpert(columns=1, layout=ObservationLayout(3))
     with pytest.raises(ValueError, match="observations must have shape"):
         BatchedExpert(columns=1).act(obs, masks)  # a three-column observation for a one-column agent
+
+
+def test_lookahead_bounds_hold_and_exact_equals_the_scalar():
+    """The pruning bounds contain every discard's exact improvement, and the exact one is
+    the scalar agent's ``_expected_improvement``."""
+    from agents.batched_expert import _Lookahead
+    from hgin_env.batch import cards_of_masks
+    from hgin_env.melds import CARD_BITS_U64
+
+    obs, masks = duel_states("hollywood")
+    layout = ObservationLayout()
+    rows = np.flatnonzero(layout.get(obs, "phase")[:, 2] > 0.5)[:120]
+    agent, scalar = BatchedExpert(), ExpertAgent()
+    hand = (np.where(layout.get(obs[rows], "hand") > 0.5, CARD_BITS_U64, np.uint64(0))
+            .sum(axis=1, dtype=np.uint64))
+    cards = cards_of_masks(hand, 11)
+    after = np.rint(layout.get(obs[rows], "discard_deadwood") * 100).astype(np.int64)[
+        np.arange(len(rows))[:, None], cards]
+    unseen, _ = agent._unseen(obs[rows], hand)
+    look = _Lookahead(hand, cards, after, unseen)
+    low, high = look.bounds()
+    exact = look.exact(np.ones(cards.shape, dtype=bool))
+    assert (low <= exact + 1e-12).all() and (exact <= high + 1e-12).all()
+    assert (high > low).any() and (exact < high).any()
+    for i, r in enumerate(rows[:40]):
+        view = parse(observation_dict(obs[r], masks[r]), layout)
+        want = scalar._expected_improvement(view.hand, cards[i].tolist(), after[i].astype(np.float64), view.unseen)
+        np.testing.assert_array_equal(exact[i], want)
