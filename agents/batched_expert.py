@@ -329,11 +329,22 @@ def _row_means(values: np.ndarray, row_of: np.ndarray, n: int) -> tuple[np.ndarr
 
 def _expected_draw_deadwood(hand: np.ndarray, unseen: np.ndarray, current: np.ndarray) -> np.ndarray:
     """``ExpertAgent._expected_draw_deadwood`` per row: the mean over unseen cards u of the
-    best deadwood of hand + u after a discard (which may be u itself: the current deadwood)."""
+    best deadwood of hand + u after a discard (which may be u itself: the current deadwood).
+    A card that melds with nothing in the hand is deadwood in every arrangement, so its
+    best is ``min(current, best9 + value(u))`` (``best9``: the hand's best after one more
+    discard); only the others take a hand of their own."""
     n = hand.shape[0]
-    row, card = np.nonzero(_bits(unseen))
-    best = best_discard_deadwood_batch(hand[row] | CARD_BITS_U64[card]).astype(np.int64)
-    sums, counts = _row_means(best, row, n)
+    unseen_v = _bits(unseen)
+    counts = unseen_v.sum(axis=1)
+    lone = unseen_v & ~_melds_with_hand(hand)
+    best9 = best_discard_deadwood_batch(hand).astype(np.int64)
+    lone_rows, lone_cards = np.nonzero(lone)
+    by_value = np.bincount(lone_rows * 11 + _VALUES[lone_cards], minlength=n * 11).reshape(n, 11)
+    sums = (by_value * np.minimum(current[:, None], best9[:, None] + np.arange(11))).sum(axis=1)
+    row, card = np.nonzero(unseen_v & ~lone)
+    if row.size:
+        best = best_discard_deadwood_batch(hand[row] | CARD_BITS_U64[card]).astype(np.int64)
+        sums += _row_means(best, row, n)[0]
     # The scalar's mean of small ints is exact: their sum over their count.
     return np.where(counts > 0, sums / np.maximum(counts, 1), current.astype(np.float64))
 
