@@ -59,8 +59,10 @@ _BIG = 1 << 20
 
 
 def _masks(bits: np.ndarray) -> np.ndarray:
-    """Rows of 52 card flags -> 52-bit uint64 masks."""
-    return np.where(bits, CARD_BITS_U64, np.uint64(0)).sum(axis=1, dtype=np.uint64)
+    """Rows of 52 card flags -> 52-bit uint64 masks (card c is bit c: little-endian bytes)."""
+    packed = np.zeros((bits.shape[0], 8), dtype=np.uint8)
+    packed[:, :7] = np.packbits(bits, axis=1, bitorder="little")
+    return packed.view("<u8").ravel().astype(np.uint64)
 
 
 def _first_best(allowed: np.ndarray, key: np.ndarray, cards: np.ndarray) -> np.ndarray:
