@@ -2,9 +2,11 @@
 
 Why: the batched engine (:mod:`hgin_env.batch`) produces thousands of observations per
 call; an opponent that answers them one Python call at a time would set the pace again.
-Random and Simple are a few numpy operations over the batch; a PPO snapshot is one torch
-forward pass; agents without a batched form (Expert, search) are run row by row through
-:class:`RowByRow`, which gives them exactly the observation dicts they always see.
+Random and Simple are a few numpy operations over the batch; the Expert is
+:class:`BatchedExpert` (:mod:`agents.batched_expert`, the scalar Expert's decisions in
+numpy); a PPO snapshot is one torch forward pass; agents without a batched form (search)
+are run row by row through :class:`RowByRow`, which gives them exactly the observation
+dicts they always see.
 
 Every agent reads only the observation (through :class:`hgin_env.observation.ObservationLayout`)
 and the legal-action mask, like the scalar agents; :func:`make_batched_agent` builds one
@@ -22,6 +24,10 @@ from hgin_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 from hgin_env.observation import ObservationLayout, observation_dict
 
 from .base import make_agent
+from .batched_expert import BatchedExpert
+
+__all__ = ["BatchedAgent", "BatchedExpert", "BatchedPolicy", "BatchedRandom", "BatchedSimple", "RowByRow",
+           "make_batched_agent", "most_likely_moves", "uniform_choice"]
 
 
 class BatchedAgent(Protocol):
@@ -198,12 +204,14 @@ class BatchedPolicy:
 
 
 def make_batched_agent(spec: str, seed: int | None = None, columns: int = 3) -> Any:
-    """A batched agent from a name: ``random``, ``simple``, ``ppo:PATH``; any other name
-    registered with :mod:`agents.base` (``expert``...) runs row by row."""
+    """A batched agent from a name: ``random``, ``simple``, ``expert``, ``ppo:PATH``; any
+    other name registered with :mod:`agents.base` (``search``...) runs row by row."""
     if spec == "random":
         return BatchedRandom(seed=seed, columns=columns)
     if spec == "simple":
         return BatchedSimple(seed=seed, columns=columns)
+    if spec == "expert":
+        return BatchedExpert(seed=seed, columns=columns)
     if spec.startswith("ppo:"):
         from .ppo import SHIPPED_POLICY, PPOAgent
 

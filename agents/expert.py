@@ -69,6 +69,16 @@ class ExpertParams:
     threat_win: float = 20.0
 
 
+def expert_params(**params: float) -> ExpertParams:
+    """:class:`ExpertParams` from keyword arguments; unknown names raise ``ValueError``
+    (shared by :class:`ExpertAgent` and :class:`agents.batched.BatchedExpert`)."""
+    known = {f.name for f in fields(ExpertParams)}
+    unknown = set(params) - known
+    if unknown:
+        raise ValueError(f"unknown ExpertAgent parameter(s) {sorted(unknown)}; known: {sorted(known)}")
+    return ExpertParams(**params)
+
+
 def knock_timing(p: ExpertParams, deadwood: int, stock_size: int) -> bool:
     """The Expert's knock timing without the match state: gin always; any legal deadwood
     early in the hand and in the last stock cards; in between only ``knock_late`` or less."""
@@ -86,11 +96,7 @@ class ExpertAgent(SeededAgent):
 
     def __init__(self, seed: int | None = None, columns: int | None = None,
                  layout: ObservationLayout | None = None, **params: float):
-        known = {f.name for f in fields(ExpertParams)}
-        unknown = set(params) - known
-        if unknown:
-            raise ValueError(f"unknown ExpertAgent parameter(s) {sorted(unknown)}; known: {sorted(known)}")
-        self.params = ExpertParams(**params)
+        self.params = expert_params(**params)
         # Nothing to forget between matches (the observation carries every fact used), so
         # SeededAgent.reset only re-seeds.
         super().__init__(seed=seed, columns=columns, layout=layout)

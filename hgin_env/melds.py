@@ -541,6 +541,14 @@ CARD_BITS_U64 = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
 
 def _batch_with_sets(suits: np.ndarray, ranks: np.ndarray) -> np.ndarray:
     """Minimum over every set choice for hands that all have ``ranks.shape[1]`` set ranks."""
+    left = _set_choice_lefts(suits, ranks)
+    dw = RUN_DEADWOOD[left].sum(axis=-1, dtype=np.int16)
+    return dw.reshape(len(suits), -1).min(axis=1)
+
+
+def _set_choice_lefts(suits: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """The suit masks left after each set choice: int64 [n, 6, ..., 6 (k times), 4] for
+    hands that all have ``k = ranks.shape[1]`` set ranks (padding repeats "no set")."""
     n, k = ranks.shape
     suit_ids = np.arange(4)
     # removal[n, k, option, suit]: the bit that option removes from that suit.
@@ -553,9 +561,138 @@ def _batch_with_sets(suits: np.ndarray, ranks: np.ndarray) -> np.ndarray:
         index = [slice(None)] + [None] * k + [slice(None)]
         index[1 + j] = slice(None)
         combined = combined | removal[:, j][tuple(index)]
-    left = suits.reshape((n,) + (1,) * k + (4,)) & ~combined
-    dw = RUN_DEADWOOD[left].sum(axis=-1, dtype=np.int16)
-    return dw.reshape(n, -1).min(axis=1)
+    return suits.reshape((n,) + (1,) * k + (4,)) & ~combined
+
+
+def _build_best_removal() -> np.ndarray:
+    """For each 13-bit suit mask: the least runs-only deadwood of the mask without one of
+    its cards, minus the mask's own (``_NO_CARD`` for the empty mask: nothing to remove)."""
+    table = _RUN_DEADWOOD_LIST
+    out = np.full(1 << NUM_RANKS, _NO_CARD, dtype=np.int64)
+    for m in range(1, 1 << NUM_RANKS):
+        out[m] = min(dw for _r, dw in _REMOVALS[m]) - table[m]
+    return out
+
+
+_NO_CARD = 1 << 20
+_RANK_VALUES_64 = np.array(RANK_VALUES, dtype=np.int64)
+_BEST_REMOVAL = _build_best_removal()
+
+
+def _sum4(x: np.ndarray) -> np.ndarray:
+    """Sum over a last axis of 4 (column adds: numpy reductions over 4-entry rows are slow)."""
+    return x[..., 0] + x[..., 1] + x[..., 2] + x[..., 3]
+
+
+def _min4(x: np.ndarray) -> np.ndarray:
+    return np.minimum(np.minimum(x[..., 0], x[..., 1]), np.minimum(x[..., 2], x[..., 3]))
+
+
+def _best_discard_one_set(suits: np.ndarray, bit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`best_discard_deadwood_batch` for hands (suit masks [n, 4]) with one rank
+    (``bit``) held three or four times, in closed form; and the hands' own minimum deadwood
+    (the closed form of :func:`min_deadwood_batch`).
+
+    With ``A``/``Q`` a suit's runs-only deadwood and its least after dropping one card, kept
+    (``k``) or without the rank (``r``), and ``d_s = A_r - A_k``: dropping a card of suit
+    ``s`` leaves ``base - A_k[s] + M[s]``, where ``M[s]`` is the better of keeping suit
+    ``s``'s rank card out of the set (``Q_k[s]`` plus the best set change over the other
+    suits: nothing, or with four cards the three others) and putting it in a set
+    (``Q_r[s]`` plus the other suits of that set: with three cards all of them, with four
+    all of them or all but the one whose change is largest).
+    """
+    run, best_removal = _RUN_DEADWOOD_64, _BEST_REMOVAL
+    without = suits & ~bit[:, None]
+    a_k, a_r = run[suits], run[without]
+    q_k, q_r = best_removal[suits] + a_k, best_removal[without] + a_r
+    d = a_r - a_k  # 0 where the suit lacks the rank
+    total = _sum4(d)
+    rest = total[:, None] - d  # the set's change over the other suits
+    four = ((suits[:, 0] & suits[:, 1] & suits[:, 2] & suits[:, 3] & bit) != 0)[:, None]
+    # Largest change among the other suits (the one a four-card set may leave out).
+    d0, d1, d2, d3 = d[:, 0], d[:, 1], d[:, 2], d[:, 3]
+    other_max = np.stack([np.maximum(np.maximum(d1, d2), d3), np.maximum(np.maximum(d0, d2), d3),
+                          np.maximum(np.maximum(d0, d1), d3), np.maximum(np.maximum(d0, d1), d2)], axis=1)
+    keep_out = np.where(four, np.minimum(0, rest), 0)
+    put_in = rest - np.where(four, np.maximum(0, other_max), 0)
+    m = np.minimum(q_k + keep_out, q_r + put_in)
+    base = _sum4(a_k)
+    best = _min4(base[:, None] - a_k + m)
+    most = np.maximum(np.maximum(np.maximum(d0, d1), np.maximum(d2, d3)), 0) * four[:, 0]
+    return best, base + np.minimum(total - most, 0)
+
+
+def best_discard_deadwood_batch(hand_masks: np.ndarray | Iterable[int]) -> np.ndarray:
+    """For each hand (1 to 11 cards, 52-bit masks): the least minimum deadwood of the hand
+    without one of its cards, i.e. ``min(deadwood_without_batch(h, cards of h))``. int16,
+    the input's shape; checked like :func:`min_deadwood_batch`.
+
+    Why a formula instead of the ``len(h)`` smaller hands: for a choice ``C`` of sets, the
+    cards left meld by runs only, suit by suit, and dropping a card changes one suit's
+    lookup. So the answer is the minimum over set choices ``C`` (each a valid set choice
+    of the whole hand; a set that used the dropped card is another choice without it) of
+    ``sum_s RUN[L_s] + min_s (least RUN[L_s without a card] - RUN[L_s])`` with ``L = h - C``:
+    one choice (no set) for most hands, four lookups and a minimum per suit.
+
+    A set rank none of whose cards a run could use (as in :func:`deadwood_of_mask`) stays
+    a full set unless the dropped card is one of its own: then the hand's deadwood is that
+    of the hand without those ranks, plus the two cards left of a three-card rank (nothing
+    for a four-card one). So those ranks leave the enumeration; the last set rank left has a
+    closed form (:func:`_best_discard_one_set`), after each set choice of the others.
+    """
+    masks = _mask_array(hand_masks)
+    shape = masks.shape
+    h = masks.reshape(-1).view(np.int64)
+    s0, s1, s2, s3 = h & SUIT_BITS, (h >> 13) & SUIT_BITS, (h >> 26) & SUIT_BITS, (h >> 39) & SUIT_BITS
+    set_ranks = (s0 & s1 & (s2 | s3)) | ((s0 | s1) & s2 & s3)
+    capable = _RUN_CAPABLE_64
+    forced = set_ranks & ~(capable[s0] | capable[s1] | capable[s2] | capable[s3])
+    with_forced = np.flatnonzero(forced)
+    if with_forced.size:
+        four = forced & s0 & s1 & s2 & s3
+        keep = ~forced
+        s0, s1, s2, s3 = s0 & keep, s1 & keep, s2 & keep, s3 & keep
+        set_ranks &= keep
+    run, best_removal = _RUN_DEADWOOD_64, _BEST_REMOVAL
+    dw = run[s0] + run[s1] + run[s2] + run[s3]  # the hand's deadwood where no set rank is left
+    out = dw + np.minimum(np.minimum(best_removal[s0], best_removal[s1]),
+                          np.minimum(best_removal[s2], best_removal[s3]))
+    general = np.flatnonzero(set_ranks)
+    if general.size:
+        sr = set_ranks[general]
+        several = (sr & (sr - 1)) != 0
+        one = general[~several]
+        if one.size:
+            out[one], dw[one] = _best_discard_one_set(
+                np.stack([s0[one], s1[one], s2[one], s3[one]], axis=1), set_ranks[one])
+        many = general[several]
+        if many.size:
+            sr = set_ranks[many]
+            ranks = np.full((many.size, 3), -1, dtype=np.int64)
+            for k in range(3):  # at most three ranks held three times in 11 cards
+                has = sr != 0
+                ranks[has, k] = _LOWEST_BIT[sr[has]]
+                sr[has] &= sr[has] - 1
+            if (sr != 0).any():
+                raise ValueError("best_discard_deadwood_batch supports hands of at most 11 cards")
+            count = (ranks >= 0).sum(axis=1)
+            for k in (2, 3):  # each set choice of the first k - 1 ranks, then the closed form
+                idx = np.flatnonzero(count == k)
+                if idx.size:
+                    rows = many[idx]
+                    suits = np.stack([s0[rows], s1[rows], s2[rows], s3[rows]], axis=1)
+                    left = _set_choice_lefts(suits, ranks[idx, :k - 1]).reshape(-1, 4)
+                    last = np.repeat(1 << ranks[idx, k - 1], _MAX_OPTIONS ** (k - 1))
+                    best, own = _best_discard_one_set(left, last)
+                    out[rows] = best.reshape(idx.size, -1).min(axis=1)
+                    dw[rows] = own.reshape(idx.size, -1).min(axis=1)
+    if with_forced.size:  # or drop a card of a forced rank
+        four = four[with_forced]
+        three = forced[with_forced] & ~four
+        low = _LOWEST_BIT[three & -three]  # the least valued three-card rank
+        extra = np.where(four != 0, 0, 2 * _RANK_VALUES_64[np.maximum(low, 0)])
+        out[with_forced] = np.minimum(out[with_forced], dw[with_forced] + extra)
+    return out.astype(np.int16).reshape(shape)
 
 
 # --------------------------------------------------------------------------- enumeration

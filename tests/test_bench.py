@@ -20,12 +20,18 @@ def test_bench_tiny_without_anchors(tmp_path, capsys) -> None:
         assert row in text, row
     assert "| contender | per unit | per second | x ref | notes |" in text
     assert "**ours BatchGame N=64**" in text
+    assert "**expert (batched)**" in text and "**expert (row by row)**" in text
+    assert data_rows(tmp_path, "expert_agents") == {"expert (batched)", "expert (row by row)"}
     assert "OpenSpiel" not in text.split("What a hand is")[0].split("Inputs:")[1]
     data = json.loads((tmp_path / "bench.json").read_text())
     assert data["anchors"] is None
     assert data["benches"]["meld_real"]["rows"]["ours min_deadwood"]["median_s"] > 0
     for name in ("meld_random", "meld_real", "discard_random", "discard_real"):
         assert set(data["mismatches"][name].values()) == {0}, name
+
+
+def data_rows(folder, bench: str) -> set[str]:
+    return set(json.loads((folder / "bench.json").read_text())["benches"][bench]["rows"])
 
 
 def test_bench_only_one_group(tmp_path) -> None:

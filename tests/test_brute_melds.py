@@ -206,6 +206,32 @@ def test_min_deadwood_batch():
         assert hc.cards_to_mask(h) == sum(1 << c for c in h)
 
 
+def test_best_discard_deadwood_batch():
+    """The least deadwood after one more discard, for hands of 1..11 cards (random, meldy,
+    set-rich and the adversarial ones), against the brute force over every discard."""
+    rng = np.random.default_rng(43)
+    hands = [B.cards(t) for t in ADVERSARIAL]
+    for i in range(600):
+        size = int(rng.integers(1, 12)) if i % 3 == 0 else int(rng.choice([10, 11]))
+        if i % 3 == 1:
+            hands.append(tuple(int(c) for c in rng.choice(52, size, replace=False)))
+        elif i % 3 == 2:
+            hands.append(B.random_meldy_hand(rng, set(range(52)), size))
+        else:  # three or four of several ranks (forced and run-capable sets), some runs
+            ranks = rng.choice(13, 4, replace=False)
+            pool = [s * 13 + r for r in ranks for s in range(4)] + [int(c) for c in rng.choice(52, 6)]
+            hands.append(tuple(sorted({int(c) for c in rng.permutation(pool)[:size]})))
+    masks = np.array([sum(1 << c for c in h) for h in hands], dtype=np.uint64)
+    got = hm.best_discard_deadwood_batch(masks.reshape(-1, 1))
+    assert got.shape == (len(hands), 1) and got.dtype == np.int16
+    for h, g in zip(hands, got[:, 0], strict=True):
+        assert int(g) == min(B.min_deadwood(tuple(c for c in h if c != x)) for x in h), B.hand_text(h)
+    with pytest.raises(ValueError, match="at most 11 cards"):
+        hm.best_discard_deadwood_batch(np.array([(1 << 12) - 1], dtype=np.uint64))
+    with pytest.raises(TypeError):
+        hm.best_discard_deadwood_batch(np.array([0.5]))
+
+
 def test_deadwood_after_discard_random():
     rng = np.random.default_rng(41)
     for i in range(1200):

@@ -83,10 +83,10 @@ class TrainingEnv(SingleAgentEnv):
 
 
 def batched_opponent(spec: str, seed: int, columns: int) -> object:
-    """A batched opponent from a spec: ``random``, ``simple``, ``ppo:PATH`` (one torch call
-    per batch, most likely move), ``snapshot:PATH`` (the same, sampling its policy),
-    ``self`` (the live learner, see :class:`LivePolicy`), or any registered name
-    (``expert``...)."""
+    """A batched opponent from a spec: ``random``, ``simple``, ``expert`` (numpy over the
+    batch), ``ppo:PATH`` (one torch call per batch, most likely move), ``snapshot:PATH``
+    (the same, sampling its policy), ``self`` (the live learner, see :class:`LivePolicy`),
+    or any other registered name (``search``...) row by row."""
     from agents.batched import make_batched_agent
 
     if spec == "self":

@@ -18,7 +18,7 @@ A run folder ``runs/<run-name>/`` holds:
 By default the environments are the batched engine (``--vec-env batched``): 128 matches
 in this process, stepped by numpy, with the opponents acting on whole batches (Simple in a
 few numpy calls, a frozen snapshot in one torch call, ``self`` = the live learner on the
-other seat, Expert row by row). ``--vec-env subproc`` is the previous path (one
+other seat, the Expert as :class:`agents.batched.BatchedExpert`). ``--vec-env subproc`` is the previous path (one
 ``TrainingEnv`` per process), kept for comparison.
 
 Three-hand and partnership (``--rules hollywood_three_hand``, ``hollywood_partnership``, ...)

@@ -75,6 +75,8 @@ TARGETS = [
      "batched engine >= 20x OpenSpiel Python loop with obs tensor + mask, decisions/s"),
     ("batch_hands", "ours BatchGame N=1024", "OpenSpiel gin_rummy (Python)", 10.0,
      "batched engine >= 10x OpenSpiel Python loop, hands/s"),
+    ("expert_agents", "expert (batched)", "expert (row by row)", 20.0,
+     "batched Expert >= 20x the row-by-row Expert per decision (N=256, same states)"),
     ("train_steps", "ours train.ppo (batched, default)", "train.ppo previous defaults (--vec-env subproc)", 10.0,
      "PPO training >= 10x the previous train.ppo defaults, steps/s (opponent Simple)"),
 ]

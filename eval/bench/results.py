@@ -9,7 +9,7 @@ from typing import Any
 
 DEFAULT_OUT = Path("runs/bench")
 OPENSPIEL_OBS = "OpenSpiel gin_rummy (Python, obs + mask)"
-GROUPS = ("meld", "discard", "env", "heuristic", "batch", "train")
+GROUPS = ("meld", "discard", "env", "heuristic", "batch", "expert", "train")
 
 
 # ----------------------------------------------------------------------------- sizes
@@ -31,20 +31,23 @@ class Sizes:
     os_observed_steps: int = 3000  # OpenSpiel decisions per round with observation tensor + mask
     train_steps: int = 16384  # environment steps per PPO training contender (0 = skip)
     train_rounds: int = 2  # rounds that include the (slow) training contenders
+    expert_calls: int = 6  # batches of expert_n states the batched Expert decides per round
+    expert_row_calls: int = 1  # of those, how many the row-by-row Expert decides per round
+    expert_n: int = 256  # states per call (the N)
 
     @classmethod
     def quick(cls) -> Sizes:
         return cls(rounds=3, hands=300, meld_repeat=3, rlcard_hands=40, hands11=100,
                    discard_repeat=2, rlcard_hands11=10, env_steps=1500, pz_steps=500,
                    heuristic_hands=3, real_games=40, batch_steps=40, os_observed_steps=800,
-                   train_steps=4096, train_rounds=1)
+                   train_steps=4096, train_rounds=1, expert_calls=3)
 
     @classmethod
     def tiny(cls) -> Sizes:
         return cls(rounds=2, hands=40, meld_repeat=1, rlcard_hands=10, hands11=20,
                    discard_repeat=1, rlcard_hands11=3, env_steps=200, pz_steps=100,
                    heuristic_hands=1, real_games=6, batch_n=64, batch_steps=20, os_observed_steps=100,
-                   train_steps=0, train_rounds=0)
+                   train_steps=0, train_rounds=0, expert_calls=1, expert_n=64)
 
 
 # ----------------------------------------------------------------------------- results

@@ -285,7 +285,49 @@ class Runner:
 
         return [run("random", "random (batched)", "BatchedRandom: a few numpy calls"),
                 run("simple", "simple (batched)", "BatchedSimple: vectorised Neller rules"),
-                run("expert", "expert (row by row)", "RowByRow(ExpertAgent): one Python call per row")]
+                run("expert", "expert (batched)", "BatchedExpert: the Expert's decisions in numpy")]
+
+    def expert_contenders(self) -> list[Callable[[int], None]]:
+        """The batched Expert against the row-by-row Expert (``RowByRow(ExpertAgent)``) on
+        the same stored states: ``expert_n`` rows per call, taken from Expert-vs-Simple
+        matches on the batched engine (draw and discard decisions, early and late in hands)."""
+        from agents.batched import BatchedExpert, BatchedSimple, RowByRow
+        from agents.expert import ExpertAgent
+        from hgin_env.batch import BatchGame
+
+        s = self.s
+        n = s.expert_n
+        batch = BatchGame(n, seed=self.seed + 31)
+        players = (BatchedExpert(seed=self.seed), BatchedSimple(seed=self.seed))
+        pool_obs, pool_masks = [], []
+        for step in range(10 + 8 * s.expert_calls):
+            obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
+            if step >= 10:
+                pool_obs.append(obs)
+                pool_masks.append(masks)
+            seat0 = batch.current_player == 0
+            batch.step(np.where(seat0, players[0].act(obs, masks), players[1].act(obs, masks)))
+        # The games start together, so one step's rows share a phase: shuffle the pooled rows
+        # into calls that mix draw and discard decisions at every stage of a hand.
+        order = np.random.default_rng(self.seed).permutation(len(pool_obs) * n)
+        all_obs, all_masks = np.concatenate(pool_obs)[order], np.concatenate(pool_masks)[order]
+        states = [(all_obs[i * n:(i + 1) * n], all_masks[i * n:(i + 1) * n]) for i in range(s.expert_calls)]
+        b = self.bench("expert_agents", f"The Expert batched and row by row: time per decision on the same "
+                       f"stored states (N={n} per call, Expert-vs-Simple matches)", "expert (batched)")
+        batched, rows = BatchedExpert(seed=self.seed), RowByRow(ExpertAgent(seed=self.seed))
+
+        def run(agent: Any, label: str, calls: int, note: str) -> Callable[[int], None]:
+            def go(r: int) -> None:
+                todo = [states[(r + i) % len(states)] for i in range(calls)]
+                t0 = time.perf_counter()
+                for obs, masks in todo:
+                    agent.act(obs, masks)
+                b.row(label, "decision", True, note).times.append((time.perf_counter() - t0) / (calls * n))
+            return go
+
+        return [run(batched, "expert (batched)", s.expert_calls, "BatchedExpert: one call per batch"),
+                run(rows, "expert (row by row)", s.expert_row_calls,
+                    "RowByRow(ExpertAgent): one Python call per row")]
 
     def train_contenders(self) -> list[Callable[[int], None]]:
         s = self.s
@@ -346,6 +388,8 @@ class Runner:
         if "batch" in self.only:
             groups.append(self.batch_contenders())
             groups.append(self.agent_contenders())
+        if "expert" in self.only:
+            groups.append(self.expert_contenders())
         if "train" in self.only and s.train_steps and s.train_rounds:
             groups.append(self.train_contenders())
         self.benches = {k: v for k, v in self.benches.items() if k.split("_")[0] in self.only}
