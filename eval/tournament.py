@@ -35,6 +35,7 @@ import multiprocessing as mp
 import os
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -602,6 +603,15 @@ class MatchLog:
                 rows.append(_typed_row(raw))
             except (TypeError, ValueError):  # a damaged row: its match is played again
                 continue
+        # A match is its pair, seed and seating: a row repeated (a file concatenated or
+        # appended to twice) is one match, counted once, said aloud.
+        unique: dict[tuple, dict[str, Any]] = {}
+        for r in rows:
+            unique.setdefault((r["agent_a"], r["agent_b"], r["seed"], r["a_seat"]), r)
+        if len(unique) < len(rows):
+            warnings.warn(f"{self.csv}: {len(rows) - len(unique)} duplicated match row(s) (same pair, "
+                          f"seed and seating) counted once", stacklevel=2)
+            rows = list(unique.values())
         seats: dict[tuple, set] = {}
         for r in rows:
             seats.setdefault((r["agent_a"], r["agent_b"], r["seed"]), set()).add(r["a_seat"])

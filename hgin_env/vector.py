@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from .actions import NUM_ACTIONS
+from .actions import NUM_ACTIONS, as_actions
 from .batch import BatchGame
 from .observation import ObservationLayout, observation_bounds
 from .rewards import PotentialShaping
@@ -111,8 +111,10 @@ class LearnerBatch:
         ``opponent``, and ``episode`` = return, length).
         """
         self._start()
+        # Checked before anything counts: a refused step changes nothing (not even lengths).
+        actions = as_actions(actions, self.n, self.batch.legal_action_masks())
         self.episode_length += 1
-        self._apply(np.asarray(actions, dtype=np.int64))
+        self._apply(actions)
         self._play_opponents()
         self._shape()
         rewards = self._pending_rewards.copy()
@@ -225,14 +227,22 @@ class HollywoodVectorEnv(gymnasium.vector.VectorEnv):
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, num_envs)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, num_envs)
 
+    def _check_open(self, call: str) -> None:
+        if self.closed:
+            raise RuntimeError(f"{call}() on a closed HollywoodVectorEnv; make a new one")
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        self._check_open("reset")
         if seed is not None:
             self.core = LearnerBatch(self.num_envs, seed=seed, **self._batch_kwargs)
         return self.core.observations().copy(), {"action_mask": self.core.action_masks().copy()}
 
     def step(self, actions):
+        """One action per match (integer array of shape (num_envs,), each legal; anything
+        else is refused before any match moves, see :func:`hgin_env.actions.as_actions`)."""
+        self._check_open("step")
         last = self.core.observations().copy()
-        rewards, terminated, truncated, finished = self.core.step(np.asarray(actions))
+        rewards, terminated, truncated, finished = self.core.step(actions)
         infos: dict[str, Any] = {"action_mask": self.core.action_masks().copy()}
         if finished:
             present = np.zeros(self.num_envs, dtype=bool)
