@@ -127,13 +127,11 @@ class _SeatPrompt(HumanMatch):
         deal = deal_text(table) if three_hand else None
         number = self.match.hand_number if three_hand else None
         lines = []
-        for line in render_table(g, self.human, self.symbols, deal=deal, number=number).split("\n"):
+        for line in render_table(g, self.human, self.symbols, deal=deal, number=number, you=True).split("\n"):
             if re.match(r"^\s+I\s", line):  # the table game's own sheet: show the match's
                 break
             lines.append(line if line == deal else re.sub(r"player_[01]", lambda m: names[m.group(0)], line))
         _say("", *lines, str(self.match.sheet))
-        if g.phase == Phase.FIRST_UPCARD:
-            _say(f"First upcard {_card(g.discard_top, self.symbols)}: take it or pass.")
         _say(self.legal_moves_text())
 
 

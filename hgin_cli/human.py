@@ -54,7 +54,7 @@ Moves:
   draw            draw the top card of the stock
   take            take the top card of the discard pile (or the first upcard)
   pass            pass on the first upcard
-  7H              discard 7H (ranks A 2..9 T/10 J Q K, suits C D H S)
+  7H              discard 7H (ranks A 2..9 T/10 J Q K, suits C D H S or ♣ ♦ ♥ ♠)
   knock 7H        knock, discarding 7H face down (deadwood must be within the knock limit)
   big gin         lay down all 11 cards (only if the rules allow big gin)
 Also: help (this text, and the deadwood after each discard), show (the table again), quit."""
@@ -90,10 +90,11 @@ class HumanMatch:
         return format_cards(cards, self.symbols)
 
     def legal_moves_text(self) -> str:
-        """The legal moves as the words to type (ASCII cards)."""
+        """The legal moves as the words to type, cards in the notation of the table (``3♥``,
+        or ``3H`` with ``--ascii``; either is read back)."""
         g = self.game
         legal = g.legal_actions()
-        top = _card(g.discard_top, False)
+        top = _card(g.discard_top, self.symbols)
         if g.phase == Phase.FIRST_UPCARD:
             return f"legal moves: take (the upcard {top}), pass"
         if g.phase == Phase.DRAW:
@@ -102,8 +103,8 @@ class HumanMatch:
                 parts.append(f"take ({top})")
             return "legal moves: " + ", ".join(parts)
         order = hand_order(g.hands[g.current_player])  # as the hand is shown: melds, then loose cards
-        discards = [format_card(c) for c in order if A.DISCARD + c in legal]
-        knocks = [format_card(c) for c in order if A.KNOCK + c in legal]
+        discards = [format_card(c, self.symbols) for c in order if A.DISCARD + c in legal]
+        knocks = [format_card(c, self.symbols) for c in order if A.KNOCK + c in legal]
         text = "legal moves: discard " + " ".join(discards)
         if knocks:
             text += " | knock " + " / knock ".join(knocks)
@@ -132,12 +133,13 @@ class HumanMatch:
             return "Big gin is not possible (not allowed by these rules, or not all 11 cards melded)."
         assert card is not None
         if not g.hands[g.current_player] >> card & 1:
-            return f"You do not hold {format_card(card)}."
+            return f"You do not hold {format_card(card, self.symbols)}."
         if card == g.taken_card:
-            return f"You just took {format_card(card)} from the discard pile: it cannot go back this turn."
+            return (f"You just took {format_card(card, self.symbols)} from the discard pile: it cannot go "
+                    "back this turn.")
         if action >= A.KNOCK:
             dw = g.deadwood_after_discard()[card]
-            return (f"Cannot knock with {format_card(card)}: your deadwood would be {dw}, "
+            return (f"Cannot knock with {format_card(card, self.symbols)}: your deadwood would be {dw}, "
                     f"above the knock limit {g.knock_limit}.")
         return f"'{text}' is not legal now."
 
@@ -155,9 +157,7 @@ class HumanMatch:
             hand = grouped_hand(g.hands[self.human], self.symbols)
             _say(f"Your hand: {hand}", self.legal_moves_text())
             return
-        _say("", render_table(g, self.human, self.symbols))
-        if g.phase == Phase.FIRST_UPCARD:
-            _say(f"First upcard {_card(g.discard_top, self.symbols)}: take it or pass.")
+        _say("", render_table(g, self.human, self.symbols, you=True))
         _say(self.legal_moves_text())
 
     def show_help(self) -> None:
