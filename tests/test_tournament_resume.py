@@ -88,6 +88,5 @@ def test_tournament_resume_counts_a_duplicated_row_once(tmp_path):
     with pytest.warns(UserWarning, match="2 duplicated match row"):
         again = main([*argv, "--resume"])
     assert len(again.rows) == len(first.rows) == 4
-    assert again.summaries() == first.summaries() or \
-        [s["a_win_rate"] for s in again.summaries()] == [s["a_win_rate"] for s in first.summaries()]
+    assert [s["a_win_rate"] for s in again.summaries()] == [s["a_win_rate"] for s in first.summaries()]
     assert len(_complete_rows(csv_path)) == 4  # the file is rewritten without the copies
