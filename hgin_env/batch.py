@@ -258,6 +258,16 @@ class BatchGame:
         self.dealer[i] = self._first_dealer(self.rngs[i])
         self._update_context(i)
 
+    def restart_all(self) -> None:
+        """Abandon every running match and start fresh ones, their seeds drawn from the
+        batch's generator (as a finished match's successor is): with a restored generator
+        state, the deal stream continues where it was saved (``train.ppo --resume``)."""
+        for i in range(self.n):
+            self._new_match(i)
+        self._deal(self.arange)
+        self._after_ready[:] = False
+        self._refresh()
+
     def _update_context(self, i: int) -> None:
         board = self.boards[i]
         for p in (0, 1):

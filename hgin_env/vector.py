@@ -92,6 +92,29 @@ class LearnerBatch:
     def _draw_opponents(self, k: int) -> np.ndarray:
         return self.rng.choice(len(self.opponents), size=k, p=self.weights)
 
+    # ------------------------------------------------------------------ resuming
+    def generator_state(self) -> dict:
+        """The state of the generators that deal matches and draw seats and opponents
+        (JSON-serialisable), to be saved beside a training checkpoint."""
+        return {"batch": self.batch.rng.bit_generator.state, "learner": self.rng.bit_generator.state}
+
+    def continue_from(self, state: dict) -> None:
+        """Restore :meth:`generator_state` and start fresh matches from it: the deal stream
+        continues where it was saved instead of dealing the run's first matches again (the
+        matches running when it was saved are not in a checkpoint; they are not replayed)."""
+        self.batch.rng.bit_generator.state = state["batch"]
+        self.rng.bit_generator.state = state["learner"]
+        self.batch.restart_all()
+        self.seat = self.rng.integers(2, size=self.n)
+        self.opponent_index = self._draw_opponents(self.n)
+        self.episode_return[:] = 0.0
+        self.episode_length[:] = 0
+        self._pending_rewards[:] = 0.0
+        self._pending_done = {}
+        if self.shaping is not None:
+            self.shaping.reset()
+        self._started = False
+
     # ------------------------------------------------------------------ stepping
     def observations(self) -> np.ndarray:
         """The learners' observations (every match waits for its learner)."""
