@@ -302,8 +302,8 @@ class Checkpoints(BaseCallback):
             from agents.ppo import save_checkpoint
 
             path = self.dir / f"ppo_{self.num_timesteps}_steps.zip"
+            save_resume_state(self.model, path)  # first: a checkpoint on disk has its state
             save_checkpoint(self.model, path, self.meta)
-            save_resume_state(self.model, path)
 
     def _on_step(self) -> bool:
         return True
