@@ -217,7 +217,8 @@ class LearnerBatch:
             for k, opponent in enumerate(self.opponents):
                 idx = np.flatnonzero(waiting & (self.opponent_index == k))
                 if idx.size:
-                    actions[idx] = opponent.act(obs[idx], masks[idx])
+                    # Checked as the learner's are (an int64 buffer would truncate floats).
+                    actions[idx] = as_actions(opponent.act(obs[idx], masks[idx]), idx.size, masks[idx])
             self._apply(actions)
 
 
