@@ -77,7 +77,7 @@ def test_hgin_play_says_the_turn_in_words_and_one_card_notation(monkeypatch, cap
 
 def test_hgin_cli_imports_point_down():
     """No module of hgin_cli imports cli.py (the top); common.py imports no other hgin_cli
-    module; and no two modules import each other."""
+    module; and the imports have no circle."""
     edges: dict[str, set[str]] = {}
     for path in sorted((ROOT / "hgin_cli").glob("*.py")):
         names: set[str] = set()
@@ -89,5 +89,15 @@ def test_hgin_cli_imports_point_down():
         edges[path.stem] = names
     assert not any("cli" in deps for name, deps in edges.items() if name not in ("cli", "__main__"))
     assert edges["common"] == set()
-    assert all(a not in edges.get(b, set()) for a, deps in edges.items() for b in deps)
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:  # depth first: a module on its own path is a circle
+        assert name not in path, f"import circle: {' -> '.join((*path, name))}"
+        if name not in done:
+            for dep in edges.get(name, set()):
+                visit(dep, (*path, name))
+            done.add(name)
+
+    for name in edges:
+        visit(name, ())
     assert all(hasattr(module, "register") for module in cli.SUBCOMMANDS)
