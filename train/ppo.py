@@ -321,9 +321,9 @@ def train(args: Args) -> Path:
         resume_state = read_resume_state(Path(args.resume)) or {}
         if "generator_state" in resume_state and hasattr(envs, "continue_from"):
             envs.continue_from(resume_state["generator_state"])
-        elif hasattr(envs, "continue_from"):
-            print(f"warning: {args.resume} has no saved deal state beside it (a final model.zip or an "
-                  "older checkpoint): the resumed run deals from its seed again", file=sys.stderr)
+        else:  # said aloud: the per-process envs (dummy, subproc) have no saved deal state yet
+            print(f"warning: no saved deal state for {args.resume} (a final model.zip, an older checkpoint, "
+                  f"or --vec-env {args.vec_env}): the resumed run deals from its seed again", file=sys.stderr)
     else:
         policy = CardAwarePolicy if args.policy == "card" else "MlpPolicy"
         policy_kwargs = {"columns": rules.columns, "hidden": args.hidden, "summary": args.summary,
