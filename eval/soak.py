@@ -3,6 +3,7 @@ after every action.
 
     python -m eval.soak --hands 1000000 --workers 2
     python -m eval.soak --hands 5000 --profiles gin_three_hand hollywood_partnership
+    python -m eval.soak --batched --hands 1000000     # the batched engine (eval/soak_batched.py)
 
 Every profile's format is soaked through the one match loop, ``hgin_env.match.Match.play``
 (a check runs after every move; three-hand and partnership add the seating checks).
@@ -243,7 +244,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="rule profiles to cycle through (default: all)")
     parser.add_argument("--chunk", type=int, default=4, help="matches per task")
     parser.add_argument("--seed", type=int, default=0, help="first match seed")
+    parser.add_argument("--batched", action="store_true",
+                        help="soak the batched engine (BatchGame) instead, in one process: the "
+                             "hands are split evenly over the two-player profiles")
+    parser.add_argument("--games", type=int, default=512, help="--batched: games stepped together")
     args = parser.parse_args(argv)
+    if args.hands < 1 or args.workers < 1 or args.chunk < 1 or args.games < 1:
+        parser.error("--hands, --workers, --chunk and --games must be >= 1")
+    unknown = sorted(set(args.profiles) - set(PROFILES))
+    if unknown:
+        parser.error(f"unknown profile(s) {unknown}; known: {sorted(PROFILES)}")
+    if args.batched:
+        return _main_batched(args, parser)
 
     total = SoakReport()
     start = time.perf_counter()
@@ -272,6 +284,32 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - start
     if interrupted:
         print("interrupted: summary of the matches finished so far")
+    print(f"hands {total.hands}  matches {total.matches}  actions {total.actions}  "
+          f"showdowns {total.showdowns}")
+    print(f"elapsed {elapsed:.0f} s  hands/s {total.hands / elapsed:.0f}  actions/s {total.actions / elapsed:.0f}")
+    print(f"violations {len(total.violations)}")
+    for v in total.violations[:20]:
+        print("  " + v)
+    return 1 if total.violations else 0
+
+
+def _main_batched(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .soak_batched import soak_batched, two_player_profiles
+
+    duel = two_player_profiles()
+    chosen = duel if args.profiles == sorted(PROFILES) else args.profiles
+    others = [p for p in chosen if p not in duel]
+    if others:
+        parser.error(f"--batched plays two-player profiles; {others} are not (two-player: {duel})")
+    total = SoakReport()
+    start = time.perf_counter()
+    quota = -(-args.hands // len(chosen))
+    with tqdm(total=quota * len(chosen), unit="hand", smoothing=0.05) as bar:
+        for k, profile in enumerate(chosen):
+            bar.set_postfix(profile=profile, violations=len(total.violations))
+            total.merge(soak_batched(profile, quota, games=args.games, seed=args.seed + k, progress=bar))
+    elapsed = time.perf_counter() - start
+    print(f"batched: profiles {' '.join(chosen)}  games {args.games}")
     print(f"hands {total.hands}  matches {total.matches}  actions {total.actions}  "
           f"showdowns {total.showdowns}")
     print(f"elapsed {elapsed:.0f} s  hands/s {total.hands / elapsed:.0f}  actions/s {total.actions / elapsed:.0f}")

@@ -35,6 +35,7 @@ import multiprocessing as mp
 import os
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -489,6 +490,8 @@ def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches
     an interrupted tournament keeps its matches; a run into a folder that holds matches of
     the same tournament (same agents and rules, :class:`MatchLog`) plays only the missing ones.
     """
+    if matches < 1:
+        raise ValueError(f"matches must be >= 1, got {matches}")
     specs = [as_spec(a) for a in agents]
     labels = [s.display for s in specs]
     if len(set(labels)) != len(labels):
@@ -602,6 +605,15 @@ class MatchLog:
                 rows.append(_typed_row(raw))
             except (TypeError, ValueError):  # a damaged row: its match is played again
                 continue
+        # A match is its pair, seed and seating: a row repeated (a file concatenated or
+        # appended to twice) is one match, counted once, said aloud.
+        unique: dict[tuple, dict[str, Any]] = {}
+        for r in rows:
+            unique.setdefault((r["agent_a"], r["agent_b"], r["seed"], r["a_seat"]), r)
+        if len(unique) < len(rows):
+            warnings.warn(f"{self.csv}: {len(rows) - len(unique)} duplicated match row(s) (same pair, "
+                          f"seed and seating) counted once", stacklevel=2)
+            rows = list(unique.values())
         seats: dict[tuple, set] = {}
         for r in rows:
             seats.setdefault((r["agent_a"], r["agent_b"], r["seed"]), set()).add(r["a_seat"])
@@ -689,6 +701,11 @@ def main(argv: Sequence[str] | None = None) -> TournamentResult | int:
     when interrupted (the matches played so far stay in ``matches.csv``; rerun to continue)."""
     args = _parse_args(argv)
     try:
+        for flag, value in (("--matches", args.matches), ("--workers", args.workers), ("--chunk", args.chunk)):
+            if value < 1:
+                raise ValueError(f"{flag} {value}: must be >= 1")
+        if len(args.agents) < 2:
+            raise ValueError(f"--agents {' '.join(args.agents)}: a tournament needs at least two agents")
         extra = json.loads(args.agent_kwargs)
         if not isinstance(extra, dict):
             raise ValueError("--agent-kwargs must be a JSON object {label: {kwarg: value}}")
@@ -697,6 +714,11 @@ def main(argv: Sequence[str] | None = None) -> TournamentResult | int:
             spec = as_spec(text)
             kwargs = extra.get(spec.display, {})
             specs.append(AgentSpec(spec.name, tuple(sorted(kwargs.items())), spec.display))
+        labels = [spec.display for spec in specs]
+        twice = sorted({label for label in labels if labels.count(label) > 1})
+        if twice:
+            raise ValueError(f"--agents names {', '.join(twice)} twice; name variants as 'label=name' "
+                             f"(e.g. simple simple2=simple)")
         rules = get_rules(args.rules)
         for spec in specs:  # refuse bad specs and checkpoints here, not in the workers
             spec.build(rules)

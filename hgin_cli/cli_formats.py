@@ -11,6 +11,7 @@ result and the match sheet; never another seat's cards. A match is saved as
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,16 +21,11 @@ from hgin_env import actions as A
 from hgin_env.game import Phase
 from hgin_env.match import Match, RoundResult, SeatHand
 from hgin_env.render import deal_text, render_hand_result, render_table
-from hgin_env.rules import RULES_VERSION, Rules
+from hgin_env.rules import RULES_VERSION, Rules, get_rules
 
-from .cli import (
-    HumanMatch,
-    MatchFileError,
-    _card,
-    _Quit,
-    _say,
-    describe_move,
-)
+from .common import CliError, MatchFileError, _can_print_symbols, _card, _say, describe_move, end_of_play
+from .human import HumanMatch, _Quit
+from .opponents import make_opponent
 
 FORMAT_MATCH = "hgin-format-match"
 
@@ -131,13 +127,11 @@ class _SeatPrompt(HumanMatch):
         deal = deal_text(table) if three_hand else None
         number = self.match.hand_number if three_hand else None
         lines = []
-        for line in render_table(g, self.human, self.symbols, deal=deal, number=number).split("\n"):
+        for line in render_table(g, self.human, self.symbols, deal=deal, number=number, you=True).split("\n"):
             if re.match(r"^\s+I\s", line):  # the table game's own sheet: show the match's
                 break
             lines.append(line if line == deal else re.sub(r"player_[01]", lambda m: names[m.group(0)], line))
         _say("", *lines, str(self.match.sheet))
-        if g.phase == Phase.FIRST_UPCARD:
-            _say(f"First upcard {_card(g.discard_top, self.symbols)}: take it or pass.")
         _say(self.legal_moves_text())
 
 
@@ -249,12 +243,6 @@ def replay_format(path: str | Path, data: dict, moves: bool, symbols: bool) -> i
 def play_format(args: Any, data: dict | None = None) -> int:
     """``hgin play`` for a format: a new match (``--rules``, ``--seed``, ``--seat``) or, with
     ``data``, the rest of the unfinished match saved in ``args.resume``."""
-    import random
-
-    from hgin_env.rules import get_rules
-
-    from .cli import CliError, _can_print_symbols, _make_opponent
-
     if data is not None:
         given = [flag for flag, value in (("--seed", args.seed), ("--rules", args.rules), ("--seat", args.seat))
                  if value is not None]
@@ -285,17 +273,6 @@ def play_format(args: Any, data: dict | None = None) -> int:
     label = opponent
     for s in range(match.num_players):
         if s != human:
-            agents[s], label = _make_opponent(opponent, seed + s, match.rules)
+            agents[s], label = make_opponent(opponent, seed + s, match.rules)
     play = FormatHumanMatch(match, human, agents, label, symbols=not args.ascii and _can_print_symbols())
-    try:
-        finished = play.run()
-    except KeyboardInterrupt:
-        _say("", "Interrupted.")
-        finished = False
-    if save:
-        path = save_format_match(match, save, play.labels)
-        _say(f"Saved the match to {path} (replay it with: hgin replay {path}"
-             + ("" if finished else f"; play on with: hgin play --resume {path}") + ")")
-    if not finished:
-        _say("The match was not finished.")
-    return 0
+    return end_of_play(play.run, lambda: save_format_match(match, save, play.labels) if save else None)

@@ -12,6 +12,11 @@
 
 from __future__ import annotations
 
+import operator
+from typing import Any
+
+import numpy as np
+
 from .cards import NUM_CARDS, format_card, parse_card
 
 DISCARD = 0
@@ -21,6 +26,8 @@ TAKE_DISCARD = 105
 PASS = 106
 BIG_GIN = 107
 NUM_ACTIONS = 108
+#: In a batch of actions (``BatchGame.step``): this row does not move.
+NO_MOVE = -1
 
 #: Every kind of move as a half-open range of action ids, in id order.
 MOVE_KINDS: dict[str, tuple[int, int]] = {
@@ -97,3 +104,64 @@ def parse_action(text: str) -> int:
     if len(words) == 1:
         return DISCARD + parse_card(words[0])
     raise ValueError(f"unknown move {text!r}")
+
+
+# ---------------------------------------------------------------------- validation
+# The one check of actions, for one game (the AEC env, the single-agent adapter) and for a
+# batch (BatchGame, the vector envs): integers only, in range, legal. Nothing is converted
+# silently (105.9 is not 105, "105" is not 105, True is not 1) and a refusal names the
+# offending values, so a caller's bug never turns into a quietly different game.
+
+def as_action(action: Any) -> int:
+    """``action`` as an action id: Python and numpy integers only (``operator.index``), in
+    ``0 .. NUM_ACTIONS - 1``. Anything else raises ``TypeError`` (str, float, bool, None) or
+    ``ValueError`` (out of bounds), naming the value; nothing is converted silently."""
+    if isinstance(action, (bool, np.bool_)):
+        raise TypeError(f"action must be an integer action id, got the bool {action!r}")
+    try:
+        a = operator.index(action)
+    except TypeError:
+        raise TypeError(f"action must be an integer action id, got {action!r} "
+                        f"({type(action).__name__})") from None
+    if not 0 <= a < NUM_ACTIONS:
+        raise ValueError(f"action {a} is out of bounds: action ids are 0..{NUM_ACTIONS - 1}")
+    return a
+
+
+def _rows(rows: np.ndarray, values: np.ndarray, limit: int = 8) -> str:
+    shown = ", ".join(f"row {int(i)}: {v!r}" for i, v in zip(rows[:limit], values[:limit].tolist(), strict=True))
+    more = f" (and {rows.size - limit} more)" if rows.size > limit else ""
+    return shown + more
+
+
+def as_actions(actions: Any, n: int, legal: np.ndarray | None = None, allow_no_move: bool = False) -> np.ndarray:
+    """A batch of ``n`` actions, checked: an integer array of shape ``(n,)`` (no floats, bools,
+    strings or NaN; no other shape, nothing flattened), every id in ``0 .. NUM_ACTIONS - 1``
+    (or ``NO_MOVE`` where ``allow_no_move``) and, given ``legal`` (bool ``[n, NUM_ACTIONS]``),
+    legal in its row. Returns it as int64; raises ``TypeError``/``ValueError`` naming the
+    rows and values, before anything is applied."""
+    a = np.asarray(actions)
+    if a.dtype.kind not in "iu":
+        if a.dtype.kind == "f" and a.size and not np.isfinite(a).all():
+            rows = np.flatnonzero(~np.isfinite(a.reshape(-1)))
+            raise ValueError(f"actions must be finite integer action ids; got {_rows(rows, a.reshape(-1)[rows])}")
+        raise TypeError(f"actions must be an integer array (one action id per game), got dtype "
+                        f"{a.dtype} ({np.ravel(a)[:4].tolist()}...)")
+    if a.shape != (n,):
+        raise ValueError(f"actions must have shape ({n},) (one per game), got shape {a.shape}")
+    low = NO_MOVE if allow_no_move else 0
+    out = (a < low) | (a >= NUM_ACTIONS)
+    if out.any():
+        rows = np.flatnonzero(out)
+        allowed = f"{NO_MOVE} (no move) or " if allow_no_move else ""
+        raise ValueError(f"actions out of bounds (ids are {allowed}0..{NUM_ACTIONS - 1}): {_rows(rows, a[rows])}")
+    a = a.astype(np.int64, copy=False)
+    if legal is not None:
+        moved = a >= 0
+        ok = legal[np.arange(n), np.maximum(a, 0)] | ~moved
+        if not ok.all():
+            rows = np.flatnonzero(~ok)
+            first = int(rows[0])
+            names = ", ".join(f"{x} ({describe_action(int(x))})" for x in np.flatnonzero(legal[first]))
+            raise ValueError(f"illegal actions: {_rows(rows, a[rows])}; legal in row {first}: {names}")
+    return a

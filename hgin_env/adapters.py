@@ -48,6 +48,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
+from .actions import as_action
 from .env import raw_env
 from .match import Match
 from .rules import Rules, get_rules
@@ -195,10 +196,15 @@ class SingleAgentEnv(gymnasium.Env):
         return obs["observation"], info
 
     def step(self, action: int):
+        """The learner's action: an integer id (``hgin_env.actions.as_action``: no floats,
+        strings or bools; out of range raises ``ValueError``); a legal one is played, an
+        illegal one ends the episode (or raises, ``illegal_action="raise"``)."""
         aec = self.aec
+        if aec.game is None:
+            raise RuntimeError("step() before reset(): call reset() first")
         if aec.agent_selection != self.learner or self._done() or self._illegal:
             raise RuntimeError("step() called after the episode ended; call reset()")
-        action = int(action)
+        action = as_action(action)
         if not (0 <= action < len(self._mask) and self._mask[action]):
             if self.illegal_action == "raise":
                 aec.step(action)  # raises ValueError naming the legal actions

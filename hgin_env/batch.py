@@ -22,7 +22,7 @@ player's, and ``step`` returns what each game's action led to (:class:`StepResul
 
     batch = BatchGame(1024, rules="hollywood", seed=0)
     obs, masks = batch.observations(), batch.legal_action_masks()
-    result = batch.step(actions)          # int array [N]
+    result = batch.step(actions)          # int array [N]; anything else is refused
 """
 
 from __future__ import annotations
@@ -265,6 +265,16 @@ class BatchGame:
         self.dealer[i] = self._first_dealer(self.rngs[i])
         self._update_context(i)
 
+    def restart_all(self) -> None:
+        """Abandon every running match and start fresh ones, their seeds drawn from the
+        batch's generator (as a finished match's successor is): with a restored generator
+        state, the deal stream continues where it was saved (``train.ppo --resume``)."""
+        for i in range(self.n):
+            self._new_match(i)
+        self._deal(self.arange)
+        self._after_ready[:] = False
+        self._refresh()
+
     def _update_context(self, i: int) -> None:
         board = self.boards[i]
         for p in (0, 1):
@@ -384,23 +394,17 @@ class BatchGame:
 
     # ------------------------------------------------------------------ stepping
     def step(self, actions: np.ndarray) -> StepResult:
-        """Apply one action per game (the acting player's); illegal actions raise ValueError.
+        """Apply one action per game (the acting player's).
 
-        An action of -1 leaves that game as it is (used to move only the games where a
-        given seat or agent acts); the others are applied together.
+        ``actions`` is an integer array of shape (N,); an action of ``NO_MOVE`` (-1) leaves
+        that game as it is (used to move only the games where a given seat or agent acts).
+        Anything else that is not a legal action id (a float, a bool, a string, NaN, another
+        shape, out of range, illegal in its row) raises ``TypeError``/``ValueError`` naming
+        the rows and values (:func:`hgin_env.actions.as_actions`), and no game moves.
         """
-        a = np.asarray(actions, dtype=np.int64).reshape(-1)
         n = self.n
-        if a.shape != (n,):
-            raise ValueError(f"expected {n} actions, got shape {np.shape(actions)}")
+        a = A.as_actions(actions, n, self.legal_action_masks(), allow_no_move=True)
         moved = self.arange if a.min() >= 0 else np.flatnonzero(a >= 0)
-        am = a[moved]
-        if am.size and (am.max() >= A.NUM_ACTIONS or not self.legal_action_masks()[moved, am].all()):
-            ok = (am < A.NUM_ACTIONS) & self._mask[moved, np.minimum(am, A.NUM_ACTIONS - 1)]
-            i = int(moved[np.flatnonzero(~ok)[0]])
-            raise ValueError(f"illegal action {int(a[i])} ({A.describe_action(int(a[i]))}) in game {i} "
-                             f"(player {int(self.current_player[i])}); legal: "
-                             f"{np.flatnonzero(self._mask[i]).tolist()}")
         p = self.current_player
         rewards = np.zeros((n, 2), dtype=np.float32)
         hand_kind = np.zeros(n, dtype=np.int8)

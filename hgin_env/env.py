@@ -243,7 +243,6 @@ opponent, sitter, partner, whether the partner's hand runs, its sheet row, round
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterator
 from typing import Any
 
@@ -254,6 +253,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
 from . import actions as A
+from .actions import as_action  # the one action check (beside as_actions for batches)
 from .game import Game, HandRecord
 from .match import TEAMS, Match, RoundResult, SeatHand
 from .observation import ObservationLayout, encode_seat, observation_bounds, observe
@@ -262,22 +262,6 @@ from .rewards import REWARD_MODES, PotentialShaping, hand_end_rewards, seat_rewa
 from .rules import Rules, get_rules
 
 EPISODES = ("match", "hand")
-
-
-def as_action(action: Any) -> int:
-    """``action`` as an action id: Python and numpy integers only (``operator.index``), in
-    ``0 .. NUM_ACTIONS - 1``. Anything else raises ``TypeError`` (str, float, bool, None) or
-    ``ValueError`` (out of bounds), naming the value; nothing is converted silently."""
-    if isinstance(action, (bool, np.bool_)):
-        raise TypeError(f"action must be an integer action id, got the bool {action!r}")
-    try:
-        a = operator.index(action)
-    except TypeError:
-        raise TypeError(f"action must be an integer action id, got {action!r} "
-                        f"({type(action).__name__})") from None
-    if not 0 <= a < A.NUM_ACTIONS:
-        raise ValueError(f"action {a} is out of bounds: action ids are 0..{A.NUM_ACTIONS - 1}")
-    return a
 
 
 class raw_env(AECEnv, EzPickle):

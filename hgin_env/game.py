@@ -41,6 +41,11 @@ _KNOCK_BASE = A.KNOCK
 _UPCARD_OPTIONS = (A.TAKE_DISCARD, A.PASS)
 
 
+def draw_seed() -> int:
+    """A seed from fresh OS entropy (for games created without one; recorded, so they replay)."""
+    return int(np.random.default_rng().integers(2**63 - 1))
+
+
 @dataclass(frozen=True)
 class HandRecord:
     """One finished hand, as the table saw it (players are 0/1)."""
@@ -136,6 +141,10 @@ class Game:
             raise ValueError(f"format={self.rules.format!r} is a match of "
                              f"{self.rules.num_players} seats: play it with hgin_env.match.Match; "
                              "Game plays one of its hands (single_hand=True) or a duel")
+        if self.seed is None:
+            # Unseeded: draw a seed from fresh entropy and keep it, so every game (and every
+            # saved match file) can be replayed from its seed.
+            self.seed = draw_seed()
         self.rng = np.random.default_rng(self.seed)
         self.scoreboard = Scoreboard(self.rules)
         self.hand_history = []
@@ -251,8 +260,10 @@ class Game:
         return mask
 
     # ------------------------------------------------------------------ transitions
-    def apply(self, action: int) -> HandRecord | None:
-        """Apply the acting player's action; returns the hand's record when it ends it."""
+    def check_legal(self, action: int, player: str | None = None) -> None:
+        """Raise ``ValueError`` unless ``action`` is legal now, naming it, the acting player
+        (``player``: the name the caller knows it by, e.g. a match's seat; default
+        ``player <current_player>``) and the legal actions."""
         if self._legal is None:
             self._legal = self._compute_legal()
         legal = self._legal
@@ -260,9 +271,13 @@ class Game:
             if self.is_over:
                 raise ValueError(f"the game is over ({self.phase.name}); no action is legal")
             names = ", ".join(f"{a} ({A.describe_action(a)})" for a in sorted(legal))
+            who = player or f"player {self.current_player}"
             raise ValueError(f"illegal action {action!r} ({A.describe_action(int(action))}) "
-                             f"for player {self.current_player} in phase {self.phase.name}; "
-                             f"legal: {names}")
+                             f"for {who} in phase {self.phase.name}; legal: {names}")
+
+    def apply(self, action: int) -> HandRecord | None:
+        """Apply the acting player's action; returns the hand's record when it ends it."""
+        self.check_legal(action)
         action = int(action)
         self._legal = None
         self.action_history.append(action)

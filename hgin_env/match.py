@@ -35,7 +35,7 @@ import numpy as np
 
 from . import actions as A
 from .cards import NUM_CARDS, NUM_RANKS
-from .game import Game, HandRecord
+from .game import Game, HandRecord, draw_seed
 from .observation import observe
 from .rules import Rules, get_rules
 from .sheets import Sheet
@@ -214,6 +214,7 @@ class Match:
             # it owns the generator.
             game = Game(self.rules, seed=self.seed, single_hand=self.single_hand,
                         first_dealer=self.first_dealer, deck=self.deck)
+            self.seed = game.seed  # drawn by the Game when unseeded
             self.rng = game.rng
             self.tables = [Table(0, (0, 1), game)]
             self.sheet = game.scoreboard
@@ -229,6 +230,8 @@ class Match:
             what = "a team, 0 or 1" if fmt == "partnership" else f"a seat in 0..{limit - 1}"
             raise ValueError(f"first_dealer for format={fmt!r} must be None or {what}, "
                              f"got {self.first_dealer!r}")
+        if self.seed is None:
+            self.seed = draw_seed()  # recorded: an unseeded match still replays from its seed
         self.rng = np.random.default_rng(self.seed)
         if fmt == "three_hand":
             self.sheet = Sheet(self.rules, 3, tuple(f"player_{i}" for i in range(3)))
@@ -396,7 +399,9 @@ class Match:
         game = table.game
         acting = table.current_seat
         hands_before = len(game.hand_history)
-        game.apply(action)  # refuses an illegal action before anything changes
+        # The table's game numbers its two players 0 and 1; a refusal names the seat.
+        game.check_legal(action, player=f"seat {acting} (player_{acting})")
+        game.apply(action)
         self.action_history.append(int(action))
         if self._paid:  # a fresh zero array only after a paying step (speed: most steps pay 0)
             self.last_rewards = np.zeros(self.num_players, dtype=np.float64)

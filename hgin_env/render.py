@@ -43,11 +43,29 @@ def grouped_hand(mask: int, symbols: bool = True) -> str:
     return " ".join(parts) + f"  (deadwood {dw})"
 
 
+def turn_text(game: Game, player: int | None = None, you: bool = False) -> str:
+    """Whose turn it is and what they may do, in words (not the engine's phase names):
+    ``player_0 to act: take the first upcard or pass``; with ``you`` (``player`` is the
+    person reading it) ``Your turn: ...`` or ``player_1's turn``."""
+    acting = game.current_player
+    if player is not None and player != acting:
+        return f"player_{acting}'s turn" if you else f"player_{acting} to act"
+    if game.phase == Phase.FIRST_UPCARD:
+        what = "take the first upcard or pass"
+    elif game.phase == Phase.DRAW:
+        can_take = bool(game.discard_pile) and not game.forced_stock_draw
+        what = "draw from the stock or take the discard" if can_take else "draw from the stock"
+    else:
+        what = "discard a card, or knock"
+    return f"{'Your turn' if you else f'player_{acting} to act'}: {what}"
+
+
 def render_table(game: Game, player: int | None = None, symbols: bool = True,
-                 deal: str | None = None, number: int | None = None) -> str:
+                 deal: str | None = None, number: int | None = None, you: bool = False) -> str:
     """The table as ``player`` sees it (default: the acting player). ``deal`` (a format
     table's :func:`deal_text`) replaces "dealer player_N" with a line of its own;
-    ``number`` replaces the game's hand number (a format match counts its own hands)."""
+    ``number`` replaces the game's hand number (a format match counts its own hands);
+    ``you``: ``player`` is the person reading it (the turn line says "Your turn")."""
     p = game.current_player if player is None else player
     top = format_cards([game.discard_top], symbols) if game.discard_pile else "-"
     dealer = "" if deal is not None else f"  dealer player_{game.dealer}"
@@ -59,8 +77,7 @@ def render_table(game: Game, player: int | None = None, symbols: bool = True,
     if deal is not None:
         lines.append(deal)
     if not game.is_over:
-        lines.append(f"player_{p} to act ({Phase(game.phase).name.lower()})" if
-                     p == game.current_player else f"player_{game.current_player} to act")
+        lines.append(turn_text(game, p, you))
     lines.append(f"player_{p} hand: {grouped_hand(game.hands[p], symbols)}")
     known = game.known_cards[1 - p]
     if known:
@@ -157,7 +174,7 @@ def game_html(game: Game) -> str:
     if game.is_over:
         state = "match over" if game.phase == Phase.MATCH_OVER else "hand over"
     else:
-        state = f"player_{game.current_player} to act ({Phase(game.phase).name.lower()})"
+        state = turn_text(game)
     top = _cards_html([game.discard_top]) if game.discard_pile else "-"
     rows = [
         ("deal", f"hand {game.hand_number}, player_{game.dealer} deals, knock limit {game.knock_limit}"

@@ -100,15 +100,19 @@ class Rules:
         need(self.gin_bonus >= 0, "gin_bonus", "must be >= 0")
         need(self.undercut_bonus >= 0, "undercut_bonus", "must be >= 0")
         need(self.big_gin_bonus is None or (isinstance(self.big_gin_bonus, int)
+                                            and not isinstance(self.big_gin_bonus, bool)
                                             and self.big_gin_bonus >= 0),
-             "big_gin_bonus", "must be None (no big gin) or an int >= 0")
+             "big_gin_bonus", f"must be None (no big gin) or an int >= 0, not a "
+                              f"{type(self.big_gin_bonus).__name__}")
         need(1 <= self.columns <= 9, "columns", "must be in 1..9")
         need(self.target >= 1, "target", "must be >= 1")
         need(self.box_bonus >= 0, "box_bonus", "must be >= 0")
         need(self.game_bonus >= 0, "game_bonus", "must be >= 0")
         need(self.shutout_game_bonus is None or (isinstance(self.shutout_game_bonus, int)
+                                                 and not isinstance(self.shutout_game_bonus, bool)
                                                  and self.shutout_game_bonus >= 0),
-             "shutout_game_bonus", "must be None or an int >= 0")
+             "shutout_game_bonus", f"must be None or an int >= 0, not a "
+                                   f"{type(self.shutout_game_bonus).__name__}")
         need(self.spade_multiplier >= 1, "spade_multiplier", "must be >= 1")
         need(self.dealer_rotation in DEALER_ROTATIONS, "dealer_rotation",
              f"must be one of {DEALER_ROTATIONS}")

@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from .actions import NUM_ACTIONS
+from .actions import NUM_ACTIONS, as_actions
 from .batch import BatchGame
 from .observation import ObservationLayout, observation_bounds
 from .rewards import PotentialShaping
@@ -101,6 +101,29 @@ class LearnerBatch:
     def _draw_opponents(self, k: int) -> np.ndarray:
         return self.rng.choice(len(self.opponents), size=k, p=self.weights)
 
+    # ------------------------------------------------------------------ resuming
+    def generator_state(self) -> dict:
+        """The state of the generators that deal matches and draw seats and opponents
+        (JSON-serialisable), to be saved beside a training checkpoint."""
+        return {"batch": self.batch.rng.bit_generator.state, "learner": self.rng.bit_generator.state}
+
+    def continue_from(self, state: dict) -> None:
+        """Restore :meth:`generator_state` and start fresh matches from it: the deal stream
+        continues where it was saved instead of dealing the run's first matches again (the
+        matches running when it was saved are not in a checkpoint; they are not replayed)."""
+        self.batch.rng.bit_generator.state = state["batch"]
+        self.rng.bit_generator.state = state["learner"]
+        self.batch.restart_all()
+        self.seat = self.rng.integers(2, size=self.n)
+        self.opponent_index = self._draw_opponents(self.n)
+        self.episode_return[:] = 0.0
+        self.episode_length[:] = 0
+        self._pending_rewards[:] = 0.0
+        self._pending_done = {}
+        if self.shaping is not None:
+            self.shaping.reset()
+        self._started = False
+
     # ------------------------------------------------------------------ stepping
     def observations(self) -> np.ndarray:
         """The learners' observations (every match waits for its learner)."""
@@ -126,8 +149,10 @@ class LearnerBatch:
         ``opponent``, and ``episode`` = return, length).
         """
         self._start()
+        # Checked before anything counts: a refused step changes nothing (not even lengths).
+        actions = as_actions(actions, self.n, self.batch.legal_action_masks())
         self.episode_length += 1
-        self._apply(np.asarray(actions, dtype=np.int64))
+        self._apply(actions)
         self._play_opponents()
         self._shape()
         rewards = self._pending_rewards.copy()
@@ -207,7 +232,8 @@ class LearnerBatch:
             for k, opponent in enumerate(self.opponents):
                 idx = np.flatnonzero(waiting & (self.opponent_index == k))
                 if idx.size:
-                    actions[idx] = opponent.act(obs[idx], masks[idx])
+                    # Checked as the learner's are (an int64 buffer would truncate floats).
+                    actions[idx] = as_actions(opponent.act(obs[idx], masks[idx]), idx.size, masks[idx])
             self._apply(actions)
 
 
@@ -240,14 +266,22 @@ class HollywoodVectorEnv(gymnasium.vector.VectorEnv):
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, num_envs)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, num_envs)
 
+    def _check_open(self, call: str) -> None:
+        if self.closed:
+            raise RuntimeError(f"{call}() on a closed HollywoodVectorEnv; make a new one")
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        self._check_open("reset")
         if seed is not None:
             self.core = LearnerBatch(self.num_envs, seed=seed, **self._batch_kwargs)
         return self.core.observations().copy(), {"action_mask": self.core.action_masks().copy()}
 
     def step(self, actions):
+        """One action per match (integer array of shape (num_envs,), each legal; anything
+        else is refused before any match moves, see :func:`hgin_env.actions.as_actions`)."""
+        self._check_open("step")
         last = self.core.observations().copy()
-        rewards, terminated, truncated, finished = self.core.step(np.asarray(actions))
+        rewards, terminated, truncated, finished = self.core.step(actions)
         infos: dict[str, Any] = {"action_mask": self.core.action_masks().copy()}
         if finished:
             present = np.zeros(self.num_envs, dtype=bool)

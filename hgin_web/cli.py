@@ -50,7 +50,7 @@ def _is_loopback(host: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """Start the server and block until it is stopped (Ctrl-C)."""
-    from hgin_cli.cli import CliError
+    from hgin_cli.common import CliError
 
     try:
         import uvicorn

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hgin_cli.cli import MATCH_FORMAT, MatchFileError, load_match, save_match
 from hgin_cli.cli_formats import FORMAT_MATCH, load_format_match, save_format_match
+from hgin_cli.common import MatchFileError
+from hgin_cli.match_files import MATCH_FORMAT, load_match, save_match
 from hgin_env.match import Match
 from hgin_env.rules import Rules, get_rules
 

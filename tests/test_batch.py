@@ -54,5 +54,5 @@ def test_illegal_action_raises():
     batch = BatchGame(2, seed=0)
     with pytest.raises(ValueError, match="illegal action"):
         batch.step(np.array([A.DRAW_STOCK, A.DRAW_STOCK]))  # first upcard phase: take or pass
-    with pytest.raises(ValueError, match="expected 2 actions"):
+    with pytest.raises(ValueError, match=r"shape \(2,\)"):
         batch.step(np.array([A.PASS]))

@@ -53,6 +53,7 @@ class ScriptedHuman(io.TextIOBase):
     def _answer(self) -> str:
         text = self.transcript.getvalue()
         legal = [line for line in text.splitlines() if line.startswith("legal moves:")][-1]
+        legal = legal.translate(str.maketrans("♣♦♥♠", "CDHS"))  # typed in letters (both are read)
         n = self.prompts
         if "discard" not in legal:  # first upcard or draw phase
             if n % 7 == 0:

@@ -64,3 +64,67 @@ def test_every_match_of_random_legal_play_ends(seed, profile):
         steps += 1
         assert steps < 2_000_000
     assert game.scoreboard.match_over and game.match_winner is not None
+
+
+# ---------------------------------------------------------------- batched play, bad actions
+_BAD_VALUES = st.sampled_from(["neg", "big", "illegal", "nan", "float"])
+
+
+def _corrupt(actions: np.ndarray, masks: np.ndarray, rows: list[int], kind: str):
+    bad = actions.copy()
+    for i in rows:
+        if kind == "neg":
+            bad[i] = -2 - i
+        elif kind == "big":
+            bad[i] = 108 + i
+        else:
+            illegal = np.flatnonzero(~masks[i])
+            bad[i] = illegal[i % len(illegal)]
+    if kind == "nan":
+        out = bad.astype(np.float64)
+        out[rows] = np.nan
+        return out
+    if kind == "float":
+        return bad.astype(np.float64) + 0.5
+    return bad
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), profile=profiles,
+       plan=st.lists(st.tuples(st.booleans(), st.lists(st.integers(0, 5), min_size=1, max_size=3),
+                               _BAD_VALUES, st.lists(st.booleans(), min_size=6, max_size=6)),
+                     min_size=5, max_size=40))
+def test_bad_actions_mixed_into_batched_play_change_nothing(seed, profile, plan):
+    """A refused batched step leaves masks, observations, episode lengths and returns
+    bit-identical; a row that does not move (``NO_MOVE``) keeps its observation."""
+    from agents.batched import BatchedRandom
+    from hgin_env.actions import NO_MOVE
+    from hgin_env.vector import LearnerBatch
+
+    core = LearnerBatch(6, [BatchedRandom(seed=seed)], rules=profile, reward="points", seed=seed)
+    batch = core.batch
+    rng = np.random.default_rng(seed)
+    for refuse, rows, kind, stay in plan:
+        masks = core.action_masks().copy()
+        obs = core.observations().copy()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        if refuse:
+            state = (batch.hands.copy(), core.episode_length.copy(), core.episode_return.copy(),
+                     batch.rng.bit_generator.state, core.rng.bit_generator.state)
+            try:
+                core.step(_corrupt(actions, masks, sorted(set(rows)), kind))
+            except (TypeError, ValueError):
+                pass
+            else:
+                raise AssertionError(f"accepted bad actions ({kind} in rows {rows})")
+            assert np.array_equal(core.action_masks(), masks) and np.array_equal(core.observations(), obs)
+            assert np.array_equal(batch.hands, state[0]) and np.array_equal(core.episode_length, state[1])
+            assert np.array_equal(core.episode_return, state[2])
+            assert batch.rng.bit_generator.state == state[3] and core.rng.bit_generator.state == state[4]
+        else:  # the engine itself: rows marked NO_MOVE stay exactly as they were
+            actions[np.array(stay)] = NO_MOVE
+            batch.step(actions)
+            still = np.array(stay)
+            assert np.array_equal(batch.observations()[still], obs[still])
+            assert np.array_equal(batch.legal_action_masks()[still], masks[still])
+            core._play_opponents()  # the learners act again in every match

@@ -88,7 +88,9 @@ def test_resume_reaches_the_runs_total(killed_and_resumed):
     assert meta["args"]["n_steps"] == N_STEPS and meta["args"]["opponents"] == "simple"  # taken over
     steps = sorted(_step_of(p) for p in (run / "checkpoints").glob("*.zip"))
     assert steps == list(range(CKPT_EVERY, meta["timesteps"], CKPT_EVERY))
-    assert not [p for p in (run / "checkpoints").iterdir() if not p.name.endswith("_steps.zip")]
+    # Nothing else but each checkpoint's resume state (train.callbacks.save_resume_state).
+    assert sorted(p.name for p in (run / "checkpoints").iterdir() if not p.name.endswith("_steps.zip")) == \
+        sorted(f"ppo_{s}_steps.resume.json" for s in steps)
     for path in (run / "checkpoints").glob("*.zip"):
         assert read_meta(path)["timesteps"] == _step_of(path)
 

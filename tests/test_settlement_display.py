@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 from helpers import play_random
 
-from hgin_cli.cli import _winner_line
 from hgin_cli.cli_formats import _winner_text
+from hgin_cli.human import _winner_line
 from hgin_env.game import Game
 from hgin_env.render import render_table
 from hgin_env.render_image import table_image

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from eval.tournament import main, run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,3 +75,18 @@ def test_resume_needs_matches_and_other_tournaments_start_afresh(tmp_path, capsy
     other = main(["--agents", "simple", "expert", *argv])  # another tournament in the folder
     assert {r["agent_b"] for r in other.rows} == {"expert"}
     assert {r["agent_b"] for r in _complete_rows(out / "matches.csv")} == {"expert"}
+
+
+def test_tournament_resume_counts_a_duplicated_row_once(tmp_path):
+    out = tmp_path / "t"
+    argv = ["--agents", "simple", "expert", "--matches", "4", "--workers", "1", "--out", str(out),
+            "--quiet", "--no-plot", "--seed", "3", "--rules", "hollywood_short"]
+    first = main(argv)
+    csv_path = out / "matches.csv"
+    lines = csv_path.read_text().splitlines(keepends=True)
+    csv_path.write_text("".join(lines + [lines[1], lines[2]]))  # two complete rows appended again
+    with pytest.warns(UserWarning, match="2 duplicated match row"):
+        again = main([*argv, "--resume"])
+    assert len(again.rows) == len(first.rows) == 4
+    assert [s["a_win_rate"] for s in again.summaries()] == [s["a_win_rate"] for s in first.summaries()]
+    assert len(_complete_rows(csv_path)) == 4  # the file is rewritten without the copies

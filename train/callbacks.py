@@ -15,9 +15,11 @@ back to such a checkpoint before training resumes from it.
 from __future__ import annotations
 
 import csv
+import json
 import re
 from collections import Counter, deque
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
@@ -306,18 +308,57 @@ class Checkpoints(BaseCallback):
             self.last = self.num_timesteps
             from agents.ppo import save_checkpoint
 
-            save_checkpoint(self.model, self.dir / f"ppo_{self.num_timesteps}_steps.zip", self.meta)
+            path = self.dir / f"ppo_{self.num_timesteps}_steps.zip"
+            # The companions and the resume state first: a checkpoint on disk has its state.
             for companion in self.companions:
                 companion.save_with_checkpoint(self.num_timesteps)
+            save_resume_state(self.model, path)
+            save_checkpoint(self.model, path, self.meta)
 
     def _on_step(self) -> bool:
         return True
 
 
 # ------------------------------------------------------------------ resuming a run folder
+def resume_state_path(checkpoint: Path) -> Path:
+    """``ppo_<steps>_steps.zip`` -> ``ppo_<steps>_steps.resume.json`` (beside it)."""
+    checkpoint = Path(checkpoint)
+    return checkpoint.with_name(checkpoint.stem + ".resume.json")
+
+
+def save_resume_state(model: Any, checkpoint: Path) -> Path:
+    """What a checkpoint's zip does not hold but a resumed run needs, written beside it:
+    the vector env's generator state (``generator_state()``, the batched env's; so the
+    resumed run deals on instead of dealing its first matches again) and the ``train/*``
+    metrics of the update just made, which SB3 writes only with the next row of
+    ``progress.csv`` (a row the resume drops): the resumed run writes them there."""
+    env = model.get_env()
+    state: dict[str, Any] = {
+        "train_metrics": {k: float(v) for k, v in model.logger.name_to_value.items()
+                          if k.startswith("train/") and isinstance(v, (int, float, np.floating, np.integer))},
+    }
+    if hasattr(env, "generator_state"):
+        state["generator_state"] = env.generator_state()
+    path = resume_state_path(checkpoint)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(state))
+    tmp.replace(path)
+    return path
+
+
+def read_resume_state(checkpoint: Path) -> dict | None:
+    """The state :func:`save_resume_state` wrote beside ``checkpoint``, or None (a final
+    ``model.zip``, or a checkpoint from before these files existed)."""
+    path = resume_state_path(checkpoint)
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
 #: The CSV logs of a run folder and the column holding each row's step.
 RUN_LOGS = {"progress.csv": "time/total_timesteps", "episodes.csv": "timesteps", "eval.csv": "timesteps"}
-_STEP_FILES = (("checkpoints", re.compile(r"ppo_(\d+)_steps\.zip")),
+_STEP_FILES = (("checkpoints", re.compile(r"ppo_(\d+)_steps\.(?:zip|resume\.json)")),
                ("checkpoints", re.compile(r"league_(\d+)\.json")),
                ("snapshots", re.compile(r"snapshot_(\d+)\.zip")))
 

@@ -197,6 +197,14 @@ class BatchedVecEnv(VecEnv):
     def action_masks(self) -> np.ndarray:
         return self.core.action_masks().copy()
 
+    def generator_state(self) -> dict:
+        """Saved beside each checkpoint (``train.callbacks.Checkpoints``)."""
+        return self.core.generator_state()
+
+    def continue_from(self, state: dict) -> None:
+        """``train.ppo --resume``: deal on from the checkpoint's generator state."""
+        self.core.continue_from(state)
+
     # ------------------------------------------------------------------ VecEnv API
     def reset(self) -> np.ndarray:
         return self._learner_observations()

@@ -252,6 +252,7 @@ def train(args: Args) -> Path:
         SelfPlaySnapshots,
         continued_csv_output,
         continued_tensorboard_output,
+        read_resume_state,
         rewind_run,
     )
     from train.envs import TrainingEnv
@@ -353,6 +354,7 @@ def train(args: Args) -> Path:
 
     # 2. The agent (or a checkpoint to resume).
     start_step = None  # the checkpoint's step when resuming
+    resume_state: dict = {}  # what was saved beside the checkpoint (train.callbacks.save_resume_state)
     if args.resume:
         try:
             # The run's (possibly overridden) hyperparameters replace the saved ones, so that
@@ -367,6 +369,13 @@ def train(args: Args) -> Path:
             envs.close()
             raise ResumeError(f"{args.resume} is at step {start_step}; --total-timesteps "
                               f"{args.total_timesteps} (the run's total) leaves nothing to train")
+        # Deal on from the checkpoint's generator state (not the run's first matches again).
+        resume_state = read_resume_state(Path(args.resume)) or {}
+        if "generator_state" in resume_state and hasattr(envs, "continue_from"):
+            envs.continue_from(resume_state["generator_state"])
+        else:  # said aloud: the per-process envs (dummy, subproc) have no saved deal state yet
+            print(f"warning: no saved deal state for {args.resume} (a final model.zip, an older checkpoint, "
+                  f"or --vec-env {args.vec_env}): the resumed run deals from its seed again", file=sys.stderr)
     else:
         policy = CardAwarePolicy if args.policy == "card" else "MlpPolicy"
         policy_kwargs = {"columns": rules.columns, "hidden": args.hidden, "summary": args.summary,
@@ -405,6 +414,9 @@ def train(args: Args) -> Path:
         save_checkpoint(model, run_dir / "model_imitation.zip", meta)
     model.set_logger(Logger(str(run_dir), [continued_csv_output(run_dir / "progress.csv", start_step),
                                            continued_tensorboard_output(run_dir / "tb", start_step)]))
+    if start_step is not None:  # the last update's train/* go out with the next row, as unresumed
+        for key, value in resume_state.get("train_metrics", {}).items():
+            model.logger.record(key, value)
 
     # 3. Callbacks: outcome logging, evaluation, checkpoints, self-play.
     callbacks = [HollywoodLogger(run_dir)]
