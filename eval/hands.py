@@ -22,17 +22,17 @@ from typing import Any
 
 import numpy as np
 
+from arena.matches import as_spec, derive_seed, reset_agent
+from arena.stats import wilson_interval
 from hgin_env.match import Match
 from hgin_env.rules import Rules, get_rules
-
-from .tournament import _derive_seed, _reset, as_spec, wilson_interval
 
 
 def play_hand(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules) -> dict[str, Any]:
     """One hand (deal ``seed``), A in seat ``a_seat``; A's signed points and outcome."""
     players = [agent_a, agent_b] if a_seat == 0 else [agent_b, agent_a]
-    _reset(agent_a, _derive_seed(seed, 1))
-    _reset(agent_b, _derive_seed(seed, 2))
+    reset_agent(agent_a, derive_seed(seed, 1))
+    reset_agent(agent_b, derive_seed(seed, 2))
     match = Match(rules, seed=seed, single_hand=True, first_dealer=0).play(players)
     record = match.hand_history[-1].record
     won = record.winner == a_seat

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.ratings import bradley_terry
+from arena.ratings import bradley_terry
 from eval.tournament import _typed_row, summarize_pair
 
 

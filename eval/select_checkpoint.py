@@ -52,7 +52,7 @@ def evaluate_checkpoints(paths: Sequence[Path], opponents: Sequence[str], matche
     """One row per (checkpoint, opponent); ``out`` gets them as CSV as they finish. Rows
     already in ``out`` for the same file content, matches and seed are kept, not replayed."""
     from agents.ppo import PPOAgent
-    from train.callbacks import evaluate_against
+    from arena.evaluate import evaluate_against
 
     rows: list[dict] = []
     done: set[tuple[str, str]] = set()

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import inspect
 import json
 import math
 import multiprocessing as mp
@@ -44,177 +43,16 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import make_agent
-from hgin_env.match import Match, SeatHand
-from hgin_env.observation import ObservationLayout
+from arena.matches import AgentSpec, as_spec, derive_seed, play_match, reset_agent, seatings
+from arena.ratings import bradley_terry
+from arena.stats import OUTCOME_KINDS, duplicate_interval, summarize_pair, wilson_interval
 from hgin_env.rules import Rules, get_rules
 
-from .ratings import bradley_terry
-
-OUTCOME_KINDS = ("knock", "gin", "undercut")
-
-
-# --------------------------------------------------------------------------- agent specs
-@dataclass(frozen=True)
-class AgentSpec:
-    """A picklable recipe for an agent: a ``make_agent`` name, keyword arguments, a label.
-
-    Worker processes rebuild the agent from it, so any registered name works
-    (``"random"``, ``"simple"``, ``"expert"``, ``"ppo:PATH"`` once registered).
-    """
-
-    name: str
-    kwargs: tuple[tuple[str, Any], ...] = ()
-    label: str = ""
-
-    @property
-    def display(self) -> str:
-        return self.label or self.name
-
-    def build(self, rules: Rules | int) -> Any:
-        """The agent for ``rules``, given their observation layout when its factory accepts
-        a ``layout`` (else ``columns``, for the duel). An int is a duel's number of columns."""
-        layout = ObservationLayout(rules) if isinstance(rules, int) else ObservationLayout.for_rules(rules)
-        return _make_with_layout(self.name, layout, dict(self.kwargs))
-
-
-def _make_with_layout(name: str, layout: ObservationLayout, kwargs: dict[str, Any]) -> Any:
-    try:
-        return make_agent(name, seed=None, layout=layout, **kwargs)
-    except TypeError as exc:  # a registered factory without a ``layout`` argument
-        if "layout" not in str(exc) or layout.format != "duel":
-            raise
-    try:
-        return make_agent(name, seed=None, columns=layout.columns, **kwargs)
-    except TypeError as exc:  # nor a ``columns`` argument
-        if "columns" not in str(exc) or layout.columns != 3:
-            raise
-        return make_agent(name, seed=None, **kwargs)
-
-
-def as_spec(agent: str | AgentSpec | tuple[str, dict]) -> AgentSpec:
-    """Accept ``"expert"``, ``"label=expert"``, ``("expert", {kwargs})`` or an AgentSpec."""
-    if isinstance(agent, AgentSpec):
-        return agent
-    if isinstance(agent, tuple):
-        name, kwargs = agent
-        label, sep, real = name.partition("=")
-        if sep:
-            return AgentSpec(real, tuple(sorted(kwargs.items())), label)
-        return AgentSpec(name, tuple(sorted(kwargs.items())), name)
-    if isinstance(agent, str):
-        label, sep, real = agent.partition("=")
-        if sep and ":" not in label:
-            return AgentSpec(real, (), label)
-        return AgentSpec(agent, (), agent)
-    raise TypeError(f"an agent spec must be a name, (name, kwargs) or AgentSpec, not {type(agent)}")
-
-
-def _derive_seed(*parts: int) -> int:
-    return int(np.random.SeedSequence([int(p) % (2**63) for p in parts]).generate_state(1)[0])
-
-
-def _reset(agent: Any, seed: int) -> None:
-    reset = getattr(agent, "reset", None)
-    if reset is None:
-        return
-    try:
-        has_seed = "seed" in inspect.signature(reset).parameters
-    except (TypeError, ValueError):
-        has_seed = False
-    if has_seed:
-        reset(seed=seed)
-    else:
-        reset()
-
-
-# --------------------------------------------------------------------------- one match
-def seatings(format: str) -> list[tuple[int, ...]]:
-    """Agent A's seats in each seating of a seed (agent B takes the other seats), so that
-    every agent plays every seat on the same deals: duel (0,), (1,); partnership A's team
-    at seats (0, 2) then (1, 3) (an agent partners itself); three-hand A alone at each seat
-    against two copies of B, then B alone at each seat (A at the two others)."""
-    if format == "duel":
-        return [(0,), (1,)]
-    if format == "partnership":
-        return [(0, 2), (1, 3)]
-    if format == "three_hand":
-        return [(0,), (1,), (2,), (1, 2), (0, 2), (0, 1)]
-    raise ValueError(f"unknown format {format!r}")
-
-
-def play_match(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules | str | dict | None,
-               label_a: str = "a", label_b: str = "b") -> dict[str, Any]:
-    """Play one whole match (``Match.play``, the one match loop), agent A in the seats of
-    seating ``a_seat`` (:func:`seatings`; in the duel A's seat), B in the others; returns
-    one CSV row (from A's and B's view).
-
-    Agents get ``{"observation", "action_mask"}`` of the acting seat and nothing else. In a
-    format a column total of an agent is the mean over its sheet rows (its two seats in
-    three-hand when it sits at two; its team in a partnership).
-    """
-    rules = get_rules(rules)
-    a_seats = seatings(rules.format)[a_seat]
-    side_of = {seat: ("a" if seat in a_seats else "b") for seat in range(rules.num_players)}
-    players = [agent_a if side_of[seat] == "a" else agent_b for seat in range(rules.num_players)]
-    _reset(agent_a, _derive_seed(seed, 1))
-    _reset(agent_b, _derive_seed(seed, 2))
-    stats = {side: dict.fromkeys(("hands_won", "knock_wins", "gin_wins", "undercut_wins", "knocks",
-                                  "points"), 0) for side in "ab"}
-    dead = 0
-
-    def count(finished: list) -> None:
-        nonlocal dead
-        for hand in finished:
-            if not isinstance(hand, SeatHand):
-                continue
-            if hand.knocker is None:
-                dead += 1
-                continue
-            winner = side_of[hand.winner]
-            stats[side_of[hand.knocker]]["knocks"] += 1
-            stats[winner]["hands_won"] += 1
-            stats[winner]["points"] += hand.points
-            kind = hand.kind
-            if kind in ("gin", "big_gin"):
-                stats[winner]["gin_wins"] += 1
-            elif kind == "undercut":
-                stats[winner]["undercut_wins"] += 1
-            else:
-                stats[winner]["knock_wins"] += 1
-
-    start = time.perf_counter()
-    match = Match(rules, seed=seed).play(players, count)
-    board = match.sheet
-    rows_of = {side: sorted({match.sheet_row(seat) for seat in side_of if side_of[seat] == side})
-               for side in "ab"}
-    side_of_row = {row: side for side in "ab" for row in rows_of[side]}
-    row: dict[str, Any] = {
-        "seed": seed, "agent_a": label_a, "agent_b": label_b, "a_seat": a_seat,
-    }
-    if rules.format != "duel":
-        row["a_seats"] = "-".join(map(str, a_seats))
-    for seat in range(rules.num_players):
-        row[f"player_{seat}"] = label_a if side_of[seat] == "a" else label_b
-    for j in range(board.num_columns):
-        for side in "ab":
-            row[f"{side}_col{j + 1}"] = int(round(float(np.mean([board.columns[r, j] for r in rows_of[side]]))))
-        w = board.column_winners[j]
-        row[f"col{j + 1}_winner"] = "" if w is None else (label_a if side_of_row[w] == "a" else label_b)
-    won = board.columns_won
-    row["a_columns_won"] = sum(won[r] for r in rows_of["a"])
-    row["b_columns_won"] = sum(won[r] for r in rows_of["b"])
-    mw = match.match_winner
-    row["winner"] = "draw" if mw is None else (label_a if side_of_row[mw] == "a" else label_b)
-    row["winner_side"] = "" if mw is None else side_of_row[mw]
-    row["hands"] = len(match.hand_history)
-    row["dead_hands"] = dead
-    row["truncated"] = bool(match.truncated)
-    for side in "ab":
-        for key, value in stats[side].items():
-            row[f"{side}_{key}"] = value
-    row["seconds"] = round(time.perf_counter() - start, 4)
-    return row
+# The match library lives in ``arena`` (below ``train`` and the scripts); these names are
+# the tournament's public API too.
+__all__ = ["OUTCOME_KINDS", "AgentSpec", "MatchLog", "TournamentResult", "as_spec", "derive_seed",
+           "duplicate_interval", "main", "play_match", "reset_agent", "run_tournament", "seatings",
+           "summarize_pair", "wilson_interval"]
 
 
 # --------------------------------------------------------------------------- workers
@@ -228,70 +66,6 @@ def _run_chunk(task: tuple[AgentSpec, AgentSpec, list[int], dict]) -> list[dict[
         for a_seat in range(len(seatings(rules.format))):
             rows.append(play_match(agent_a, agent_b, seed, a_seat, rules, spec_a.display, spec_b.display))
     return rows
-
-
-# --------------------------------------------------------------------------- statistics
-def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a proportion (draws counted as half a success)."""
-    if n == 0:
-        return (0.0, 1.0)
-    phat = successes / n
-    denom = 1 + z * z / n
-    centre = (phat + z * z / (2 * n)) / denom
-    half = z * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def duplicate_interval(scores_by_seed: Sequence[float], z: float = 1.96) -> tuple[float, float]:
-    """Normal interval of the mean score, each duplicate pair (one seed, both seatings) one unit."""
-    x = np.asarray(scores_by_seed, dtype=np.float64)
-    if x.size == 0:
-        return (0.0, 1.0)
-    if x.size == 1:
-        return (0.0, 1.0)
-    half = z * float(x.std(ddof=1)) / math.sqrt(x.size)
-    m = float(x.mean())
-    return (max(0.0, m - half), min(1.0, m + half))
-
-
-def summarize_pair(rows: Sequence[dict[str, Any]], label_a: str, label_b: str) -> dict[str, Any]:
-    """Win rate (duplicate-pair and Wilson 95% CIs), columns, hand outcomes for one pairing."""
-    n = len(rows)
-    score = [1.0 if r["winner_side"] == "a" else 0.5 if r["winner_side"] == "" else 0.0 for r in rows]
-    by_seed: dict[int, list[float]] = {}
-    for r, s in zip(rows, score, strict=True):
-        by_seed.setdefault(r["seed"], []).append(s)
-    seed_scores = [float(np.mean(v)) for v in by_seed.values()]
-    wins_a = sum(1 for r in rows if r["winner_side"] == "a")
-    wins_b = sum(1 for r in rows if r["winner_side"] == "b")
-    draws = n - wins_a - wins_b
-    rate = float(np.mean(score)) if n else float("nan")
-    lo, hi = duplicate_interval(seed_scores)
-    wlo, whi = wilson_interval(wins_a + 0.5 * draws, n)
-    hands = sum(r["hands"] for r in rows)
-    cols = sorted({k[2:] for r in rows[:1] for k in r if k.startswith("a_col") and k[5:].isdigit()})
-
-    def mean(key: str) -> float:
-        return float(np.mean([r[key] for r in rows])) if rows else float("nan")
-
-    out: dict[str, Any] = {
-        "agent_a": label_a, "agent_b": label_b, "matches": n, "seeds": len(by_seed),
-        "a_wins": wins_a, "b_wins": wins_b, "draws": draws,
-        "a_win_rate": rate, "ci_low": lo, "ci_high": hi, "wilson_low": wlo, "wilson_high": whi,
-        "a_columns_won": mean("a_columns_won"), "b_columns_won": mean("b_columns_won"),
-        "a_column_total": float(np.mean([[r["a_" + c] for c in cols] for r in rows])) if rows else 0.0,
-        "b_column_total": float(np.mean([[r["b_" + c] for c in cols] for r in rows])) if rows else 0.0,
-        "hands_per_match": mean("hands"),
-        "dead_rate": sum(r["dead_hands"] for r in rows) / hands if hands else 0.0,
-        "truncated": sum(1 for r in rows if r["truncated"]),
-        "seconds_per_match": mean("seconds"),
-    }
-    for side in "ab":
-        for kind in OUTCOME_KINDS:
-            key = f"{side}_{kind}_wins"
-            out[f"{side}_{kind}_rate"] = sum(r[key] for r in rows) / hands if hands else 0.0
-        out[f"{side}_points_per_hand"] = sum(r[f"{side}_points"] for r in rows) / hands if hands else 0.0
-    return out
 
 
 @dataclass

@@ -184,7 +184,7 @@ def load_tournament_match(folder: Path, name: str, seed: int, a_seat: int, agent
     """One match of a tournament folder, played again by ``eval.tournament.play_match`` with
     the folder's agents and rules; the result must agree with its ``matches.csv`` row (the
     agents' randomness comes from the seed), or the replay is refused."""
-    from eval.tournament import AgentSpec, play_match
+    from arena.matches import AgentSpec, play_match
 
     config, rows = _tournament(folder)
     row = next((r for r in rows if r.get("seed") == str(seed) and r.get("a_seat") == str(a_seat)

@@ -7,7 +7,7 @@ import pytest
 
 from agents import ExpertAgent, RandomAgent, SimpleAgent, known_agents, make_agent
 from agents.view import melds_with, parse
-from eval.tournament import play_match
+from arena.matches import play_match
 from hgin_env import actions as A
 from hgin_env.cards import cards_to_mask, mask_to_cards, parse_card
 from hgin_env.game import Game, Phase

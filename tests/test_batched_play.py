@@ -5,8 +5,9 @@ from __future__ import annotations
 from agents.batched import BatchedPolicy, RowByRow
 from agents.expert import ExpertAgent
 from agents.ppo import SHIPPED_POLICY, PPOAgent
-from eval.batched_play import play_matches_batched
-from eval.tournament import play_match, summarize_pair
+from arena.batched_play import play_matches_batched
+from arena.matches import play_match
+from arena.stats import summarize_pair
 
 
 def test_rows_equal_play_match_for_deterministic_agents():

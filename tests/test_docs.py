@@ -66,21 +66,35 @@ def test_rule_book_covers_every_profile() -> None:
     assert not missing, f"docs/RULES.md does not describe profiles {missing}"
 
 
-def test_engine_package_imports_nothing_above_it() -> None:
-    """``hgin_env`` is the bottom layer: no module in it imports agents, train, eval or the CLI."""
+#: The packages bottom up; each may import only the ones before it (hgin_web and hgin_cli
+#: are the two fronts on top: the CLI registers ``hgin web``, the server reuses the CLI's
+#: match files).
+LAYERS = ["hgin_env", "agents", "arena", "train", "eval", "hgin_cli", "hgin_web"]
+ALLOWED_ABOVE = {"hgin_cli": {"hgin_web"}}
+
+
+def _imported_packages(package: str) -> list[tuple[str, str]]:
     import ast
 
-    above = {"agents", "train", "eval", "hgin_cli"}
-    bad = []
-    for path in sorted((ROOT / "hgin_env").glob("*.py")):
+    out = []
+    for path in sorted((ROOT / package).rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = []
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 names = [node.module]
-            bad += [f"{path.name}: {name}" for name in names if name.split(".")[0] in above]
-    assert not bad, f"hgin_env imports from layers above it: {bad}"
+            out += [(str(path.relative_to(ROOT)), name.split(".")[0]) for name in names]
+    return out
+
+
+@pytest.mark.parametrize("package", LAYERS)
+def test_every_import_points_down(package: str) -> None:
+    """Each package imports only the layers below it (``hgin_env`` nothing above it; ``train``
+    the match library ``arena``, never the ``eval`` scripts; ``arena`` never ``train``)."""
+    above = set(LAYERS[LAYERS.index(package) + 1:]) - ALLOWED_ABOVE.get(package, set())
+    bad = [f"{where}: {name}" for where, name in _imported_packages(package) if name in above]
+    assert not bad, f"{package} imports from layers above it: {bad}"
 
 
 def test_action_kinds_cover_every_action_once() -> None:

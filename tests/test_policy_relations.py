@@ -155,7 +155,7 @@ def test_the_from_scratch_checkpoint_in_the_docs_loads_and_plays():
     the knock bound come back from the checkpoint; it plays a short match legally."""
     from pathlib import Path
 
-    from eval.tournament import play_match
+    from arena.matches import play_match
 
     path = Path(__file__).resolve().parents[1] / "docs" / "runs" / "scratch_wait" / "model.zip"
     agent = PPOAgent.load(path)

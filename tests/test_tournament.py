@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from eval.ratings import bradley_terry, expected_score
+from arena.ratings import bradley_terry, expected_score
 from eval.tournament import AgentSpec, as_spec, main, run_tournament, wilson_interval
 
 

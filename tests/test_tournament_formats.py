@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from eval.tournament import play_match, run_tournament
+from arena.matches import play_match
+from eval.tournament import run_tournament
 from hgin_env.rules import get_rules
 
 

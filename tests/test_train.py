@@ -37,7 +37,7 @@ def test_toy_training_writes_the_run_folder(toy_run):
 
 
 def test_reload_evaluate_and_resume(toy_run, tmp_path):
-    from train.callbacks import evaluate_against
+    from arena.evaluate import evaluate_against
 
     run_dir, model_path = toy_run
     agent = PPOAgent.load(model_path)

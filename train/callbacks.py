@@ -25,6 +25,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import CSVOutputFormat, TensorBoardOutputFormat
 
+from arena.evaluate import evaluate_against
 from train.plots import hand_outcomes
 
 HAND_KINDS = ("knock", "gin", "big_gin", "undercut")
@@ -201,36 +202,6 @@ class PeriodicEval(BaseCallback):
     def _on_training_end(self) -> None:
         if self.writer:
             self.writer.close()
-
-
-def evaluate_against(agent: object, opponent: str, matches: int, seed: int, rules: object) -> dict:
-    """Duplicate matches (each seed twice, seats swapped) in this process; returns the
-    tournament's pair summary with the agent as side A. A PPO agent plays all its matches
-    at once on the batched engine (:func:`eval.batched_play.play_matches_batched`, the same
-    deals and rows as ``play_match``); other agents play them one by one with ``play_match``."""
-    from agents.base import make_agent
-    from eval.tournament import play_match, summarize_pair
-    from hgin_env.rules import get_rules
-
-    rules = get_rules(rules)
-    seeds = range(seed, seed + max(1, matches // 2))
-    model = getattr(agent, "model", None)
-    if model is not None and hasattr(agent, "deterministic"):
-        # A PPO policy: every match at once on the batched engine, one torch call per step.
-        from agents.batched import BatchedPolicy, make_batched_agent
-        from eval.batched_play import play_matches_batched
-
-        learner = BatchedPolicy(model, deterministic=agent.deterministic, seed=seed)
-        opp_b = make_batched_agent(opponent, seed=seed, columns=rules.columns)
-        rows = play_matches_batched(learner, opp_b, list(seeds), rules, "learner", opponent)
-    else:
-        opp = make_agent(opponent, seed=seed, columns=rules.columns)
-        rows = [play_match(agent, opp, s, seat, rules, "learner", opponent) for s in seeds for seat in (0, 1)]
-    summary = summarize_pair(rows, "learner", opponent)
-    for side in "ab":  # mean final total of each column
-        summary[f"{side}_columns"] = [sum(r[f"{side}_col{j + 1}"] for r in rows) / len(rows)
-                                      for j in range(rules.columns)]
-    return summary
 
 
 class SelfPlaySnapshots(BaseCallback):

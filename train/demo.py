@@ -63,7 +63,7 @@ def expectation(rows: list[dict], seconds: float) -> str:
 
 
 def evaluate(agent_name: str, agent: object, opponents: list[str], matches: int, seed: int) -> list[dict]:
-    from train.callbacks import evaluate_against
+    from arena.evaluate import evaluate_against
 
     rows = []
     for opp in tqdm(opponents, desc=f"evaluating {agent_name}", unit="opponent"):

@@ -165,7 +165,7 @@ def binned_win_rate(steps: Sequence[int], won: Sequence[float], max_points: int 
     """
     import numpy as np
 
-    from eval.tournament import wilson_interval
+    from arena.stats import wilson_interval
 
     if len(steps) != len(won):
         raise ValueError(f"steps and won differ in length: {len(steps)} != {len(won)}")

@@ -383,8 +383,9 @@ class RunLogger:
 def evaluate_checkpoint(path: Path, args: Args, steps: int, run_dir: Path) -> None:
     """Duplicate matches of the checkpoint against each heuristic (the tournament harness)."""
     from agents.rllib_agent import RLlibAgent
+    from arena.evaluate import evaluate_against
     from hgin_env.rules import get_rules
-    from train.callbacks import _CsvWriter, evaluate_against
+    from train.callbacks import _CsvWriter
 
     agent = RLlibAgent.load(path)
     writer = _CsvWriter(run_dir / "eval.csv", ["timesteps", "opponent", "matches", "win_rate", "ci_low",
