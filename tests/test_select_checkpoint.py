@@ -20,19 +20,20 @@ def test_selection_evaluates_every_checkpoint_and_resumes(tmp_path, capsys):
     save_checkpoint(model, tmp_path / "model.zip", checkpoint_meta(rules))
     paths = checkpoints_of(tmp_path)
     assert [p.name for p in paths] == ["ppo_1000_steps.zip", "ppo_2000_steps.zip", "model.zip"]
-    assert main([str(tmp_path), "--matches", "4", "--seed", "7", "--opponents", "random", "simple"]) == 0
+    # Opponents that knock (an untrained policy against Random plays matches to the hand cap).
+    assert main([str(tmp_path), "--matches", "4", "--seed", "7", "--opponents", "simple", "expert"]) == 0
     lines = (tmp_path / "selection.csv").read_text().splitlines()
     assert len(lines) == 1 + 3 * 2
-    assert "best against random" in capsys.readouterr().out
+    assert "best against simple" in capsys.readouterr().out
     # A rerun measures nothing again (same matches and seed): the file keeps its rows.
-    assert main([str(tmp_path), "--matches", "4", "--seed", "7", "--opponents", "random"]) == 0
+    assert main([str(tmp_path), "--matches", "4", "--seed", "7", "--opponents", "simple"]) == 0
     assert (tmp_path / "selection.csv").read_text().splitlines() == lines
     # model.zip rewritten (a resumed run): measured again, the other files are not.
     model.learn(64)
     save_checkpoint(model, tmp_path / "model.zip", checkpoint_meta(rules))
-    assert main([str(tmp_path), "--matches", "4", "--seed", "7", "--opponents", "random"]) == 0
+    assert main([str(tmp_path), "--matches", "4", "--seed", "7", "--opponents", "simple"]) == 0
     more = (tmp_path / "selection.csv").read_text().splitlines()
     assert more[:len(lines)] == lines and len(more) == len(lines) + 1 and "model.zip" in more[-1]
     rows = [dict(zip(lines[0].split(","), line.split(","), strict=True)) for line in lines[1:]]
-    assert best(rows, "random")["opponent"] == "random"
+    assert best(rows, "simple")["opponent"] == "simple"
     assert main([str(tmp_path / "nothing")]) == 2
