@@ -12,6 +12,7 @@ import numpy as np
 from eval.bench.anchors import AnchorWorker
 from eval.bench.drivers import (
     FAST_LEARNER,
+    FASTEST_LEARNER,
     PREVIOUS_TRAIN_DEFAULTS,
     drive_aec,
     drive_batch,
@@ -346,8 +347,9 @@ class Runner:
         return [run("ours train.ppo (batched, default)", {},
                     "128 games in one process, 4 epochs of minibatches of 1024, card net 128/64/32 "
                     "with two trunks"),
-                run("train.ppo faster learner (--shared-trunk --n-epochs 2 --batch-size 2048)", FAST_LEARNER,
-                    "one trunk for actor and critic, 2 epochs of minibatches of 2048"),
+                run("train.ppo --shared-trunk", FAST_LEARNER, "one trunk for actor and critic"),
+                run("train.ppo --shared-trunk --n-epochs 2 --batch-size 2048", FASTEST_LEARNER,
+                    "one trunk, 2 epochs of minibatches of 2048"),
                 run("train.ppo previous defaults (--vec-env subproc)", PREVIOUS_TRAIN_DEFAULTS,
                     "4 processes x TrainingEnv, n_steps 1024, minibatch 512, card net 256/128/64")]
 
