@@ -23,11 +23,26 @@ How a decision is made (only when there is a real choice):
    exceeds ``z`` standard errors (a one-sided test on the per-world differences), so
    rollout noise alone does not make it deviate; ``confidence=0`` is the plain argmax.
 
+Learned policy and opponent behaviour (all off by default, which is the agent above):
+
+* ``temperature=T``: the worlds are weighted by what the opponent did
+  (:meth:`hgin_env.determinize.InfoSet.surprise`: each of its declines, discards and
+  pickups that Neller's rule would not have made with the world's hand multiplies the
+  world's weight by ``exp(-1/T)``); means and the confidence test use the weights.
+* ``prior_k=k``: the learned policy's (``policy="ppo:PATH"``, ``"ppo:"`` = the shipped
+  one) ``k`` most likely moves join the candidates (``width=0`` leaves the Expert's move,
+  the best knock and the policy's picks: pruning to the prior).
+* ``rollout="policy"``: the learned policy plays both players for the first
+  ``policy_plies`` plies of every rollout, every unfinished (world, candidate) game stepped
+  together in one batched torch forward per ply (:class:`agents.batched.BatchedPolicy`);
+  Neller's rule plays the rest of the hand.
+
 Budget: ``rollouts`` worlds per decision (deterministic given the seed), stopped early once
 ``budget_ms`` milliseconds have been spent (at least ``min_worlds`` worlds). With a time
 budget the number of worlds depends on the machine's speed, so results are reproducible
 from the seed only when ``budget_ms`` is None. ``decision_ms`` holds the time of every
-searched decision (``mean_decision_ms`` over all decisions, trivial ones included).
+searched decision and ``decision_cpu_ms`` its process CPU time (``mean_decision_ms`` over
+all decisions, trivial ones included).
 """
 
 from __future__ import annotations
