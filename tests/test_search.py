@@ -32,10 +32,10 @@ def test_registered_and_validates_arguments():
 
 
 @pytest.mark.parametrize("rollout,confidence", [("simple", 0.0), ("simple", 1.0), ("timed", 0.0),
-                                               ("expert", 0.0)])
+                                               ("expert", 0.0), ("policy", 1.0)])
 def test_plays_legal_moves_within_its_budget(rollout, confidence):
     agent = SearchAgent(seed=3, rollouts=100_000, budget_ms=5.0, min_worlds=2, rollout=rollout,
-                        confidence=confidence)
+                        confidence=confidence, policy_plies=2)  # policy: worlds in blocks of 2
     expert = make_agent("expert", seed=4)
     rules = get_rules("hollywood")
     for seed in (10, 11):
