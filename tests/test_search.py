@@ -49,7 +49,7 @@ def test_plays_legal_moves_within_its_budget(rollout, confidence):
     for ms, worlds in zip(agent.decision_ms, agent.worlds, strict=True):
         if worlds > 2:
             assert ms <= 5.0 + 2 * ms / worlds + 50.0
-    assert agent.mean_decision_ms > 0
+    assert agent.mean_decision_ms > 0 and agent.mean_decision_cpu_ms > 0
 
 
 def test_same_seed_same_moves_and_reset_forgets():
