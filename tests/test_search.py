@@ -196,3 +196,18 @@ def test_weighted_search_ignores_hidden_cards():
             checked += 1
         game.apply(players[game.current_player](obs))
     assert checked
+
+
+def test_spec_names_a_variant():
+    agent = make_agent("search:temperature=0.5,rollouts=3,prior_k=1,policy=ppo:", seed=1)
+    assert isinstance(agent, SearchAgent)
+    assert (agent.temperature, agent.rollouts, agent.prior_k) == (0.5, 3, 1) and agent.policy is not None
+    assert make_agent("search:", seed=1).temperature is None  # nothing given: the default agent
+    with pytest.raises(ValueError, match="not key=value"):
+        make_agent("search:temperature")
+    with pytest.raises(ValueError, match="unexpected keyword"):
+        make_agent("search:colour=red")
+    with pytest.raises(ValueError, match="both set"):
+        make_agent("search:rollouts=3", rollouts=4)
+    with pytest.raises(ValueError, match="temperature"):
+        make_agent("search:temperature=-1")
