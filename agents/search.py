@@ -23,11 +23,26 @@ How a decision is made (only when there is a real choice):
    exceeds ``z`` standard errors (a one-sided test on the per-world differences), so
    rollout noise alone does not make it deviate; ``confidence=0`` is the plain argmax.
 
+Learned policy and opponent behaviour (all off by default, which is the agent above):
+
+* ``temperature=T``: the worlds are weighted by what the opponent did
+  (:meth:`hgin_env.determinize.InfoSet.surprise`: each of its declines, discards and
+  pickups that Neller's rule would not have made with the world's hand multiplies the
+  world's weight by ``exp(-1/T)``); means and the confidence test use the weights.
+* ``prior_k=k``: the learned policy's (``policy="ppo:PATH"``, ``"ppo:"`` = the shipped
+  one) ``k`` most likely moves join the candidates (``width=0`` leaves the Expert's move,
+  the best knock and the policy's picks: pruning to the prior).
+* ``rollout="policy"``: the learned policy plays both players for the first
+  ``policy_plies`` plies of every rollout, every unfinished (world, candidate) game stepped
+  together in one batched torch forward per ply (:class:`agents.batched.BatchedPolicy`);
+  Neller's rule plays the rest of the hand.
+
 Budget: ``rollouts`` worlds per decision (deterministic given the seed), stopped early once
 ``budget_ms`` milliseconds have been spent (at least ``min_worlds`` worlds). With a time
 budget the number of worlds depends on the machine's speed, so results are reproducible
 from the seed only when ``budget_ms`` is None. ``decision_ms`` holds the time of every
-searched decision (``mean_decision_ms`` over all decisions, trivial ones included).
+searched decision and ``decision_cpu_ms`` its process CPU time (``mean_decision_ms`` over
+all decisions, trivial ones included).
 """
 
 from __future__ import annotations
@@ -38,7 +53,7 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES
-from hgin_env.determinize import InfoSet
+from hgin_env.determinize import InfoSet, behaviour_weights
 from hgin_env.game import Game, HandRecord, Phase
 from hgin_env.melds import deadwood_after_discard_mask
 from hgin_env.observation import ObservationLayout, observe
@@ -49,7 +64,7 @@ from .expert import ExpertAgent, ExpertParams, knock_timing
 from .simple import simple_action
 from .view import ObsView, parse
 
-ROLLOUT_POLICIES = ("simple", "timed", "expert")
+ROLLOUT_POLICIES = ("simple", "timed", "expert", "policy")
 _DRAWING = (Phase.FIRST_UPCARD, Phase.DRAW)
 _EXPERT_PARAMS = ExpertParams()
 
@@ -68,7 +83,9 @@ class SearchAgent(SeededAgent):
                  budget_ms: float | None = None, min_worlds: int = 4, width: int = 3,
                  rollout: str = "simple", decline_weight: float = 1.0,
                  column_weight: float = 1.0, draws: bool = True, model: str = "improved",
-                 confidence: float = 1.0, layout: ObservationLayout | None = None):
+                 confidence: float = 1.0, layout: ObservationLayout | None = None,
+                 temperature: float | None = None, policy: str = "ppo:", prior_k: int = 0,
+                 policy_plies: int = 8):
         self.rules = get_rules(rules)
         if self.rules.format != "duel" or (layout is not None and layout.format != "duel"):
             fmt = self.rules.format if self.rules.format != "duel" else layout.format  # type: ignore[union-attr]
@@ -83,6 +100,10 @@ class SearchAgent(SeededAgent):
             raise ValueError(f"rollout must be one of {ROLLOUT_POLICIES}, got {rollout!r}")
         if rollouts < 1 or min_worlds < 1 or width < 0:
             raise ValueError("rollouts and min_worlds must be >= 1, width >= 0")
+        if temperature is not None:
+            behaviour_weights([0], temperature)  # raises on a temperature that is not > 0
+        if prior_k < 0 or policy_plies < 1:
+            raise ValueError(f"prior_k must be >= 0 and policy_plies >= 1, got {prior_k}, {policy_plies}")
         super().__init__(seed=seed, columns=self.rules.columns)
         self.rollouts = rollouts
         self.budget_ms = budget_ms
@@ -94,13 +115,29 @@ class SearchAgent(SeededAgent):
         self.draws = draws
         self.model = model
         self.confidence = confidence
+        self.temperature = temperature
+        self.prior_k = prior_k
+        self.policy_plies = policy_plies
+        self.policy = self._load_policy(policy, seed) if prior_k or rollout == "policy" else None
         self.expert = ExpertAgent(seed=seed, columns=self.rules.columns)
         self._rollout_agents = [ExpertAgent(seed=0, columns=self.rules.columns) for _ in range(2)]
         self.decision_ms: list[float] = []
+        self.decision_cpu_ms: list[float] = []
         self.worlds: list[int] = []
         self.decisions = 0
         self.total_ms = 0.0
+        self.total_cpu_ms = 0.0
         self._forget()
+
+    def _load_policy(self, spec: str, seed: int | None):
+        """The learned policy as a :class:`agents.batched.BatchedPolicy` (one torch forward
+        for a whole batch of observations)."""
+        if not isinstance(spec, str) or not spec.startswith("ppo:"):
+            raise ValueError(f"policy must be a trained policy spec 'ppo:PATH' ('ppo:' = the "
+                             f"shipped one), got {spec!r}")
+        from .batched import make_batched_agent
+
+        return make_batched_agent(spec, seed=seed, columns=self.rules.columns)
 
     # ------------------------------------------------------------------ memory
     def reset(self, seed: int | None = None) -> None:
@@ -136,9 +173,15 @@ class SearchAgent(SeededAgent):
         """Mean wall time per decision (every call, trivial ones included)."""
         return self.total_ms / self.decisions if self.decisions else 0.0
 
+    @property
+    def mean_decision_cpu_ms(self) -> float:
+        """Mean process CPU time per decision (every call, trivial ones included): unlike
+        wall time, it does not grow with other jobs on the machine."""
+        return self.total_cpu_ms / self.decisions if self.decisions else 0.0
+
     # ------------------------------------------------------------------ decisions
     def __call__(self, observation: dict) -> int:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         view = parse(observation, self.columns)
         self._remember(view)
         legal = [int(a) for a in view.legal]
@@ -150,9 +193,11 @@ class SearchAgent(SeededAgent):
         else:
             action = self._search(observation, candidates, start)
             self.decision_ms.append((time.perf_counter() - start) * 1000.0)
+            self.decision_cpu_ms.append((time.process_time() - cpu) * 1000.0)
         self._note_action(view, action)
         self.decisions += 1
         self.total_ms += (time.perf_counter() - start) * 1000.0
+        self.total_cpu_ms += (time.process_time() - cpu) * 1000.0
         return action
 
     def _candidates(self, view: ObsView, legal: list[int], observation: dict) -> list[int]:
@@ -161,8 +206,10 @@ class SearchAgent(SeededAgent):
         if A.BIG_GIN in legal:
             return [A.BIG_GIN]
         first = int(self.expert(observation))
+        prior = self._prior_moves(observation)
         if view.phase in ("first_upcard", "draw"):
-            return [first] + [a for a in legal if a != first] if self.draws else [first]
+            out = [first] + [a for a in legal if a != first] if self.draws else [first]
+            return list(dict.fromkeys(out + prior))
         after = deadwood_after_discard_mask(view.hand)
         out = [first]
         knocks = [a - A.KNOCK for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
@@ -173,30 +220,63 @@ class SearchAgent(SeededAgent):
         discards = sorted((a - A.DISCARD for a in legal if a < A.KNOCK),
                           key=lambda c: (after[c], -CARD_VALUES[c], c))
         out += [A.DISCARD + c for c in discards[:self.width]]
-        return list(dict.fromkeys(out))
+        return list(dict.fromkeys(out + prior))
+
+    def _prior_moves(self, observation: dict) -> list[int]:
+        """The learned policy's ``prior_k`` most likely legal moves (none without a prior)."""
+        if not self.prior_k or self.policy is None:
+            return []
+        probs = self.policy.probabilities(np.asarray(observation["observation"])[None],
+                                          np.asarray(observation["action_mask"])[None])[0]
+        order = np.argsort(-probs, kind="stable")[:self.prior_k]
+        return [int(a) for a in order if probs[a] > 0]
 
     def _search(self, observation: dict, candidates: list[int], start: float) -> int:
         info = InfoSet.from_observation(observation, self.rules, own_known=self._own_known,
                                         own_passed=self._own_passed)
+        opponent = 1 - info.seat
         values: list[list[float]] = []
+        surprises: list[int] = []
         deadline = None if self.budget_ms is None else start + self.budget_ms / 1000.0
-        worlds = 0
-        while worlds < self.rollouts:
-            if deadline is not None and worlds >= self.min_worlds and time.perf_counter() >= deadline:
+        # Policy rollouts step many worlds in lockstep (one forward per ply for all of them),
+        # so they take worlds in blocks; the others take one world at a time.
+        block = 1 if self.rollout != "policy" else (
+            self.rollouts if self.budget_ms is None else self.min_worlds)
+        while len(values) < self.rollouts:
+            if deadline is not None and len(values) >= self.min_worlds and time.perf_counter() >= deadline:
                 break
-            world = info.sample(self.rng, self.decline_weight, self.model)
-            rollout_seed = int(self.rng.integers(2**63 - 1))
-            values.append([self._value(world.clone() if i < len(candidates) - 1 else world,
-                                       action, rollout_seed, info.seat)
-                           for i, action in enumerate(candidates)])
-            worlds += 1
+            batch = []
+            for _ in range(min(block, self.rollouts - len(values))):
+                world = info.sample(self.rng, self.decline_weight, self.model)
+                batch.append((world, int(self.rng.integers(2**63 - 1))))
+                if self.temperature is not None:  # before the rollouts change the world
+                    surprises.append(info.surprise(world.hands[opponent]))
+            if self.rollout == "policy":
+                values += self._policy_values(batch, candidates, info.seat)
+            else:
+                for world, rollout_seed in batch:
+                    values.append([self._value(world.clone() if i < len(candidates) - 1 else world,
+                                               action, rollout_seed, info.seat)
+                                   for i, action in enumerate(candidates)])
+        worlds = len(values)
         self.worlds.append(worlds)
         v = np.array(values)
-        means = v.mean(axis=0)
+        if self.temperature is None:
+            weights = np.full(worlds, 1.0 / worlds)
+            means = v.mean(axis=0)
+        else:
+            weights = behaviour_weights(surprises, self.temperature)
+            means = weights @ v
         best = int(np.flatnonzero(means == means.max())[0])  # ties: the earliest (Expert's first)
         if best and self.confidence > 0 and worlds > 1:
             diff = v[:, best] - v[:, 0]  # paired by world: common random numbers
-            if diff.mean() <= self.confidence * diff.std(ddof=1) / np.sqrt(worlds):
+            if self.temperature is None:
+                mean, se = diff.mean(), diff.std(ddof=1) / np.sqrt(worlds)
+            else:
+                # The weighted mean's standard error (equal weights: the line above).
+                mean = weights @ diff
+                se = np.sqrt(weights ** 2 @ (diff - mean) ** 2 * worlds / (worlds - 1))
+            if mean <= self.confidence * se:
                 best = 0
         return candidates[best]
 
@@ -205,6 +285,43 @@ class SearchAgent(SeededAgent):
         record = game.apply(action)
         if record is None:
             record = self._play_out(game, np.random.default_rng(seed))
+        return self._hand_value(record, me)
+
+    def _policy_values(self, batch: list[tuple[Game, int]], candidates: list[int],
+                       me: int) -> list[list[float]]:
+        """Every candidate in every world, played on by the learned policy for both players
+        for ``policy_plies`` plies (one batched forward per ply over all unfinished games),
+        then by Neller's rule to the end of the hand (seeded by the world: common numbers)."""
+        out = np.zeros((len(batch), len(candidates)))
+        live: list[tuple[int, int, Game]] = []
+        for w, (world, _) in enumerate(batch):
+            for c, action in enumerate(candidates):
+                game = world.clone() if c < len(candidates) - 1 else world
+                record = game.apply(action)
+                if record is None:
+                    live.append((w, c, game))
+                else:
+                    out[w, c] = self._hand_value(record, me)
+        for _ in range(self.policy_plies):
+            if not live:
+                break
+            seen = [observe(game, game.current_player) for _, _, game in live]
+            actions = self.policy.act(np.stack([o["observation"] for o in seen]),  # type: ignore[union-attr]
+                                      np.stack([o["action_mask"] for o in seen]))
+            still = []
+            for (w, c, game), action in zip(live, actions, strict=True):
+                record = game.apply(int(action))
+                if record is None:
+                    still.append((w, c, game))
+                else:
+                    out[w, c] = self._hand_value(record, me)
+            live = still
+        for w, c, game in live:
+            out[w, c] = self._hand_value(self._play_out(game, np.random.default_rng(batch[w][1])), me)
+        return out.tolist()
+
+    def _hand_value(self, record: HandRecord, me: int) -> float:
+        """± (hand points / 100 + column_weight × columns decided), 0 for a dead hand."""
         if record.winner is None:
             return 0.0
         sign = 1.0 if record.winner == me else -1.0
@@ -230,3 +347,28 @@ class SearchAgent(SeededAgent):
             record = game.apply(action)
             if record is not None:
                 return record
+
+
+def search_from_spec(arg: str, seed: int | None = None, **kwargs: object) -> SearchAgent:
+    """``make_agent("search:temperature=1,prior_k=2,policy=ppo:PATH")``: keyword arguments
+    as ``key=value`` pairs separated by commas (values read as JSON when they parse, e.g.
+    numbers, ``true``, ``null``; else as text), so a variant fits in one agent name."""
+    import json
+
+    options: dict[str, object] = {}
+    for item in filter(None, arg.split(",")):
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"search spec {arg!r}: {item!r} is not key=value")
+        try:
+            value: object = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        options[key.strip()] = value
+    clash = options.keys() & kwargs.keys()
+    if clash:
+        raise ValueError(f"search spec {arg!r} and the keyword arguments both set {sorted(clash)}")
+    try:
+        return SearchAgent(seed=seed, **options, **kwargs)  # type: ignore[arg-type]
+    except TypeError as exc:  # an unknown keyword: say which in one line
+        raise ValueError(f"search spec {arg!r}: {exc}") from None

@@ -13,8 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from hgin_env import actions as A
-from hgin_env.cards import NUM_CARDS, NUM_RANKS
+from hgin_env.cards import NUM_CARDS
+from hgin_env.melds import melds_with
 from hgin_env.observation import ObservationLayout
+
+__all__ = ["ObsView", "melds_with", "parse"]  # melds_with: Neller's take test, from melds
 
 FULL_MASK = (1 << NUM_CARDS) - 1
 
@@ -101,21 +104,3 @@ def parse(observation: dict, layout: ObservationLayout | int = 3, target: int = 
         won_by_opponent=layout.flags(vec, "won_by_opponent"),
         legal=np.flatnonzero(observation["action_mask"]),
     )
-
-
-def melds_with(card: int, hand: int) -> bool:
-    """Whether ``card`` forms at least one meld (set or run) with cards of ``hand``.
-
-    This is Neller's test for taking a face-up card: is it in any meld of hand + card.
-    """
-    rank, suit = card % NUM_RANKS, card // NUM_RANKS
-    same_rank = sum(1 for s in range(4) if s != suit and hand >> (s * NUM_RANKS + rank) & 1)
-    if same_rank >= 2:
-        return True
-    base = suit * NUM_RANKS
-
-    def has(r: int) -> bool:
-        return 0 <= r < NUM_RANKS and bool(hand >> (base + r) & 1)
-
-    return (has(rank - 2) and has(rank - 1)) or (has(rank - 1) and has(rank + 1)) \
-        or (has(rank + 1) and has(rank + 2))

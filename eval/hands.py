@@ -79,8 +79,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         built.append(type(spec)(spec.name, tuple(sorted(kwargs.items())), spec.display).build(rules))
     out = duplicate_hands(built[0], built[1], args.deals, args.seed, rules)
     for agent, label in zip(built, args.agents, strict=True):
-        if hasattr(agent, "mean_decision_ms"):
-            out[f"{label}_mean_decision_ms"] = agent.mean_decision_ms
+        for stat in ("mean_decision_ms", "mean_decision_cpu_ms"):
+            if hasattr(agent, stat):
+                out[f"{label}_{stat}"] = getattr(agent, stat)
     print(json.dumps(out, indent=1))
     return out
 

@@ -36,6 +36,13 @@ deadwood instead of a random hand's. With
 ``w`` (the others 1), drawn sequentially without replacement: a heuristic prior (the
 Expert's), not a posterior, and still always consistent.
 
+**Behaviour weights** (:meth:`InfoSet.sample_weighted`): any of these priors can be turned
+into an approximate posterior given what the opponent did. Each world gets the weight
+``exp(-surprise / temperature)``, where the surprise counts the opponent's observed moves
+(declines, discards, pickups) that Neller's take-and-discard rule would not have made with
+the world's hand (:meth:`InfoSet.surprise`). The worlds stay the same consistent samples;
+only how much each one counts changes (self-normalised importance sampling).
+
 Not observed, therefore not reconstructed exactly: the box counts and settlement of the
 scoreboard (they never change play or who wins the match), the number of dead hands
 (``hand_number`` is set to the number of won hands + 1, which matters only for
@@ -49,13 +56,14 @@ then (it is informational only).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from . import actions as A
 from .cards import NUM_CARDS
 from .game import Game, Phase
-from .melds import deadwood_after_discard_mask, meld_partners
+from .melds import deadwood_after_discard_mask, meld_partners, melds_with
 from .observation import PHASES, ObservationLayout, observe
 from .rules import Rules, get_rules
 from .scoring import Scoreboard
@@ -235,6 +243,50 @@ class InfoSet:
             hidden, stock = self._improve(hidden, stock, rng)
         return self._build(hidden.tolist(), stock.tolist(), int(rng.integers(2**63 - 1)))
 
+    # ------------------------------------------------------------------ behaviour weights
+    @cached_property
+    def _opponent_moves(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """The opponent's observed moves: cards it declined, discarded, and picked up (held)."""
+        return (tuple(_cards(self.declined_by_opponent)), tuple(_cards(self.opponent_discards)),
+                tuple(_cards(self.opponent_known)))
+
+    def surprise(self, opponent_hand: int) -> int:
+        """How many of the opponent's observed moves Neller's rule would not have made
+        holding ``opponent_hand`` (a world's full opponent hand, known cards included):
+
+        * a declined card (my discard it did not take, the first upcard it passed) that
+          melds with the hand: the rule takes such a card;
+        * a discarded card that melds with the hand: the rule keeps cards that meld;
+        * a picked-up card it still holds that melds with nothing else in the hand: the
+          rule takes only cards that meld.
+
+        The hand is today's, not the one held at the time of each move (the order of moves
+        is not observed), so this is a cheap stand-in for the likelihood of the history,
+        not the exact one. It reads only this information set and the given hand.
+        """
+        declined, discarded, picked = self._opponent_moves
+        count = sum(1 for c in declined if melds_with(c, opponent_hand))
+        count += sum(1 for c in discarded if melds_with(c, opponent_hand))
+        count += sum(1 for c in picked if not melds_with(c, opponent_hand & ~(1 << c)))
+        return count
+
+    def sample_weighted(self, rng: np.random.Generator, n: int, temperature: float,
+                        decline_weight: float = 1.0,
+                        model: str = "uniform") -> tuple[list[Game], np.ndarray]:
+        """``n`` worlds from :meth:`sample` and their importance weights (summing to 1).
+
+        The weights turn the sampling prior into prior x likelihood of the opponent's moves
+        under a noisy Neller rule: each move the rule would not have made with the world's
+        hand (:meth:`surprise`) multiplies the world's weight by ``exp(-1 / temperature)``.
+        Weighted averages over the worlds then estimate averages under that posterior
+        (self-normalised importance sampling); with ``model="uniform"`` and
+        ``decline_weight=1`` the posterior is exactly ``exp(-surprise / temperature)`` over the
+        consistent hands (``tests/test_determinize.py`` checks it against an enumeration).
+        """
+        worlds = [self.sample(rng, decline_weight, model) for _ in range(n)]
+        opp = 1 - self.seat
+        return worlds, behaviour_weights([self.surprise(w.hands[opp]) for w in worlds], temperature)
+
     def _improve(self, hidden: np.ndarray, stock: np.ndarray,
                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Replay one greedy stock draw per opponent discard on the sampled hidden cards."""
@@ -332,3 +384,18 @@ def determinize(game: Game, player: int, rng: np.random.Generator, n: int = 1,
     """
     info = InfoSet.from_game(game, player)
     return [info.sample(rng, decline_weight, model) for _ in range(n)]
+
+
+def behaviour_weights(surprises: list[int] | np.ndarray, temperature: float) -> np.ndarray:
+    """Normalised weights ``exp(-surprise / temperature)`` (see :meth:`InfoSet.surprise`).
+
+    Shifted by the smallest surprise before exponentiating, so a low temperature never
+    underflows every weight to zero.
+    """
+    if not (isinstance(temperature, (int, float)) and temperature > 0 and np.isfinite(temperature)):
+        raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
+    s = np.asarray(surprises, dtype=np.float64)
+    if s.size == 0:
+        raise ValueError("no worlds to weight")
+    w = np.exp(-(s - s.min()) / float(temperature))
+    return w / w.sum()

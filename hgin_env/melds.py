@@ -749,3 +749,22 @@ def meld_partners(card: int) -> int:
         if 0 <= r + dr < NUM_RANKS:
             mask |= 1 << (s * NUM_RANKS + r + dr)
     return mask
+
+
+def melds_with(card: int, hand: int) -> bool:
+    """Whether ``card`` forms at least one meld (set or run) with cards of ``hand``.
+
+    This is Neller's test for taking a face-up card: is it in any meld of hand + card. It
+    lives here (not with the agents) because determinization weighs worlds by it too.
+    """
+    rank, suit = card % NUM_RANKS, card // NUM_RANKS
+    same_rank = sum(1 for s in range(4) if s != suit and hand >> (s * NUM_RANKS + rank) & 1)
+    if same_rank >= 2:
+        return True
+    base = suit * NUM_RANKS
+
+    def has(r: int) -> bool:
+        return 0 <= r < NUM_RANKS and bool(hand >> (base + r) & 1)
+
+    return (has(rank - 2) and has(rank - 1)) or (has(rank - 1) and has(rank + 1)) \
+        or (has(rank + 1) and has(rank + 2))

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from helpers import swap_hidden
 
 from agents.base import make_agent
-from hgin_env.determinize import InfoSet, determinize
+from hgin_env.determinize import InfoSet, behaviour_weights, determinize
 from hgin_env.game import Game, Phase
-from hgin_env.melds import meld_partners
+from hgin_env.melds import meld_partners, melds_with
 from hgin_env.observation import encode
 
 
@@ -50,6 +52,12 @@ def test_samples_leak_nothing(seed):
             a = determinize(game, p, np.random.default_rng(99), 3, decline_weight, model)
             b = determinize(twin, p, np.random.default_rng(99), 3, decline_weight, model)
             assert [_fingerprint(x) for x in a] == [_fingerprint(x) for x in b]
+        # The behaviour weights read the information set and the sampled worlds only.
+        info, info_twin = InfoSet.from_game(game, p), InfoSet.from_game(twin, p)
+        wa, ra = info.sample_weighted(np.random.default_rng(7), 4, 0.5, model="improved")
+        wb, rb = info_twin.sample_weighted(np.random.default_rng(7), 4, 0.5, model="improved")
+        assert [_fingerprint(x) for x in wa] == [_fingerprint(x) for x in wb]
+        np.testing.assert_array_equal(ra, rb)
 
 
 @pytest.mark.parametrize("rules,model", [("hollywood", "uniform"), ("oklahoma", "uniform"),
@@ -146,3 +154,62 @@ def test_improved_model_holds_less_deadwood_mid_hand():
                               for _ in range(40)]))
 
     assert mean_deadwood("improved") < mean_deadwood("uniform") - 10
+
+
+def _late_state(seed: int, stock: int) -> Game:
+    """A hand of random moves, never a knock, until ``stock`` cards are left: many declined
+    and discarded cards, few unseen ones to enumerate."""
+    rng = np.random.default_rng(seed)
+    game = Game(seed=seed, single_hand=True)
+    while len(game.stock) > stock or game.phase != Phase.DRAW:
+        legal = [a for a in game.legal_actions() if not 52 <= a < 104]
+        game.apply(legal[int(rng.integers(len(legal)))])
+    return game
+
+
+def test_surprise_counts_moves_the_rule_would_not_make():
+    game = _late_state(3, 4)
+    info = InfoSet.from_game(game, game.current_player)
+    declined = [c for c in range(52) if info.declined_by_opponent >> c & 1]
+    discarded = [c for c in range(52) if info.opponent_discards >> c & 1]
+    picked = [c for c in range(52) if info.opponent_known >> c & 1]
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        hand = info.sample(rng).hands[1 - info.seat]
+        slow = (sum(melds_with(c, hand) for c in declined) + sum(melds_with(c, hand) for c in discarded)
+                + sum(not melds_with(c, hand & ~(1 << c)) for c in picked))
+        assert info.surprise(hand) == slow
+
+
+def test_weighted_sampler_matches_enumeration():
+    """Weighted uniform samples estimate P(card held by the opponent) under
+    exp(-surprise / T) over every consistent hand, enumerated here the slow way."""
+    game = _late_state(11, 3)
+    p = game.current_player
+    info = InfoSet.from_game(game, p)
+    unseen = [c for c in range(52) if info.unseen >> c & 1]
+    assert len(unseen) == info.hidden + 3
+    temperature = 0.5
+    hands = [info.opponent_known | sum(1 << c for c in combo)
+             for combo in itertools.combinations(unseen, info.hidden)]
+    target = behaviour_weights([info.surprise(h) for h in hands], temperature)
+    exact = np.array([sum(w for h, w in zip(hands, target, strict=True) if h >> c & 1) for c in unseen])
+    uniform = info.hidden / len(unseen)
+    assert np.abs(exact - uniform).max() > 0.1  # the weighting moves some cards a lot
+    worlds, weights = info.sample_weighted(np.random.default_rng(5), 3000, temperature)
+    held = np.array([[w.hands[1 - p] >> c & 1 for c in unseen] for w in worlds])
+    estimate = weights @ held
+    np.testing.assert_allclose(estimate, exact, atol=0.04)
+
+
+def test_weights_are_reproducible_and_validated():
+    game = _late_state(4, 6)
+    info = InfoSet.from_game(game, game.current_player)
+    a = info.sample_weighted(np.random.default_rng(2), 6, 1.0, model="improved")
+    b = info.sample_weighted(np.random.default_rng(2), 6, 1.0, model="improved")
+    np.testing.assert_array_equal(a[1], b[1])
+    assert a[1].sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(behaviour_weights([0, 1, 3], 1e-3), [1.0, 0.0, 0.0])  # no underflow
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="temperature"):
+            behaviour_weights([0, 1], bad)

@@ -8,6 +8,7 @@ from helpers import swap_hidden
 
 from agents.base import known_agents, make_agent
 from agents.search import SearchAgent
+from agents.view import parse
 from eval.hands import duplicate_hands, play_hand
 from hgin_env import actions as A
 from hgin_env.game import Game
@@ -31,10 +32,10 @@ def test_registered_and_validates_arguments():
 
 
 @pytest.mark.parametrize("rollout,confidence", [("simple", 0.0), ("simple", 1.0), ("timed", 0.0),
-                                               ("expert", 0.0)])
+                                               ("expert", 0.0), ("policy", 1.0)])
 def test_plays_legal_moves_within_its_budget(rollout, confidence):
     agent = SearchAgent(seed=3, rollouts=100_000, budget_ms=5.0, min_worlds=2, rollout=rollout,
-                        confidence=confidence)
+                        confidence=confidence, policy_plies=2)  # policy: worlds in blocks of 2
     expert = make_agent("expert", seed=4)
     rules = get_rules("hollywood")
     for seed in (10, 11):
@@ -48,7 +49,7 @@ def test_plays_legal_moves_within_its_budget(rollout, confidence):
     for ms, worlds in zip(agent.decision_ms, agent.worlds, strict=True):
         if worlds > 2:
             assert ms <= 5.0 + 2 * ms / worlds + 50.0
-    assert agent.mean_decision_ms > 0
+    assert agent.mean_decision_ms > 0 and agent.mean_decision_cpu_ms > 0
 
 
 def test_same_seed_same_moves_and_reset_forgets():
@@ -118,3 +119,95 @@ def test_plays_gin_classic_without_the_first_upcard_offer():
         for seat in (0, 1):
             play_hand(agent, expert, seed, seat, rules)  # Game.apply raises on an illegal move
     assert agent.decisions > 0
+
+
+def test_refuses_bad_prior_and_weighting_arguments():
+    with pytest.raises(ValueError, match="policy must be"):
+        SearchAgent(prior_k=2, policy="expert")
+    with pytest.raises(ValueError, match="policy must be"):
+        SearchAgent(rollout="policy", policy="simple")
+    with pytest.raises(ValueError, match="prior_k"):
+        SearchAgent(prior_k=-1)
+    with pytest.raises(ValueError, match="policy_plies"):
+        SearchAgent(rollout="policy", policy_plies=0)
+    with pytest.raises(ValueError, match="temperature"):
+        SearchAgent(temperature=0.0)
+    with pytest.raises(ValueError, match="does not exist"):
+        SearchAgent(prior_k=1, policy="ppo:no/such/policy.zip")
+    assert SearchAgent().policy is None  # no prior asked for: nothing is loaded
+
+
+def test_prior_and_policy_rollouts_play_legal_reproducible_moves():
+    """The learned prior adds its top moves to the candidates, the policy rollouts step all
+    worlds in one batch, the behaviour weights weigh them; every move is legal and the same
+    seed gives the same moves."""
+    rules = get_rules("hollywood")
+    kwargs = {"rollouts": 2, "prior_k": 2, "rollout": "policy", "policy_plies": 3, "temperature": 1.0}
+
+    def play(seed: int) -> list[int]:
+        agent = SearchAgent(seed=seed, **kwargs)
+        moves = []
+        inner = agent.__call__
+
+        class Recording:
+            def __call__(self, obs: dict) -> int:
+                action = inner(obs)
+                assert obs["action_mask"][action]
+                moves.append(action)
+                return action
+
+            def reset(self, seed: int | None = None) -> None:
+                agent.reset(seed)
+
+        expert = make_agent("expert", seed=4)
+        play_hand(Recording(), expert, 30, 1, rules)  # Game.apply raises on an illegal move
+        assert agent.decision_cpu_ms and min(agent.worlds) == 2
+        return moves
+
+    assert play(7) == play(7)
+
+
+def test_prior_moves_are_the_policys_most_likely_legal_moves():
+    agent = SearchAgent(seed=0, rollouts=2, prior_k=3, width=0)
+    game = Game(seed=40, single_hand=True, first_dealer=0)
+    expert = make_agent("expert", seed=1)
+    while game.phase.name != "DISCARD":
+        game.apply(expert(_obs(game)))
+    obs = _obs(game)
+    probs = agent.policy.probabilities(obs["observation"][None], obs["action_mask"][None])[0]
+    prior = agent._prior_moves(obs)
+    assert len(prior) == 3 and all(obs["action_mask"][a] for a in prior)
+    assert min(probs[prior]) >= max(np.delete(probs, prior))
+    assert set(prior) <= set(agent._candidates(parse(obs, 3), list(np.flatnonzero(obs["action_mask"])), obs))
+
+
+def test_weighted_search_ignores_hidden_cards():
+    rng = np.random.default_rng(1)
+    game = Game(seed=34, single_hand=True, first_dealer=0)
+    players = [make_agent("expert", seed=1), make_agent("simple", seed=2)]
+    checked = 0
+    while not game.is_over and checked < 4:
+        obs = _obs(game)
+        if len(game.legal_actions()) > 1 and game.discarded[1 - game.current_player]:
+            twin = swap_hidden(game, rng)
+            a = SearchAgent(seed=9, rollouts=4, temperature=0.5, confidence=0.0)(obs)
+            b = SearchAgent(seed=9, rollouts=4, temperature=0.5, confidence=0.0)(_obs(twin))
+            assert a == b and a in game.legal_actions()
+            checked += 1
+        game.apply(players[game.current_player](obs))
+    assert checked
+
+
+def test_spec_names_a_variant():
+    agent = make_agent("search:temperature=0.5,rollouts=3,prior_k=1,policy=ppo:", seed=1)
+    assert isinstance(agent, SearchAgent)
+    assert (agent.temperature, agent.rollouts, agent.prior_k) == (0.5, 3, 1) and agent.policy is not None
+    assert make_agent("search:", seed=1).temperature is None  # nothing given: the default agent
+    with pytest.raises(ValueError, match="not key=value"):
+        make_agent("search:temperature")
+    with pytest.raises(ValueError, match="unexpected keyword"):
+        make_agent("search:colour=red")
+    with pytest.raises(ValueError, match="both set"):
+        make_agent("search:rollouts=3", rollouts=4)
+    with pytest.raises(ValueError, match="temperature"):
+        make_agent("search:temperature=-1")
