@@ -65,6 +65,8 @@ def test_records_decay_and_the_pool_keeps_the_newest_snapshots():
     assert "s300" in league.table()
     assert league.add_member("random", 400) and not league.add_member("simple")
     assert league.specs[:3] == ["simple", "expert", "random"]  # fixed members before the snapshots
+    assert league.drop_missing() == ["snapshot:s200.zip", "snapshot:s300.zip"]  # no such files here
+    assert league.specs == ["simple", "expert", "random"]
 
 
 def test_toy_league_run_logs_members_and_resumes_with_its_league(tmp_path):

@@ -135,6 +135,14 @@ class League:
         self.members = [m for m in self.members if m not in dropped]
         return [m.spec for m in dropped]
 
+    def drop_missing(self) -> list[str]:
+        """Remove snapshot members whose file is gone (a league copied without every
+        snapshot, e.g. a run folder committed with its newest ones only); returns their specs."""
+        gone = [m.spec for m in self.members
+                if m.spec.startswith(SNAPSHOT_PREFIX) and not Path(m.spec[len(SNAPSHOT_PREFIX):]).is_file()]
+        self.members = [m for m in self.members if m.spec not in gone]
+        return gone
+
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict:
         return {"mode": self.mode, "exponent": self.exponent, "pool_size": self.pool_size,

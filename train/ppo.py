@@ -318,6 +318,9 @@ def train(args: Args) -> Path:
             if saved.is_file():
                 fixed = specs
                 league = League.load(saved)
+                for spec in league.drop_missing():
+                    print(f"warning: league snapshot {spec} is missing; the league goes on without it",
+                          file=sys.stderr)
                 for spec in fixed:  # an opponent named in --opponents joins a resumed league
                     league.add_member(spec, int(resume_meta.get("timesteps", 0)))
             else:
