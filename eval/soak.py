@@ -284,6 +284,11 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - start
     if interrupted:
         print("interrupted: summary of the matches finished so far")
+    return _report(total, elapsed)
+
+
+def _report(total: SoakReport, elapsed: float) -> int:
+    """Print the soak's counts and violations; the exit code is 1 when there are any."""
     print(f"hands {total.hands}  matches {total.matches}  actions {total.actions}  "
           f"showdowns {total.showdowns}")
     print(f"elapsed {elapsed:.0f} s  hands/s {total.hands / elapsed:.0f}  actions/s {total.actions / elapsed:.0f}")
@@ -310,13 +315,7 @@ def _main_batched(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
             total.merge(soak_batched(profile, quota, games=args.games, seed=args.seed + k, progress=bar))
     elapsed = time.perf_counter() - start
     print(f"batched: profiles {' '.join(chosen)}  games {args.games}")
-    print(f"hands {total.hands}  matches {total.matches}  actions {total.actions}  "
-          f"showdowns {total.showdowns}")
-    print(f"elapsed {elapsed:.0f} s  hands/s {total.hands / elapsed:.0f}  actions/s {total.actions / elapsed:.0f}")
-    print(f"violations {len(total.violations)}")
-    for v in total.violations[:20]:
-        print("  " + v)
-    return 1 if total.violations else 0
+    return _report(total, elapsed)
 
 
 if __name__ == "__main__":

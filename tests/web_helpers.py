@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from eval.web_load import choose  # one quick player for the tests and the load script
 from hgin_env.cards import format_card, mask_to_cards
 from hgin_env.match import Match
 
@@ -14,22 +15,9 @@ CARD = re.compile(r"(?<![A-Za-z0-9])([A2-9TJQK][CDHS])(?![A-Za-z0-9])")
 
 
 def greedy_choice(view: dict[str, Any]) -> int:
-    """A quick player on the page's view alone: knock when it may, draw from the stock (pass
-    the upcard), discard the card that leaves the least deadwood."""
-    legal = view["legal_actions"]
-    for kind in ("big_gin", "knock"):
-        found = [a for a in legal if a["kind"] == kind]
-        if found:
-            return found[0]["id"]
-    discards = [a for a in legal if a["kind"] == "discard"]
-    if discards:
-        after = view["table"]["discard_deadwood"]
-        return min(discards, key=lambda a: (after[a["card"]], a["id"]))["id"]
-    for kind in ("pass", "draw", "take"):
-        found = [a for a in legal if a["kind"] == kind]
-        if found:
-            return found[0]["id"]
-    raise AssertionError(f"no move to make in {legal}")
+    """A quick player on the page's view alone (the load script's): knock when it may, pass
+    the upcard and draw, discard the card that leaves the least deadwood."""
+    return choose(view)
 
 
 def _seat_table(match: Match, seat: int):
