@@ -175,7 +175,7 @@ class PeriodicEval(BaseCallback):
         self.last = self.num_timesteps
 
     def _on_step(self) -> bool:
-        if _crossed(self.last, self.num_timesteps, self.every):
+        if crossed(self.last, self.num_timesteps, self.every):
             self.last = self.num_timesteps
             self.evaluate()
         return True
@@ -229,12 +229,9 @@ class SelfPlaySnapshots(BaseCallback):
             self._update_pool()
 
     def _on_step(self) -> bool:
-        if self.weight > 0 and _crossed(self.last, self.num_timesteps, self.every):
+        if self.weight > 0 and crossed(self.last, self.num_timesteps, self.every):
             self.last = self.num_timesteps
-            from agents.ppo import save_checkpoint
-
-            path = self.dir / f"snapshot_{self.num_timesteps:09d}.zip"
-            save_checkpoint(self.model, path, self.meta)
+            path = save_snapshot(self.model, self.dir, self.meta)
             self.snapshots = (self.snapshots + [str(path)])[-self.pool_size:]
             self._update_pool()
         return True
@@ -249,7 +246,15 @@ class SelfPlaySnapshots(BaseCallback):
         self.logger.record("charts/self_play_pool", len(self.snapshots))
 
 
-def _crossed(last: int, now: int, every: int) -> bool:
+def save_snapshot(model, folder: Path, meta: dict) -> Path:
+    """A frozen copy of the learner as ``folder/snapshot_<steps>.zip`` (a complete checkpoint),
+    for self-play pools and the league; ``rewind_run`` knows the name."""
+    from agents.ppo import save_checkpoint
+
+    return save_checkpoint(model, Path(folder) / f"snapshot_{model.num_timesteps:09d}.zip", meta)
+
+
+def crossed(last: int, now: int, every: int) -> bool:
     """Whether the step count passed a multiple of ``every`` since ``last`` (never if 0)."""
     return every > 0 and now // every > last // every
 
@@ -275,7 +280,7 @@ class Checkpoints(BaseCallback):
         self.dir.mkdir(parents=True, exist_ok=True)
 
     def _on_rollout_start(self) -> None:
-        if _crossed(self.last, self.num_timesteps, self.every):
+        if crossed(self.last, self.num_timesteps, self.every):
             self.last = self.num_timesteps
             from agents.ppo import save_checkpoint
 

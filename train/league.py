@@ -32,6 +32,8 @@ from pathlib import Path
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from train.callbacks import crossed, save_snapshot
+
 PFSP_MODES = ("hard", "even", "uniform")
 #: Prefix of the frozen-snapshot members' specs (sampled policies: ``train.envs.batched_opponent``).
 SNAPSHOT_PREFIX = "snapshot:"
@@ -217,12 +219,9 @@ class LeagueCallback(BaseCallback):
             if summary is not None:
                 score = 1.0 if summary["won"] else 0.0 if summary["lost"] else 0.5
                 self.league.record(info.get("opponent_spec", ""), score)
-        if self.every > 0 and self.num_timesteps // self.every > self.last // self.every:
+        if crossed(self.last, self.num_timesteps, self.every):
             self.last = self.num_timesteps
-            from agents.ppo import save_checkpoint
-
-            path = self.run_dir / "snapshots" / f"snapshot_{self.num_timesteps:09d}.zip"
-            save_checkpoint(self.model, path, self.meta)
+            path = save_snapshot(self.model, self.run_dir / "snapshots", self.meta)
             self.league.add_snapshot(path, self.num_timesteps)
             self._push()
         return True

@@ -281,8 +281,10 @@ def train(args: Args) -> Path:
                          "(no --imitation-matches: recorded demonstrations hold no privileged facts)")
     if args.league and args.self_play_every <= 0:
         raise ValueError("--league adds a snapshot every --self-play-every steps: give it (> 0)")
-    if args.pfsp not in ("hard", "even", "uniform"):
-        raise ValueError(f"--pfsp must be 'hard', 'even' or 'uniform', not {args.pfsp!r}")
+    from train.league import PFSP_MODES
+
+    if args.pfsp not in PFSP_MODES:
+        raise ValueError(f"--pfsp must be one of {', '.join(PFSP_MODES)}, not {args.pfsp!r}")
     run_name = args.run_name or f"ppo_{args.seed}_{time.strftime('%Y%m%d_%H%M%S')}"
     run_dir = Path(args.out_dir) / run_name
     if args.resume:  # checked before anything is written
@@ -313,16 +315,15 @@ def train(args: Args) -> Path:
         league = League(specs, mode=args.pfsp, exponent=args.pfsp_exponent, pool_size=args.self_play_pool,
                         memory=args.league_memory)
         if args.resume:  # the league as it was at the checkpoint
-            saved = league_state_path(run_folder_of(Path(args.resume)) or run_dir,
-                                      int(resume_meta.get("timesteps", -1)))
+            resumed_at = int(resume_meta.get("timesteps", -1))
+            saved = league_state_path(run_folder_of(Path(args.resume)) or run_dir, resumed_at)
             if saved.is_file():
-                fixed = specs
                 league = League.load(saved)
                 for spec in league.drop_missing():
                     print(f"warning: league snapshot {spec} is missing; the league goes on without it",
                           file=sys.stderr)
-                for spec in fixed:  # an opponent named in --opponents joins a resumed league
-                    league.add_member(spec, int(resume_meta.get("timesteps", 0)))
+                for spec in specs:  # an opponent named in --opponents joins a resumed league
+                    league.add_member(spec, resumed_at)
             else:
                 print(f"warning: no league state {saved}; the league starts again from --opponents",
                       file=sys.stderr)
