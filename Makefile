@@ -9,12 +9,13 @@ PIP := $(PY) -m pip
 # warnings still show (and fail `--strict`).
 export NO_MKDOCS_2_WARNING := 1
 
-# Extras per target: each list is one install, so a new extra goes into one variable.
-DEMO_EXTRAS := train
-TEST_EXTRAS := train,dev,docs,rllib,web
-DOCS_EXTRAS := docs
-RLLIB_EXTRAS := train,rllib
-WEB_EXTRAS := train,web
+# Extras per target (stamp $(VENV)/.<target>): each list is one install, so a new extra goes
+# into one variable.
+EXTRAS_demo := train
+EXTRAS_test := train,dev,docs,rllib,web
+EXTRAS_docs := docs
+EXTRAS_rllib := train,rllib
+EXTRAS_web := train,web
 
 # CPU torch: the plain `torch` wheel on Linux is the multi-GB CUDA build. The PyTorch CPU index
 # is tried first with a short timeout; where it cannot be reached, pip's default index is used
@@ -38,25 +39,13 @@ $(VENV)/.torch: $(VENV)/.base
 	       $(PIP) install -q torch==$(TORCH_VERSION); }
 	touch $@
 
-# One stamp per target's extras; each is one `pip install -e` call.
-$(VENV)/.demo: pyproject.toml Makefile $(VENV)/.torch
-	$(PIP) install -q -e ".[$(DEMO_EXTRAS)]"
-	touch $@
-
-$(VENV)/.test: pyproject.toml Makefile $(VENV)/.torch
-	$(PIP) install -q -e ".[$(TEST_EXTRAS)]"
-	touch $@
-
-$(VENV)/.docs: pyproject.toml Makefile $(VENV)/.base
-	$(PIP) install -q -e ".[$(DOCS_EXTRAS)]"
-	touch $@
-
-$(VENV)/.web: pyproject.toml Makefile $(VENV)/.torch
-	$(PIP) install -q -e ".[$(WEB_EXTRAS)]"
-	touch $@
-
-$(VENV)/.rllib: pyproject.toml Makefile $(VENV)/.torch
-	$(PIP) install -q -e ".[$(RLLIB_EXTRAS)]"
+# One stamp per target's extras, each one `pip install -e` call; all but the docs need CPU
+# torch installed first.
+STAMPS := $(addprefix $(VENV)/.,demo test docs web rllib)
+$(filter-out $(VENV)/.docs,$(STAMPS)): $(VENV)/.torch
+$(VENV)/.docs: $(VENV)/.base
+$(STAMPS): $(VENV)/.%: pyproject.toml Makefile
+	$(PIP) install -q -e ".[$(EXTRAS_$*)]"
 	touch $@
 
 venv: $(VENV)/.test
