@@ -223,7 +223,8 @@ class CardAwarePolicy(MaskableActorCriticPolicy):
     # SB3's masked distribution builds two Categoricals per call (a log-sum-exp for the raw
     # logits, another for the masked ones, argument checks each time); PPO's rollouts and
     # updates need only the masked log-probabilities, computed once. Same numbers (masked
-    # logits at -1e8, log-softmax, entropy over the legal actions), ~10% less update time.
+    # logits at -1e8, log-softmax, entropy over the legal actions); with the argument checks
+    # off it makes a whole run against Simple 1.15x faster (docs/learning.md).
     # ``get_distribution`` (agents, evaluation) stays SB3's.
     def _masked_log_probs(self, latent_pi: th.Tensor, action_masks) -> tuple[th.Tensor, th.Tensor | None]:
         logits = self.action_net(latent_pi)
