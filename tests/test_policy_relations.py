@@ -12,8 +12,9 @@ from agents.simple import SimpleAgent
 from hgin_env import actions as A
 from hgin_env.adapters import SingleAgentEnv
 from hgin_env.cards import NUM_CARDS, NUM_RANKS, parse_card
+from hgin_env.melds import meld_partners
 from hgin_env.observation import ObservationLayout
-from train.policy import RELATION_KINDS, RELATION_SETS, CardAwarePolicy, load_start_weights, relation_matrices
+from train.policy import RELATION_KINDS, RELATION_SETS, CardAwarePolicy, load_start_weights
 from train.ppo import Args, train
 
 SMALL = {"columns": 3, "hidden": 32, "summary": 16, "card_hidden": 8}
@@ -30,14 +31,45 @@ def _partners(c: int, kind: str) -> set[int]:
     return out
 
 
-def test_relation_matrix_names_each_cards_partners():
-    matrix = relation_matrices()
+def test_partner_kinds_are_meld_partners():
     for c in range(NUM_CARDS):
-        for k, kind in enumerate(RELATION_KINDS):
-            got = {d for d in range(NUM_CARDS) if matrix[d, k * NUM_CARDS + c]}
-            assert got == _partners(c, kind), (c, kind)
-    seven = parse_card("7H")
-    assert {d for d in range(NUM_CARDS) if matrix[d, seven]} == {parse_card(t) for t in ("7C", "7D", "7S")}
+        union = set().union(*(_partners(c, kind) for kind in RELATION_KINDS))
+        assert union == {d for d in range(NUM_CARDS) if meld_partners(c) >> d & 1}, c
+    assert _partners(parse_card("7H"), "same_rank") == {parse_card(t) for t in ("7C", "7D", "7S")}
+    assert _partners(parse_card("AH"), "run_2") == {parse_card("3H")}
+
+
+def test_relation_counts_on_random_and_full_sets():
+    """Every set at once, each card in it with probability q (q = 1: every card), in each
+    of the five sets; the counts against the slow partner sets."""
+    layout = ObservationLayout(3)
+    extractor = _model(True, SingleAgentEnv(SimpleAgent(seed=0))).policy.mlp_extractor
+    rng = np.random.default_rng(0)
+    names = ("hand", "opponent_known", "opponent_discards", "discard_top", "discard_rest")
+    for q in (0.1, 0.3, 0.6, 1.0):
+        obs = np.zeros((8, layout.size), dtype=np.float32)
+        for name in names:
+            obs[:, layout.slice(name)] = rng.random((8, NUM_CARDS)) < q
+        got = extractor._relations(th.as_tensor(obs)).numpy()
+        for row in range(8):
+            member = {name: set(np.flatnonzero(obs[row, layout.slice(name)])) for name in names}
+            pile = member["discard_top"] | member["discard_rest"]
+            taken = member["hand"] | member["opponent_known"] | pile
+            sets = {"hand": member["hand"], "unseen": set(range(NUM_CARDS)) - taken,
+                    "opponent_known": member["opponent_known"],
+                    "opponent_discards": member["opponent_discards"], "pile": pile}
+            for c in range(NUM_CARDS):
+                for s, name in enumerate(RELATION_SETS):
+                    for k, kind in enumerate(RELATION_KINDS):
+                        expected = len(_partners(c, kind) & sets[name])
+                        # the sets overlap in these random rows: unseen is clamped at 0, others count
+                        if name == "pile":
+                            expected = sum(1 for d in _partners(c, kind)
+                                           for part in ("discard_top", "discard_rest") if d in member[part])
+                        if name == "unseen":
+                            expected = len(_partners(c, kind) - taken)
+                        assert got[row, c, s * len(RELATION_KINDS) + k] * 3 == pytest.approx(expected), \
+                            (q, row, c, name, kind)
 
 
 def _model(relations: bool, env) -> MaskablePPO:
@@ -171,3 +203,32 @@ def test_knock_start_gap_without_a_start_checkpoint_is_refused(tmp_path):
     with pytest.raises(ValueError, match="--knock-start-gap starts from a checkpoint: give --init-from"):
         train(args)
     assert not (tmp_path / "gap").exists()
+
+
+def test_per_card_block_depends_on_no_parameter():
+    """CardHead detaches the per-card block of the latent (its backward pass is skipped): that
+    is exact only while the block is a function of the observation alone, and it changes no
+    parameter's gradient."""
+    env = SingleAgentEnv(SimpleAgent(seed=4))
+    policy = _model(True, env).policy
+    obs, _ = env.reset(seed=5)
+    features = th.as_tensor(np.stack([obs, obs]))
+    assert not policy.mlp_extractor.per_card_features(features).requires_grad
+    mask = th.as_tensor(env.action_masks()[None].repeat(2, 0))
+    actions = th.as_tensor([int(np.flatnonzero(mask[0])[0])] * 2)
+
+    def gradients():
+        policy.zero_grad()
+        values, log_prob, entropy = policy.evaluate_actions(features, actions, mask)
+        (values.sum() + log_prob.sum() + entropy.sum()).backward()
+        return [p.grad.clone() for p in policy.parameters() if p.grad is not None]
+
+    detached = gradients()
+    original = th.Tensor.detach
+    try:  # the same update with the block left attached
+        th.Tensor.detach = lambda self: self
+        attached = gradients()
+    finally:
+        th.Tensor.detach = original
+    for a, b in zip(detached, attached, strict=True):
+        assert th.equal(a, b)
