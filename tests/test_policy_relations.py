@@ -52,22 +52,19 @@ def test_relation_counts_on_random_and_full_sets():
             obs[:, layout.slice(name)] = rng.random((8, NUM_CARDS)) < q
         got = extractor._relations(th.as_tensor(obs)).numpy()
         for row in range(8):
-            member = {name: set(np.flatnonzero(obs[row, layout.slice(name)])) for name in names}
-            pile = member["discard_top"] | member["discard_rest"]
-            taken = member["hand"] | member["opponent_known"] | pile
-            sets = {"hand": member["hand"], "unseen": set(range(NUM_CARDS)) - taken,
-                    "opponent_known": member["opponent_known"],
-                    "opponent_discards": member["opponent_discards"], "pile": pile}
+            member = {name: obs[row, layout.slice(name)] for name in names}
+            # How many times each card counts in each set: the random sets overlap, so the
+            # pile counts a card in both of its slices twice and unseen is 0 wherever any set
+            # holds the card (it is clamped at 0).
+            pile = member["discard_top"] + member["discard_rest"]
+            taken = member["hand"] + member["opponent_known"] + pile > 0
+            weight = {"hand": member["hand"], "unseen": (~taken).astype(np.float32),
+                      "opponent_known": member["opponent_known"],
+                      "opponent_discards": member["opponent_discards"], "pile": pile}
             for c in range(NUM_CARDS):
                 for s, name in enumerate(RELATION_SETS):
                     for k, kind in enumerate(RELATION_KINDS):
-                        expected = len(_partners(c, kind) & sets[name])
-                        # the sets overlap in these random rows: unseen is clamped at 0, others count
-                        if name == "pile":
-                            expected = sum(1 for d in _partners(c, kind)
-                                           for part in ("discard_top", "discard_rest") if d in member[part])
-                        if name == "unseen":
-                            expected = len(_partners(c, kind) - taken)
+                        expected = sum(weight[name][d] for d in _partners(c, kind))
                         assert got[row, c, s * len(RELATION_KINDS) + k] * 3 == pytest.approx(expected), \
                             (q, row, c, name, kind)
 

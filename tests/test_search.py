@@ -71,23 +71,32 @@ def test_same_seed_same_moves_and_reset_forgets():
     assert actions(a) == first
 
 
-def test_decisions_ignore_hidden_cards():
-    """Two states that differ only in the opponent's unseen cards and the stock order give
-    the same decision: the agent sees observations only, and samples from them."""
-    rng = np.random.default_rng(0)
-    game = Game(seed=33, single_hand=True, first_dealer=0)
+def _same_decisions_on_twins(game_seed: int, rng_seed: int, states: int, after_opponent_discard: bool,
+                            **search) -> None:
+    """At ``states`` real choices of a hand (those after the opponent's first discard, when
+    asked), a twin state that differs only in the opponent's unseen cards and the stock order
+    gets the same decision from a fresh ``SearchAgent(seed=9, **search)``."""
+    rng = np.random.default_rng(rng_seed)
+    game = Game(seed=game_seed, single_hand=True, first_dealer=0)
     players = [make_agent("expert", seed=1), make_agent("simple", seed=2)]
     checked = 0
-    while not game.is_over and checked < 6:
+    while not game.is_over and checked < states:
         obs = _obs(game)
-        if len(game.legal_actions()) > 1:
+        if len(game.legal_actions()) > 1 and (not after_opponent_discard or
+                                              game.discarded[1 - game.current_player]):
             twin = swap_hidden(game, rng)
-            a = SearchAgent(seed=9, rollouts=4)(obs)
-            b = SearchAgent(seed=9, rollouts=4)(_obs(twin))
+            a = SearchAgent(seed=9, **search)(obs)
+            b = SearchAgent(seed=9, **search)(_obs(twin))
             assert a == b and a in game.legal_actions()
             checked += 1
         game.apply(players[game.current_player](obs))
     assert checked
+
+
+def test_decisions_ignore_hidden_cards():
+    """Two states that differ only in the opponent's unseen cards and the stock order give
+    the same decision: the agent sees observations only, and samples from them."""
+    _same_decisions_on_twins(33, 0, 6, False, rollouts=4)
 
 
 def test_remembers_its_own_pickups():
@@ -182,20 +191,7 @@ def test_prior_moves_are_the_policys_most_likely_legal_moves():
 
 
 def test_weighted_search_ignores_hidden_cards():
-    rng = np.random.default_rng(1)
-    game = Game(seed=34, single_hand=True, first_dealer=0)
-    players = [make_agent("expert", seed=1), make_agent("simple", seed=2)]
-    checked = 0
-    while not game.is_over and checked < 4:
-        obs = _obs(game)
-        if len(game.legal_actions()) > 1 and game.discarded[1 - game.current_player]:
-            twin = swap_hidden(game, rng)
-            a = SearchAgent(seed=9, rollouts=4, temperature=0.5, confidence=0.0)(obs)
-            b = SearchAgent(seed=9, rollouts=4, temperature=0.5, confidence=0.0)(_obs(twin))
-            assert a == b and a in game.legal_actions()
-            checked += 1
-        game.apply(players[game.current_player](obs))
-    assert checked
+    _same_decisions_on_twins(34, 1, 4, True, rollouts=4, temperature=0.5, confidence=0.0)
 
 
 def test_spec_names_a_variant():
