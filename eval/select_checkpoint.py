@@ -109,9 +109,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=500_000, help="first seed (held out from training)")
     parser.add_argument("--opponents", nargs="+", default=["expert"], help="the first one selects")
     parser.add_argument("--min-steps", type=int, default=0, help="skip checkpoints before this step")
+    parser.add_argument("--max-steps", type=int, default=0,
+                        help="skip checkpoints after this step (0: none skipped; e.g. a fixed range of a live run)")
     args = parser.parse_args(argv)
     run_dir = Path(args.run)
-    paths = [p for p in checkpoints_of(run_dir) if _steps(p) < 0 or _steps(p) >= args.min_steps]
+    paths = [p for p in checkpoints_of(run_dir)
+             if _steps(p) < 0 or args.min_steps <= _steps(p) <= (args.max_steps or _steps(p))]
     if not paths:
         print(f"error: no checkpoints in {run_dir}")
         return 2

@@ -37,3 +37,9 @@ def test_selection_evaluates_every_checkpoint_and_resumes(tmp_path, capsys):
     rows = [dict(zip(lines[0].split(","), line.split(","), strict=True)) for line in lines[1:]]
     assert best(rows, "simple")["opponent"] == "simple"
     assert main([str(tmp_path / "nothing")]) == 2
+    # A step range: only 1000 of the numbered checkpoints (model.zip, unnumbered, always).
+    (tmp_path / "selection.csv").unlink()
+    assert main([str(tmp_path), "--matches", "4", "--seed", "7", "--opponents", "simple",
+                 "--min-steps", "500", "--max-steps", "1500"]) == 0
+    ranged = (tmp_path / "selection.csv").read_text()
+    assert "ppo_1000_steps" in ranged and "ppo_2000_steps" not in ranged and "model.zip" in ranged
