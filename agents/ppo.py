@@ -94,6 +94,15 @@ def save_checkpoint(model: Any, path: str | Path, meta: dict) -> Path:
     return path
 
 
+def file_digest(path: str | Path) -> str:
+    """The first 16 hex digits of the file's SHA-256, which names a checkpoint's content:
+    ``model.zip`` is rewritten when a run resumes (checkpoint selection keeps a measurement
+    for the content, not the name; an averaged checkpoint records its inputs by it)."""
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
 def read_meta(path: str | Path) -> dict:
     """The checkpoint's metadata, validated against this version of the environment.
 

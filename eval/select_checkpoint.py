@@ -26,14 +26,6 @@ from pathlib import Path
 FIELDS = ["checkpoint", "steps", "sha256", "opponent", "matches", "seed", "win_rate", "ci_low", "ci_high"]
 
 
-def file_digest(path: Path) -> str:
-    """The first 16 hex digits of the file's SHA-256: ``model.zip`` is rewritten when a run
-    resumes, so a measurement is kept for the file's content, not its name."""
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-
-
 def checkpoints_of(run_dir: Path) -> list[Path]:
     """The run's checkpoints (``checkpoints/ppo_<steps>_steps.zip``) by step, then ``model.zip``."""
     found = sorted(run_dir.glob("checkpoints/*.zip"), key=_steps)
@@ -51,7 +43,7 @@ def evaluate_checkpoints(paths: Sequence[Path], opponents: Sequence[str], matche
                          out: Path | None = None, progress: bool = True) -> list[dict]:
     """One row per (checkpoint, opponent); ``out`` gets them as CSV as they finish. Rows
     already in ``out`` for the same file content, matches and seed are kept, not replayed."""
-    from agents.ppo import PPOAgent
+    from agents.ppo import PPOAgent, file_digest
     from arena.evaluate import evaluate_against
 
     rows: list[dict] = []

@@ -4,7 +4,8 @@ checkpoint (stochastic weight averaging, Izmailov et al. 2018, applied after the
 Why: late in a run at a constant learning rate, successive checkpoints scatter around a
 good region of weight space, and the noise of each update decides where a single one
 lands. Their mean often plays better than any one of them: in ``docs/runs/league_scratch``
-the mean of the 30M-36M checkpoints beat each of them on the same 1,000 selection matches.
+the mean of the 30M-36M checkpoints beat each checkpoint measured beside it on the same
+1,000 selection matches.
 Average checkpoints of one run, from its late, low-learning-rate part (or of runs
 fine-tuned from one parent): the weights of unrelated runs, or of points far apart in one
 run, are not close enough for their mean to be a policy at all.
@@ -22,13 +23,12 @@ parameter names or shapes), rules or observation layout are refused.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.ppo import CheckpointError, read_meta
+from agents.ppo import CheckpointError, file_digest, read_meta
 
 #: Metadata that must be equal in every averaged checkpoint (the network's input and rules).
 SAME_META = ("format", "observation_size", "rules", "privileged_size")
@@ -68,9 +68,9 @@ def average_checkpoints(paths: Sequence[str | Path], out: str | Path, lineage: l
         _, params, _ = load_from_zip_file(path, device="cpu", print_system_info=False)
         states.append(params["policy"])
     reference = states[newest]
+    reference_shapes = {k: v.shape for k, v in reference.items()}
     for path, state in zip(paths, states, strict=True):
-        shapes = {k: tuple(v.shape) for k, v in state.items()}
-        if shapes != {k: tuple(v.shape) for k, v in reference.items()}:
+        if {k: v.shape for k, v in state.items()} != reference_shapes:
             raise CheckpointError(f"{path}: its network differs from {paths[newest]}'s "
                                   "(other parameter names or shapes); only checkpoints of one run can be averaged")
     mean = {}
@@ -82,7 +82,7 @@ def average_checkpoints(paths: Sequence[str | Path], out: str | Path, lineage: l
     meta = dict(metas[newest])
     meta.pop("timesteps", None)
     meta["averaged_from"] = [{"run": metas[i].get("run", ""), "checkpoint": paths[i].name, "timesteps": steps[i],
-                              "sha256": hashlib.sha256(paths[i].read_bytes()).hexdigest()[:16]} for i in order]
+                              "sha256": file_digest(paths[i])} for i in order]
     if lineage is not None:
         meta["lineage"] = lineage
         meta["imitation"] = any(st["imitation_matches"] > 0 for st in lineage)
