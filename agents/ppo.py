@@ -6,7 +6,7 @@ layout version and size, the rules version and options, and the env name. Loadin
 metadata, or one trained for another observation layout or rules version, because such a
 policy would silently read the wrong inputs.
 
-    agent = make_agent("ppo:agents/policies/hgin_ppo.zip")   # or PPOAgent.load(path)
+    agent = make_agent("ppo:")   # the shipped policy; "ppo:PATH" or PPOAgent.load(path) for another
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ from .base import register_agent_prefix
 
 META_NAME = "hgin_meta.json"
 FORMAT = "hgin-maskable-ppo"
-#: The policy shipped with the package (trained by the command in README.md).
-SHIPPED_POLICY = Path(__file__).parent / "policies" / "hgin_ppo.zip"
+#: The policy shipped with the package, ``ppo:`` (learned from scratch, no imitation: the
+#: commands are in README.md and docs/runs/expert_ft). ``hgin_ppo.zip`` beside it is the
+#: earlier default, which imitated the Expert before PPO.
+SHIPPED_POLICY = Path(__file__).parent / "policies" / "hgin_ppo_scratch.zip"
 
 
 class CheckpointError(ValueError):

@@ -310,5 +310,5 @@ def test_play_against_a_ppo_checkpoint(monkeypatch: pytest.MonkeyPatch,
     code, out, err = run_cli(["play", "--opponent", str(SHIPPED_POLICY), "--seed", "2"], human,
                              monkeypatch, capsys)
     assert code == 0, err
-    assert "(ppo hgin_ppo.zip)" in out and "legal moves:" in out
+    assert f"(ppo {SHIPPED_POLICY.name})" in out and "legal moves:" in out
     assert "Match over" in out or "Match abandoned (end of input)" in out

@@ -1,4 +1,4 @@
-"""The from-scratch policy that ships beside the default one: loadable by its spec, it plays,
+"""The from-scratch policy, the shipped default (``ppo:``): loadable by either spec, it plays,
 and its metadata says how it was made, with no imitation at any stage."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents.base import make_agent
-from agents.ppo import read_meta
+from agents.ppo import SHIPPED_POLICY, read_meta
 from arena.evaluate import evaluate_against
 
 SCRATCH = Path(__file__).resolve().parent.parent / "agents" / "policies" / "hgin_ppo_scratch.zip"
@@ -23,6 +23,8 @@ def test_scratch_policy_metadata_records_no_imitation():
 
 
 def test_scratch_policy_loads_by_spec_and_plays():
+    assert SHIPPED_POLICY.resolve() == SCRATCH  # "ppo:" is this policy
+    assert make_agent("ppo:").meta == read_meta(SCRATCH)
     agent = make_agent(f"ppo:{SCRATCH}", seed=0)
     summary = evaluate_against(agent, "random", matches=2, seed=5, rules="hollywood")
     assert summary["matches"] == 2 and summary["a_win_rate"] == 1.0
