@@ -35,7 +35,7 @@ from .base import register_agent_prefix
 META_NAME = "hgin_meta.json"
 FORMAT = "hgin-maskable-ppo"
 #: The policy shipped with the package, ``ppo:`` (learned from scratch, no imitation: the
-#: commands are in README.md and docs/runs/expert_ft). ``hgin_ppo.zip`` beside it is the
+#: commands are in README.md and docs/runs/ship_scratch). ``hgin_ppo.zip`` beside it is the
 #: earlier default, which imitated the Expert before PPO.
 SHIPPED_POLICY = Path(__file__).parent / "policies" / "hgin_ppo_scratch.zip"
 

@@ -132,7 +132,7 @@ def _format_slices(format: str, columns: int) -> list[tuple[str, int]]:
 class ObservationLayout:
     """Named slices of the observation vector for a number of columns and a format.
 
-    The duel layout (``format="duel"``) is the one the shipped policy was trained on and
+    The duel layout (``format="duel"``) is the one both shipped policies were trained on and
     never changes. The three-hand and partnership layouts are the duel's, slice for slice
     at the same offsets (the seat's own table, and the sheet seen as "own" against
     "opponent" rows), followed by format context slices (``FORMAT_OBSERVATION_VERSION``).

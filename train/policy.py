@@ -194,9 +194,10 @@ class CardAwarePolicy(MaskableActorCriticPolicy):
 
     ``columns`` (policy_kwargs) selects the observation layout; 3 for Hollywood profiles.
     ``hidden``/``summary`` size the actor and critic trunks, ``card_hidden`` the per-card
-    scorer (the defaults are the shipped policy's; ``train.ppo`` picks smaller ones for
-    2-core training, see its docstring). ``relations=True`` gives the per-card scorer each
-    card's meld partners (:class:`CardExtractor`); checkpoints without it load unchanged.
+    scorer (the defaults are the imitation policy ``hgin_ppo.zip``'s; ``train.ppo`` picks
+    smaller ones for 2-core training, as the shipped policy has, see its docstring).
+    ``relations=True`` gives the per-card scorer each card's meld partners
+    (:class:`CardExtractor`); checkpoints without it load unchanged.
     ``knock_bound=b > 0`` bounds each card's knock logit to within ``b`` of its discard
     logit (``discard + b·tanh((knock − discard)/b)``): whenever the policy may knock it
     still plays on with probability at least ``1/(1 + e^b)``, so it keeps sampling the

@@ -187,8 +187,8 @@ def drive_batch(n: int, steps: int, seed: int) -> dict[str, float]:
 
 
 #: train.ppo's arguments at the defaults it had before the batched engine (4 processes with
-#: one TrainingEnv each, 1,024 steps per env per rollout, minibatch 512, the shipped
-#: network sizes), for the training-speed comparison.
+#: one TrainingEnv each, 1,024 steps per env per rollout, minibatch 512, the network
+#: sizes of the imitation policy hgin_ppo.zip), for the training-speed comparison.
 PREVIOUS_TRAIN_DEFAULTS = {"vec_env": "subproc", "n_envs": 4, "n_steps": 1024, "batch_size": 512,
                            "hidden": 256, "summary": 128, "card_hidden": 64}
 
