@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -174,3 +175,21 @@ def test_resume_flags_override_the_checkpoints_hyperparameters(tmp_path):
                               custom_objects=resumed_hyperparameters(args))
     assert loaded.learning_rate == 1e-4 and loaded.lr_schedule(1.0) == 1e-4
     assert loaded.ent_coef == 0.002 and loaded.clip_range(1.0) == 0.1 and loaded.target_kl == 0.02
+
+
+def test_a_resumed_event_file_sorts_after_one_made_in_the_same_second(tmp_path):
+    """TensorBoard reads event files in name order: a resume in the crashed run's first second
+    (names then differ only in the process id) must still sort after it, so its purge marker
+    hides the crashed run's later events."""
+    from torch.utils.tensorboard import SummaryWriter  # noqa: F401  (imported before the clock starts)
+
+    from train.callbacks import continued_tensorboard_output
+
+    while time.time() % 1 > 0.2:  # early in a second, so the resume below falls in the same one
+        time.sleep(0.01)
+    crashed = tmp_path / f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}.99999999.0"
+    crashed.write_bytes(b"")
+    out = continued_tensorboard_output(tmp_path, 10)
+    out.close()
+    names = sorted(p.name for p in tmp_path.glob("events.out.tfevents.*"))
+    assert len(names) == 2 and names[0] == crashed.name
