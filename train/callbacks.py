@@ -425,14 +425,6 @@ def continued_tensorboard_output(folder: Path, step: int | None) -> TensorBoardO
     return _PurgingTensorBoard(str(folder), step + 1)
 
 
-def _event_file_second(path: Path) -> int | None:
-    """The creation second in a TensorBoard event file's name
-    (``events.out.tfevents.<seconds>.<host>.<pid>.<n>``), or None for another name."""
-    parts = path.name.split(".")
-    is_event_file = len(parts) > 4 and parts[:3] == ["events", "out", "tfevents"] and parts[3].isdigit()
-    return int(parts[3]) if is_event_file else None
-
-
 def _wait_for_a_later_event_file_name(folder: Path, most_s: float = 2.0) -> None:
     """TensorBoard reads a folder's event files in name order, and the purge marker only hides
     events of files read before it. A resumed run's file must therefore sort after the crashed
@@ -441,7 +433,9 @@ def _wait_for_a_later_event_file_name(folder: Path, most_s: float = 2.0) -> None
     a newer file from a clock set back is left alone after ``most_s``."""
     import time
 
-    seconds = [s for s in map(_event_file_second, folder.glob("events.out.tfevents.*")) if s is not None]
+    # names: events.out.tfevents.<seconds>.<host>.<pid>.<n>
+    seconds = [int(second) for second in (p.name.split(".")[3] for p in folder.glob("events.out.tfevents.*"))
+               if second.isdigit()]
     if not seconds:
         return
     deadline = time.monotonic() + most_s

@@ -34,8 +34,8 @@ are sized for one torch thread: 128 games x 32 steps = 4,096 decisions per rollo
 before: 4 x 1,024), minibatches of 1,024 (fewer, larger matrix products), and the
 card-aware network with trunks of 128 -> 64 and a 32-unit per-card scorer (the shipped
 policy's; the imitation policy hgin_ppo.zip uses 256 -> 128 and 64, about 3x the FLOPs per
-sample). One torch thread and one
-process leave the second core to evaluation, plots or other jobs.
+sample). One torch thread and one process leave the second core to evaluation, plots or
+other jobs.
 
 Resuming (after a crash or a kill):
 
