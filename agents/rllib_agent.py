@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from hgin_env.envs.rllib import to_rllib_obs
 from hgin_env.observation import ObservationLayout
-from hgin_env.rllib_adapter import to_rllib_obs
 
 from .base import register_agent_prefix
 from .ppo import META_NAME, CheckpointError, TrainedAgent, check_layout, check_meta

@@ -1,5 +1,5 @@
 """Agents against each other: agent specs, and one whole match played through the one
-match loop (``Match.play``) with each agent in its seats.
+match loop (``hgin_env.loop.run_match``) with each agent in its seats.
 
 Why a package of its own: playing matches is what training (periodic evaluation), the
 tournament, checkpoint selection, the exploitability probe and the web table all need.
@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import make_agent
+from hgin_env.loop import run_match
 from hgin_env.match import Match, SeatHand
 from hgin_env.observation import ObservationLayout
 from hgin_env.rules import Rules, get_rules
@@ -115,7 +116,7 @@ def seatings(format: str) -> list[tuple[int, ...]]:
 
 def play_match(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules | str | dict | None,
                label_a: str = "a", label_b: str = "b") -> dict[str, Any]:
-    """Play one whole match (``Match.play``, the one match loop), agent A in the seats of
+    """Play one whole match (``hgin_env.loop.run_match``, the one match loop), agent A in the seats of
     seating ``a_seat`` (:func:`seatings`; in the duel A's seat), B in the others; returns
     one CSV row (from A's and B's view).
 
@@ -154,7 +155,7 @@ def play_match(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules 
                 stats[winner]["knock_wins"] += 1
 
     start = time.perf_counter()
-    match = Match(rules, seed=seed).play(players, count)
+    match = run_match(Match(rules, seed=seed), players, count)
     board = match.sheet
     rows_of = {side: sorted({match.sheet_row(seat) for seat in side_of if side_of[seat] == side})
                for side in "ab"}

@@ -24,6 +24,7 @@ import numpy as np
 
 from arena.matches import as_spec, derive_seed, reset_agent
 from arena.stats import wilson_interval
+from hgin_env.loop import run_match
 from hgin_env.match import Match
 from hgin_env.rules import Rules, get_rules
 
@@ -33,7 +34,7 @@ def play_hand(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules) 
     players = [agent_a, agent_b] if a_seat == 0 else [agent_b, agent_a]
     reset_agent(agent_a, derive_seed(seed, 1))
     reset_agent(agent_b, derive_seed(seed, 2))
-    match = Match(rules, seed=seed, single_hand=True, first_dealer=0).play(players)
+    match = run_match(Match(rules, seed=seed, single_hand=True, first_dealer=0), players)
     record = match.hand_history[-1].record
     won = record.winner == a_seat
     lost = record.winner == 1 - a_seat

@@ -5,7 +5,7 @@ after every action.
     python -m eval.soak --hands 5000 --profiles gin_three_hand hollywood_partnership
     python -m eval.soak --batched --hands 1000000     # the batched engine (eval/soak_batched.py)
 
-Every profile's format is soaked through the one match loop, ``hgin_env.match.Match.play``
+Every profile's format is soaked through the one match loop, ``hgin_env.loop.run_match``
 (a check runs after every move; three-hand and partnership add the seating checks).
 
 Half the matches use uniform random legal actions; the other half take a legal knock
@@ -30,6 +30,7 @@ from tqdm import tqdm
 
 from hgin_env import actions as A
 from hgin_env.game import HandRecord, Phase
+from hgin_env.loop import run_match
 from hgin_env.match import Match, SeatHand, Table
 from hgin_env.rules import PROFILES, Rules
 from hgin_env.sheets import Sheet
@@ -147,7 +148,7 @@ class _Violation(Exception):
 
 
 def soak_matches(seeds: list[int], rules: Rules, prefer_knock: bool) -> SoakReport:
-    """Random legal matches of any format through :meth:`Match.play`, checked after every
+    """Random legal matches of any format through :func:`hgin_env.loop.run_match`, checked after every
     move: every table's cards and hand sizes, the hand's §9 score, the sheet's frozen
     columns, zero-sum rewards (partners equal), the seating (three-hand, partnership), and
     that no seat but the acting one has a legal action."""
@@ -215,7 +216,7 @@ def _soak_match(seed: int, rules: Rules, prefer_knock: bool, report: SoakReport)
     problem = _check_seating(match, previous, 0)
     if problem is None:
         try:
-            match.play([policy] * match.num_players, on_move=check)
+            run_match(match, [policy] * match.num_players, on_move=check)
         except _Violation as v:
             return str(v)
     if problem is None and match.is_over and \

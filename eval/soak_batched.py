@@ -19,7 +19,7 @@ showdowns, lay-offs, undercuts and column closes happen often) is checked for:
   reaches the target (the scalar soak's check), a finished match has a finished sheet;
 * every match ends (a match still running after ``HARD_CAP_HANDS`` hands is a violation).
 
-The scalar soak (``python -m eval.soak``) checks the same through ``Match.play``; the
+The scalar soak (``python -m eval.soak``) checks the same through ``run_match``; the
 differential test proves the two engines equal step by step; this one runs the batched
 engine alone for many more hands.
 """
@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hgin_env import actions as A
-from hgin_env.batch import _BIT, HAND_KINDS, BatchGame
+from hgin_env.batch import HAND_KINDS, BatchGame
+from hgin_env.batch.core import _BIT
 from hgin_env.cards import NUM_CARDS
 from hgin_env.game import Phase
 from hgin_env.melds import min_deadwood_batch

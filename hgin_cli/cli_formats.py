@@ -19,6 +19,7 @@ from typing import Any
 
 from hgin_env import actions as A
 from hgin_env.game import Phase
+from hgin_env.loop import run_match
 from hgin_env.match import Match, RoundResult, SeatHand
 from hgin_env.render import deal_text, render_hand_result, render_table
 from hgin_env.rules import RULES_VERSION, Rules, get_rules
@@ -212,7 +213,7 @@ class FormatHumanMatch:
         policies = [self.human_policy if s == self.human else self.agent_policy(s)
                     for s in range(m.num_players)]
         try:
-            m.play(policies, on_move=self.after_move)
+            run_match(m, policies, on_move=self.after_move)
         except _Quit as q:  # the match stays at its last applied move (it can be saved)
             _say(f"Match abandoned ({q.reason}) after {len(m.hand_history)} hand(s).", _sheet_text(m))
             return False

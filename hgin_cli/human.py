@@ -10,6 +10,7 @@ from typing import Any
 from hgin_env import actions as A
 from hgin_env.cards import format_card, format_cards
 from hgin_env.game import Game, HandRecord, Phase
+from hgin_env.loop import run_match
 from hgin_env.match import Match
 from hgin_env.render import grouped_hand, hand_order, render_hand_result, render_table
 from hgin_env.rules import get_rules
@@ -68,7 +69,7 @@ class _Quit(Exception):
 
 class HumanMatch:
     """A terminal duel: the human in seat ``human`` against ``agent``, played by
-    :meth:`Match.play` (the human is a policy that prompts) on the match's one ``Game``."""
+    :func:`hgin_env.loop.run_match` (the human is a policy that prompts) on the match's one ``Game``."""
 
     def __init__(self, match: Match, human: int, agent: Any, agent_label: str, symbols: bool = True):
         self.match = match
@@ -285,7 +286,7 @@ class HumanMatch:
         policies = [self.agent_policy, self.agent_policy]
         policies[self.human] = self.human_policy
         try:
-            self.match.play(policies, on_move=self.after_move)
+            run_match(self.match, policies, on_move=self.after_move)
         except _Quit as q:  # the match stays at its last applied move (it can be saved)
             _say(f"Match abandoned ({q.reason}) in hand {g.hand_number}, after "
                  f"{len(g.hand_history)} finished hand(s).", str(g.scoreboard))

@@ -44,7 +44,7 @@ def _resume(args: argparse.Namespace) -> tuple[Match, int, str, list[str]]:
 
 def _duel_match(game: Game) -> Match:
     """The duel ``Match`` of a replayed saved ``game`` (its moves already checked by
-    :func:`load_match`): the same seed and moves, so ``Match.play`` can play on."""
+    :func:`load_match`): the same seed and moves, so ``run_match`` can play on."""
     match = Match(game.rules, seed=game.seed, first_dealer=game.first_dealer, single_hand=game.single_hand)
     for action in game.action_history:
         match.apply(action)

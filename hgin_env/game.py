@@ -9,9 +9,10 @@ framework is imported here: the environment layer wraps this class.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import ClassVar
 
 import numpy as np
 
@@ -130,10 +131,6 @@ class Game:
     rng: np.random.Generator = field(init=False, repr=False)
     _after_discard: dict[int, int] | None = field(init=False, default=None, repr=False)
     _legal: list[int] | None = field(init=False, default=None, repr=False)
-    #: The observation's match-context bytes per player, keyed by hands played: it changes
-    #: only when a hand ends (filled by ``observation.encode``; a declared cache, not state).
-    context_cache: dict[int, tuple[int, bytes]] = field(init=False, default_factory=dict, repr=False,
-                                                         compare=False)
 
     def __post_init__(self) -> None:
         self.rules = get_rules(self.rules)
@@ -395,12 +392,10 @@ class Game:
             count += 1
         return count == NUM_CARDS and seen == (1 << NUM_CARDS) - 1
 
-    def _repr_html_(self) -> str:
-        """The table as HTML (Jupyter shows it when a game is a cell's value): the deal, both
-        hands grouped into melds, the discard pile and stock, and the Hollywood sheet."""
-        from .render import game_html  # render imports this module
-
-        return game_html(self)
+    #: The notebook display (Jupyter calls ``_repr_html_`` when a game is a cell's value):
+    #: installed by the render layer (:func:`hgin_env.render.text.game_html`, which
+    #: ``import hgin_env`` loads); the engine itself draws nothing.
+    _repr_html_: ClassVar[Callable[[Game], str] | None] = None
 
     def describe(self) -> str:
         """One-line summary (for logs)."""

@@ -21,14 +21,15 @@ Every random choice (first dealer, every deck, each table ``Game``'s own seed) c
 from one generator seeded by ``seed``. Use :attr:`Match.current_seat`, :meth:`Match.legal_actions` /
 :meth:`Match.legal_action_mask` and :meth:`Match.apply`; the acting seat's own view of
 its hand is :meth:`Match.seat_view` (the table's ``Game`` and the seat's player index
-there). :meth:`Match.play` is the one loop that plays policies against each other (the
-tournament, the soak, ``hgin play`` and imitation recording all use it).
+there). The engine knows no observers: a seat's observation dict is
+:func:`hgin_env.observation.observe` ``(match, seat)``, and :func:`hgin_env.loop.run_match`
+is the one loop that plays policies on those dicts against each other (the tournament, the
+soak, ``hgin play`` and imitation recording all use it).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,7 +37,6 @@ import numpy as np
 from . import actions as A
 from .cards import NUM_CARDS, NUM_RANKS
 from .game import Game, HandRecord, draw_seed
-from .observation import observe
 from .rules import Rules, get_rules
 from .sheets import Sheet
 
@@ -195,10 +195,6 @@ class Match:
     rng: np.random.Generator = field(init=False, repr=False)
     _over: bool = field(init=False, default=False)
     _paid: bool = field(init=False, default=False, repr=False)
-    #: Per seat: (hands played, the context part of its observation vector), kept by
-    #: ``observation.encode_seat`` (that part changes only when a hand ends).
-    context_cache: dict[int, tuple[int, np.ndarray]] = field(init=False, default_factory=dict,
-                                                             repr=False, compare=False)
     #: The duel's one ``Game`` (None in a format; also :meth:`apply`'s fast path).
     duel_game: Game | None = field(init=False, default=None, repr=False)
 
@@ -547,40 +543,6 @@ class Match:
         out[:] = lose
         out[list(self.winning_seats)] = 1.0
         return out
-
-    def observation(self, seat: int) -> dict:
-        """The seat's observation dict, as the environment gives it: ``observation`` (the
-        vector of ``ObservationLayout.for_rules(rules)``) and ``action_mask`` (all zeros
-        unless the seat acts). Built by :func:`hgin_env.observation.observe`."""
-        return observe(self, seat)
-
-    def play(self, policies: Sequence[Callable[[dict], int]],
-             on_finished: Callable[[list[SeatHand | RoundResult]], None] | None = None,
-             on_move: Callable[[int, dict, int, list[SeatHand | RoundResult]], None] | None = None,
-             ) -> Match:
-        """THE match loop: until the match ends, the acting seat's policy gets that seat's
-        observation dict (nothing else) and returns an action id. ``policies[seat]`` plays
-        each seat (one agent may sit at several; a human is a policy that prompts).
-
-        Hooks, called after each :meth:`apply`: ``on_move(seat, obs, action, finished)``
-        for every move (checks, recording decisions, printing), then ``on_finished`` with
-        what the move finished (hands, partnership rounds) when it finished something. An
-        illegal action raises ``ValueError``; an exception from a policy or a hook stops the
-        match where it stands (after the last applied move), which is how a caller ends one
-        early. Resuming is calling ``play`` again on the same match."""
-        if len(policies) != self.num_players:
-            raise ValueError(f"format={self.format!r} needs {self.num_players} policies, got {len(policies)}")
-        while not self.is_over:
-            seat = self.current_seat
-            assert seat is not None
-            obs = self.observation(seat)
-            action = int(policies[seat](obs))
-            finished = self.apply(action)
-            if on_move is not None:
-                on_move(seat, obs, action, finished)
-            if finished and on_finished is not None:
-                on_finished(finished)
-        return self
 
     def card_count_ok(self) -> bool:
         """Every table holds its 52 cards exactly once."""

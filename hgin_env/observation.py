@@ -50,6 +50,7 @@ C is the number of columns (3). Size with 3 columns: 394.
 from __future__ import annotations
 
 import struct
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -371,15 +372,46 @@ def encode(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray
     return out
 
 
+class StateCache:
+    """Values the observer derives from a state and reuses while it holds: the match-context
+    part of a vector, which changes only when a hand ends. The observer keeps them here, not
+    on the engine's objects (the engine knows nothing of observers). An entry is keyed by the
+    state's ``id`` and seat and holds a weak reference that proves it is that state's (an id
+    is reused once its object is gone) and the key it was computed for (hands played); the
+    entries of collected states are dropped whenever the table fills up."""
+
+    def __init__(self, limit: int = 4096):
+        self._entries: dict[tuple[int, int], tuple[weakref.ref, int, object]] = {}
+        self._limit = limit
+
+    def get(self, state: object, who: int, key: int):
+        entry = self._entries.get((id(state), who))
+        if entry is not None and entry[1] == key and entry[0]() is state:
+            return entry[2]
+        return None
+
+    def put(self, state: object, who: int, key: int, value: object) -> None:
+        if len(self._entries) >= self._limit:
+            self._entries = {k: e for k, e in self._entries.items() if e[0]() is not None}
+            self._limit = max(self._limit, 2 * len(self._entries))  # many live states: grow
+        self._entries[(id(state), who)] = (weakref.ref(state), key, value)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+#: The observer's one cache (see :class:`StateCache`).
+CONTEXT_CACHE = StateCache()
+
+
 def _match_context_bytes(game: Game, player: int) -> bytes:
     """The scoreboard part of the vector as float32 bytes. It changes only when a hand ends,
-    so it is kept in the game's declared ``context_cache`` per player and hands played."""
+    so it is kept in :data:`CONTEXT_CACHE` per game, player and hands played."""
     key = len(game.hand_history)
-    hit = game.context_cache.get(player)
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    data = scoreboard_context(game.scoreboard, player).tobytes()
-    game.context_cache[player] = (key, data)
+    data = CONTEXT_CACHE.get(game, player, key)
+    if data is None:
+        data = scoreboard_context(game.scoreboard, player).tobytes()
+        CONTEXT_CACHE.put(game, player, key, data)
     return data
 
 
@@ -454,11 +486,11 @@ def encode_seat(match: Match, seat: int) -> np.ndarray:
         game, player = view
         vec[:start] = encode(game, player)[:start]
     key = len(match.hand_history)  # the context changes only when a hand ends
-    hit = match.context_cache.get(seat)
-    if hit is None or hit[0] != key:
-        hit = (key, _format_context(match, seat, view is None))
-        match.context_cache[seat] = hit
-    vec[start:] = hit[1]
+    context = CONTEXT_CACHE.get(match, seat, key)
+    if context is None:
+        context = _format_context(match, seat, view is None)
+        CONTEXT_CACHE.put(match, seat, key, context)
+    vec[start:] = context
     return vec
 
 
@@ -479,7 +511,7 @@ def observe(state: Game | Match, who: int) -> dict[str, np.ndarray]:
     (a waiting or sitting-out seat, or a finished game or match).
 
     The env, :meth:`Match.observation <hgin_env.match.Match.observation>` (so
-    ``Match.play``), determinization and search rollouts all call this, so the dict an
+    ``run_match``), determinization and search rollouts all call this, so the dict an
     agent sees cannot differ between them.
     """
     if not isinstance(state, Game):

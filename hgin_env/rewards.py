@@ -1,10 +1,10 @@
 """Every reward of the environment, in one place: the base modes and potential-based shaping.
 
-The environment (:mod:`hgin_env.env`), the single-agent adapter and the imitation
+The environment (:mod:`hgin_env.envs.aec`), the single-agent adapter and the imitation
 recorder (:mod:`train.imitation`) all compute rewards through these functions, so a mode
 means the same thing everywhere.
 
-Base modes (zero-sum, paid when a hand ends; see the reward table of :mod:`hgin_env.env`;
+Base modes (zero-sum, paid when a hand ends; see the reward table of :mod:`hgin_env.envs.aec`;
 the ``seat_*`` functions are the same modes for every format, over a
 :class:`~hgin_env.match.Match`'s seats):
 
@@ -286,7 +286,7 @@ def potential_named(name: str) -> Potential:
 class PotentialShaping:
     """Potential-based shaping terms ``γ Φ(o') − Φ(o)`` (module docstring), kept per *slot*:
     a slot is a player of one match (the AEC environment, ``num_players`` slots) or the
-    learner of one match in a batch (:class:`hgin_env.vector.LearnerBatch`, one slot per
+    learner of one match in a batch (:class:`hgin_env.batch.vector.LearnerBatch`, one slot per
     match).
 
     Call :meth:`reset` at the episode start, :meth:`at_decision` each time a slot's player

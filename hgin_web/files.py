@@ -145,7 +145,7 @@ def list_files(root: Path, limit: int = 500) -> dict[str, list[dict[str, Any]]]:
 
 # --------------------------------------------------------------------------- tournaments
 class _Recorder:
-    """An agent that notes each action it takes in a log shared by every seat (``Match.play``
+    """An agent that notes each action it takes in a log shared by every seat (``run_match``
     asks one seat at a time, so the log is the match's action history)."""
 
     def __init__(self, agent: Any, log: list[int]):

@@ -23,7 +23,7 @@ from agents.base import make_agent
 from hgin_cli.common import describe_move
 from hgin_env import actions as A
 from hgin_env.match import Match, RoundResult, SeatHand
-from hgin_env.observation import ObservationLayout
+from hgin_env.observation import ObservationLayout, observe
 from hgin_env.rules import PROFILES, get_rules
 
 from . import files, views
@@ -160,7 +160,7 @@ class WebGame:
         made = 0
         while made < moves and not self.match.is_over and self.match.current_seat != self.human:
             seat = self.match.current_seat
-            action = int(self.agents[seat](self.match.observation(seat)))
+            action = int(self.agents[seat](observe(self.match, seat)))
             if action not in self.match.legal_actions():
                 raise Refused(500, f"the agent at seat {seat} ({self.labels[seat]}) chose an illegal action "
                                    f"{action}; this is a bug in the agent")

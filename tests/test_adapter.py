@@ -9,8 +9,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from hgin_env import actions as A
-from hgin_env.adapters import SingleAgentEnv, UniformRandomOpponent
 from hgin_env.cards import parse_card
+from hgin_env.envs.single_agent import SingleAgentEnv, UniformRandomOpponent
 from hgin_env.game import build_deck
 
 

@@ -38,7 +38,7 @@ def test_average_is_the_mean_of_the_weights_and_loads(tmp_path):
     assert [a["checkpoint"] for a in meta["averaged_from"]] == [p.name for p in paths]  # by steps
     assert "lineage" not in meta and "imitation" not in meta
     agent = PPOAgent.load(out)
-    from hgin_env.env import raw_env
+    from hgin_env.envs.aec import raw_env
 
     env = raw_env(rules="hollywood_short")
     env.reset(seed=1)

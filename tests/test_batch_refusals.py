@@ -13,11 +13,11 @@ import pytest
 from agents.batched import BatchedRandom
 from hgin_env import actions as A
 from hgin_env import hollywood_gin_v0
-from hgin_env.adapters import SingleAgentEnv
 from hgin_env.batch import BatchGame
+from hgin_env.batch.vector import HollywoodVectorEnv, LearnerBatch
+from hgin_env.envs.single_agent import SingleAgentEnv
 from hgin_env.game import Game, replay
 from hgin_env.rules import Rules
-from hgin_env.vector import HollywoodVectorEnv, LearnerBatch
 from train.envs import BatchedVecEnv
 
 N = 4

@@ -14,6 +14,7 @@ from agents.expert import ExpertAgent, knock_timing
 from agents.view import parse
 from hgin_env import actions as A
 from hgin_env.batch import BatchGame
+from hgin_env.loop import run_match
 from hgin_env.match import Match
 from hgin_env.observation import ObservationLayout, observation_dict
 from hgin_env.rules import PROFILES, get_rules
@@ -123,7 +124,7 @@ def test_same_decisions_in_every_format_layout(profile):
     seen: list[tuple[np.ndarray, np.ndarray]] = []
     policies = [ExpertAgent(seed=s, layout=layout) for s in range(rules.num_players)]
     for seed in (5, 6):
-        Match(rules, seed=seed).play(policies, on_move=lambda seat, obs, a, fin: seen.append(
+        run_match(Match(rules, seed=seed), policies, on_move=lambda seat, obs, a, fin: seen.append(
             (obs["observation"], obs["action_mask"])))
     obs = np.stack([o for o, _ in seen])
     masks = np.stack([m for _, m in seen])

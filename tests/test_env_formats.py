@@ -199,7 +199,7 @@ def test_shaping_with_formats(profile):
 
 
 def test_single_agent_adapter_serves_formats_but_not_their_hands():
-    from hgin_env.adapters import SingleAgentEnv
+    from hgin_env.envs.single_agent import SingleAgentEnv
 
     env = SingleAgentEnv(rules="gin_partnership")  # tests/test_adapter_formats.py tests it
     assert env.observation_space.shape == (ObservationLayout.for_rules(get_rules("gin_partnership")).size,)
@@ -278,14 +278,14 @@ def test_observation_ignores_hidden_cards(profile):
 @pytest.mark.parametrize("profile", ["hollywood_three_hand", "hollywood_partnership"])
 def test_cached_context_equals_fresh(profile):
     from hgin_env.match import Match
-    from hgin_env.observation import encode_seat
+    from hgin_env.observation import CONTEXT_CACHE, encode_seat
 
     rng = np.random.default_rng(3)
     match = Match(get_rules(profile).replace(target=40, name=profile), seed=6)
     while not match.is_over:
         for seat in range(match.num_players):
             cached = encode_seat(match, seat)
-            match.context_cache.clear()
+            CONTEXT_CACHE.clear()
             assert np.array_equal(cached, encode_seat(match, seat))
         legal = match.legal_actions()
         knocks = [a for a in legal if 52 <= a < 104]

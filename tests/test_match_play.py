@@ -1,4 +1,4 @@
-"""Match.play, the one match loop, and observe(), the one observation dict."""
+"""run_match, the one match loop, and observe(), the one observation dict."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 from agents import make_agent
 from hgin_env import hollywood_gin_v0
 from hgin_env.game import Game
+from hgin_env.loop import run_match
 from hgin_env.match import Match, SeatHand
 from hgin_env.observation import ObservationLayout, observe
 
@@ -36,7 +37,7 @@ def test_on_move_sees_every_move_with_the_policys_observation(rules: str) -> Non
         assert obs is given[-1] and obs["action_mask"][action] == 1
         seen.append((seat, action, [f for f in finished if isinstance(f, SeatHand)]))
 
-    match.play([policy(s) for s in range(match.num_players)], on_move=on_move)
+    run_match(match, [policy(s) for s in range(match.num_players)], on_move=on_move)
     assert match.is_over
     assert [a for _, a, _ in seen] == match.action_history
     assert [h for *_, hands in seen for h in hands] == match.hand_history
@@ -44,7 +45,7 @@ def test_on_move_sees_every_move_with_the_policys_observation(rules: str) -> Non
 
 @pytest.mark.parametrize("rules", PROFILES)
 def test_an_exception_stops_the_match_and_play_plays_on(rules: str) -> None:
-    whole = Match(rules, seed=5).play(_agents(rules, Match(rules).num_players))
+    whole = run_match(Match(rules, seed=5), _agents(rules, Match(rules).num_players))
 
     class Stop(Exception):
         pass
@@ -56,9 +57,9 @@ def test_an_exception_stops_the_match_and_play_plays_on(rules: str) -> None:
     match = Match(rules, seed=5)
     agents = _agents(rules, match.num_players)
     with pytest.raises(Stop):
-        match.play(agents, on_move=stop_at_40)
+        run_match(match, agents, on_move=stop_at_40)
     assert len(match.action_history) == 40 and not match.is_over
-    match.play(agents)
+    run_match(match, agents)
     assert match.action_history == whole.action_history
 
 
@@ -70,7 +71,7 @@ def test_observe_is_the_env_and_match_dict() -> None:
     rng = np.random.default_rng(0)
     for _ in range(30):
         for seat in (0, 1):
-            a, b, c = observe(game, seat), match.observation(seat), env.observe(f"player_{seat}")
+            a, b, c = observe(game, seat), observe(match, seat), env.observe(f"player_{seat}")
             for other in (b, c):
                 assert np.array_equal(a["observation"], other["observation"])
                 assert np.array_equal(a["action_mask"], other["action_mask"])

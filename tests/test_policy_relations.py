@@ -10,8 +10,8 @@ from sb3_contrib import MaskablePPO
 from agents.ppo import PPOAgent
 from agents.simple import SimpleAgent
 from hgin_env import actions as A
-from hgin_env.adapters import SingleAgentEnv
 from hgin_env.cards import NUM_CARDS, NUM_RANKS, parse_card
+from hgin_env.envs.single_agent import SingleAgentEnv
 from hgin_env.melds import meld_partners
 from hgin_env.observation import ObservationLayout
 from train.policy import RELATION_KINDS, RELATION_SETS, CardAwarePolicy, load_start_weights

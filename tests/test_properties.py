@@ -99,7 +99,7 @@ def test_bad_actions_mixed_into_batched_play_change_nothing(seed, profile, plan)
     bit-identical; a row that does not move (``NO_MOVE``) keeps its observation."""
     from agents.batched import BatchedRandom
     from hgin_env.actions import NO_MOVE
-    from hgin_env.vector import LearnerBatch
+    from hgin_env.batch.vector import LearnerBatch
 
     core = LearnerBatch(6, [BatchedRandom(seed=seed)], rules=profile, reward="points", seed=seed)
     batch = core.batch

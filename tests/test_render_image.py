@@ -13,7 +13,7 @@ from hgin_env import actions as A
 from hgin_env import hollywood_gin_v0
 from hgin_env.cards import parse_card
 from hgin_env.game import Game, build_deck
-from hgin_env.render_image import GOLD, LAYOFF, card_face, save_gif, table_array, table_image
+from hgin_env.render.image import GOLD, LAYOFF, card_face, save_gif, table_array, table_image
 from hgin_env.scoring import Scoreboard
 
 # The README's settlement: the defender lays 6♠ 7♠ and 9♥ off on the knocker's melds.
@@ -169,7 +169,7 @@ def _play_rendering(env, seed: int, max_frames: int | None = None) -> list[np.nd
 @pytest.mark.parametrize("profile,tables", [("hollywood_three_hand", 1), ("gin_three_hand", 1),
                                             ("hollywood_partnership", 2), ("gin_partnership", 2)])
 def test_format_pictures_show_the_whole_match(profile, tables) -> None:
-    from hgin_env.render_image import LEFT_W, match_array
+    from hgin_env.render.image import LEFT_W, match_array
 
     env = _format_env(profile, 2)
     match = env.unwrapped.match
@@ -189,7 +189,7 @@ def test_format_pictures_show_the_whole_match(profile, tables) -> None:
 
 
 def test_partnership_picture_keeps_a_finished_tables_showdown_while_the_other_plays() -> None:
-    from hgin_env.render_image import LEFT_W, match_array, match_image
+    from hgin_env.render.image import LEFT_W, match_array, match_image
 
     env = _format_env("hollywood_partnership", 5)
     match = env.unwrapped.match
@@ -210,7 +210,7 @@ def test_partnership_picture_keeps_a_finished_tables_showdown_while_the_other_pl
 
 def test_duel_match_picture_is_the_table_picture() -> None:
     from hgin_env.match import Match
-    from hgin_env.render_image import match_array
+    from hgin_env.render.image import match_array
 
     m = Match(seed=5)
     np.testing.assert_array_equal(match_array(m), table_array(m.current_game))
@@ -224,7 +224,7 @@ def test_pettingzoo_render_test_for_formats(profile) -> None:
 def test_rank_five_keeps_its_opening_at_1x() -> None:
     """The 5 is not a closed 6: right of its stem, between the top bar and the bowl, the 5
     has a notch of felt where the 6 has ink (the old one-pixel bold stroke filled it)."""
-    from hgin_env.render_image import _rank_mask
+    from hgin_env.render.image import _rank_mask
 
     def notch(text: str) -> float:  # ink in the upper right of the glyph's box, below the bar
         m = np.asarray(_rank_mask(text, 17), dtype=float) / 255
@@ -243,7 +243,7 @@ def test_render_viewpoint_keeps_one_players_hand_face_up() -> None:
     import pytest
 
     from hgin_env import hollywood_gin_v0
-    from hgin_env.render_image import table_array
+    from hgin_env.render.image import table_array
 
     env = hollywood_gin_v0.env(render_mode="rgb_array", render_viewpoint="player_0")
     env.reset(seed=3)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from agents.base import make_agent
-from hgin_env.adapters import SingleAgentEnv
-from hgin_env.env import raw_env
+from hgin_env.envs.aec import raw_env
+from hgin_env.envs.single_agent import SingleAgentEnv
 from hgin_env.game import Game
 from hgin_env.melds import cached_deadwood
 from hgin_env.observation import ObservationLayout, encode
@@ -171,7 +171,7 @@ def test_batched_learner_shaping_telescopes(gamma, potential):
     γΦ(o') − Φ(o), −Φ(o_last) when its match ends, so each match's discounted shaping sum
     is −Φ(o_0). Same seed with and without shaping: same trajectories."""
     from agents.batched import BatchedSimple
-    from hgin_env.vector import LearnerBatch
+    from hgin_env.batch.vector import LearnerBatch
 
     weight, n, steps = 1.5, 6, 400
 

@@ -17,7 +17,7 @@ import pytest
 from agents.base import make_agent
 from agents.rllib_agent import META_NAME, RLlibCheckpointError, read_meta
 from hgin_env import hollywood_gin_v0
-from hgin_env.rllib_adapter import MASK_KEY, OBS_KEY, SUMMARY_KEY, RLlibObservationWrapper, from_rllib_obs
+from hgin_env.envs.rllib import MASK_KEY, OBS_KEY, SUMMARY_KEY, RLlibObservationWrapper, from_rllib_obs
 
 
 def test_wrapper_renames_keys_and_adds_the_match_summary():

@@ -12,7 +12,7 @@ from hgin_cli.cli_formats import _winner_text
 from hgin_cli.human import _winner_line
 from hgin_env.game import Game
 from hgin_env.render import render_table
-from hgin_env.render_image import table_image
+from hgin_env.render.image import table_image
 from hgin_env.scoring import Scoreboard
 from hgin_env.sheets import Sheet
 

@@ -6,7 +6,7 @@ import numpy as np
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
 
 from agents.batched import BatchedRandom, BatchedSimple
-from hgin_env.vector import HollywoodVectorEnv, LearnerBatch
+from hgin_env.batch.vector import HollywoodVectorEnv, LearnerBatch
 from train.envs import BatchedVecEnv
 
 

@@ -17,7 +17,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from agents.base import make_agent
 from agents.batched import BatchedPolicy
-from hgin_env.adapters import SingleAgentEnv
+from hgin_env.envs.single_agent import SingleAgentEnv
 from hgin_env.observation import ObservationLayout
 from hgin_env.rules import Rules, get_rules
 
@@ -118,7 +118,7 @@ class LivePolicy(BatchedPolicy):
 
 
 class BatchedVecEnv(VecEnv):
-    """Stable-Baselines3 ``VecEnv`` over the batched engine (:class:`hgin_env.vector.LearnerBatch`).
+    """Stable-Baselines3 ``VecEnv`` over the batched engine (:class:`hgin_env.batch.vector.LearnerBatch`).
 
     One process, N matches stepped by numpy; opponents (specs as in :class:`TrainingEnv`,
     plus ``self``) act on whole batches inside ``step_wait``. ``action_masks()`` (and
@@ -139,9 +139,9 @@ class BatchedVecEnv(VecEnv):
                  seed: int = 0, shaping: float = 0.0, shaping_gamma: float = 1.0,
                  shaping_potential: str = "deadwood", privileged: bool = False):
         from hgin_env.batch import PRIVILEGED_SIZE
+        from hgin_env.batch.vector import LearnerBatch
         from hgin_env.observation import observation_bounds
         from hgin_env.rules import get_rules
-        from hgin_env.vector import LearnerBatch
 
         self.rules = get_rules(rules)
         if self.rules.format != "duel":

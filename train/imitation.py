@@ -5,7 +5,7 @@ heuristic already knows (keep deadwood low, knock when you can), because a rando
 almost never knocks and so almost never sees a positive reward. Cloning the Expert gives
 the network that knowledge in minutes; PPO then has to improve on it, not rediscover it.
 
-The teacher plays whole Hollywood matches (through :meth:`hgin_env.match.Match.play`, seeing
+The teacher plays whole Hollywood matches (through :func:`hgin_env.loop.run_match`, seeing
 only observation dicts like every agent). Each teacher decision is stored with its observation, mask,
 action and the discounted return the learner's reward would give from there (the
 environment's ``reward`` mode through :func:`hgin_env.rewards.hand_end_rewards`, default
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm import tqdm
 
+from hgin_env.loop import run_match
 from hgin_env.match import Match
 from hgin_env.observation import ObservationLayout
 from hgin_env.rewards import PotentialShaping, check_mode, hand_end_rewards
@@ -78,7 +79,7 @@ def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma
                 rewards[-1] += hand_end_rewards(reward, game, finished[0].record, columns_before)[seat]
             columns_before = list(game.scoreboard.column_winners)
 
-    match.play(agents, on_move=record)
+    run_match(match, agents, on_move=record)
     winner = game.scoreboard.match_winner
     if winner is not None and rewards and reward != "match":
         rewards[-1] += match_bonus * (1.0 if winner == seat else -1.0)

@@ -5,7 +5,7 @@
         --num-env-runners 94 --train-batch-size 64000 --minibatch-size 4000 --iterations 500  # a cluster
 
 Both seats of ``hollywood_gin_v0`` go through RLlib's PettingZoo wrapper
-(``hgin_env.rllib_adapter``). The trained RLModule ``main`` is RLlib's action-masking PPO
+(``hgin_env.envs.rllib``). The trained RLModule ``main`` is RLlib's action-masking PPO
 module; in each match it plays one seat (chosen at random) against an opponent drawn from
 the mixture ``--opponents``:
 
@@ -16,7 +16,7 @@ the mixture ``--opponents``:
                the project's heuristic agents, run inside RLlib as non-trained RLModules
 
 The three-column outcomes (win rate, columns won, column totals) are those of
-``train/ppo.py``: the same ``hgin_env.adapters.episode_summary`` rows and the same
+``train/ppo.py``: the same ``hgin_env.envs.single_agent.episode_summary`` rows and the same
 ``charts/`` scalars (``train.callbacks.episode_row`` / ``outcome_scalars``).
 
 A run folder ``runs/<run-name>/`` holds:
@@ -57,7 +57,7 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 
-from hgin_env.rllib_adapter import MASK_KEY, OBS_KEY, SUMMARY_KEY, from_rllib_obs
+from hgin_env.envs.rllib import MASK_KEY, OBS_KEY, SUMMARY_KEY, from_rllib_obs
 from train.callbacks import episode_row
 from train.ppo import parse_args as parse_dataclass_args
 from train.ppo import parse_mixture
@@ -232,7 +232,7 @@ def build_config(args: Args) -> Any:
     from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
     from ray.tune.registry import register_env
 
-    from hgin_env.rllib_adapter import make_rllib_env
+    from hgin_env.envs.rllib import make_rllib_env
     from hgin_env.rules import get_rules
 
     rules = get_rules(args.rules)

@@ -5,8 +5,9 @@ Run from the repository root: PYTHONPATH=. .venv/bin/python docs/img/make_images
 from PIL import Image
 
 from agents import make_agent
+from hgin_env.loop import run_match
 from hgin_env.match import Match
-from hgin_env.render_image import table_image
+from hgin_env.render.image import table_image
 
 names = ["player_0 (expert)", "player_1 (simple)"]
 
@@ -16,7 +17,7 @@ def small(img, path):
 
 
 class _Found(Exception):
-    """Stops the match at the wanted state (Match.play ends when a hook raises)."""
+    """Stops the match at the wanted state (run_match ends when a hook raises)."""
 
     def __init__(self, record):
         super().__init__()
@@ -24,7 +25,7 @@ class _Found(Exception):
 
 
 def play(stop):
-    """Expert v simple (seed 7) through Match.play, stopped at the first state where
+    """Expert v simple (seed 7) through run_match, stopped at the first state where
     ``stop(game, record)``: before a move (record None) or after a hand's last move."""
     match = Match(seed=7)
     g = match.duel_game
@@ -40,7 +41,7 @@ def play(stop):
     if stop(g, None):
         return g, None
     try:
-        match.play(ag, on_move=check)
+        run_match(match, ag, on_move=check)
     except _Found as found:
         return g, found.record
     return g, None

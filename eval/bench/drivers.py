@@ -12,6 +12,7 @@ import numpy as np
 from eval.bench.anchor_worker import _Uniform
 from hgin_env.cards import mask_to_cards
 from hgin_env.game import Game, Phase
+from hgin_env.loop import run_match
 from hgin_env.match import Match
 from hgin_env.melds import (
     deadwood_of_mask,
@@ -27,7 +28,7 @@ def random_hands(n: int, size: int, seed: int) -> list[tuple[int, ...]]:
 
 def real_play_hands(games: int, seed: int, min_turn: int = 4) -> tuple[list, list]:
     """10-card hands (draw phase, turn >= ``min_turn``) and 11-card hands (discard phase)
-    of simple-vs-simple hands played through :meth:`Match.play` (so :class:`Game` and the
+    of simple-vs-simple hands played through :func:`hgin_env.loop.run_match` (so :class:`Game` and the
     observation dict)."""
     from agents import make_agent
 
@@ -51,7 +52,7 @@ def real_play_hands(games: int, seed: int, min_turn: int = 4) -> tuple[list, lis
     policies = [collecting(a) for a in agents]
     for g in range(games):
         match = Match(seed=seed * 100_003 + g, single_hand=True)
-        match.play(policies)
+        run_match(match, policies)
     return tens, elevens
 
 
@@ -145,7 +146,7 @@ def drive_engine(steps: int, seed: int) -> dict[str, float]:
 
 
 def drive_heuristic(name: str, hands: int, seed: int) -> dict[str, float]:
-    """Agent-vs-agent hands through :meth:`Match.play` (observation dict built per decision)."""
+    """Agent-vs-agent hands through :func:`hgin_env.loop.run_match` (observation dict built per decision)."""
     from agents import make_agent
 
     agents = [make_agent(name, seed=seed), make_agent(name, seed=seed + 1)]
@@ -153,7 +154,7 @@ def drive_heuristic(name: str, hands: int, seed: int) -> dict[str, float]:
     clear_caches()
     t0 = time.perf_counter()
     for h in range(hands):
-        n += len(Match(seed=seed * 1_000_003 + h, single_hand=True).play(agents).action_history)
+        n += len(run_match(Match(seed=seed * 1_000_003 + h, single_hand=True), agents).action_history)
     return {"seconds": time.perf_counter() - t0, "steps": n, "hands": hands}
 
 

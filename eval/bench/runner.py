@@ -203,7 +203,7 @@ class Runner:
 
     def heuristic_contenders(self) -> list[Callable[[int], None]]:
         s = self.s
-        b = self.bench("heuristic", "Heuristic self-play through Match.play (ours only)", "simple vs simple")
+        b = self.bench("heuristic", "Heuristic self-play through run_match (ours only)", "simple vs simple")
 
         def run(name: str) -> Callable[[int], None]:
             def go(r: int) -> None:

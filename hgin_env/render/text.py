@@ -6,12 +6,12 @@ import html
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from .cards import NUM_RANKS, format_card, format_cards, mask_to_cards
-from .game import Game, HandRecord, Phase
-from .melds import best_arrangement_of_mask
+from ..cards import NUM_RANKS, format_card, format_cards, mask_to_cards
+from ..game import Game, HandRecord, Phase
+from ..melds import best_arrangement_of_mask
 
 if TYPE_CHECKING:  # for the type only: rendering never needs the match module
-    from .match import Table
+    from ..match import Table
 
 
 def hand_groups(mask: int) -> tuple[list[tuple[int, ...]], tuple[int, ...], int]:
@@ -194,3 +194,7 @@ def game_html(game: Game) -> str:
     origin = "stacked first deal" if game.deck is not None else f"seed {game.seed}"
     return (f'<div><table style="border-collapse:collapse"><caption style="text-align:left">Hollywood Gin '
             f'({rules}), {origin}</caption>{body}</table>{game.scoreboard._repr_html_()}</div>')
+
+
+# The engine draws nothing: its notebook display is this module's (see Game._repr_html_).
+Game._repr_html_ = game_html

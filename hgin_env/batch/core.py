@@ -31,19 +31,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import actions as A
-from .cards import NUM_CARDS, NUM_RANKS, RANK_VALUES, mask_to_cards
-from .game import Phase
-from .melds import deadwood_without_batch, min_deadwood_batch
-from .observation import (
+from .. import actions as A
+from ..cards import NUM_CARDS, NUM_RANKS, RANK_VALUES, mask_to_cards
+from ..game import Phase
+from ..melds import deadwood_without_batch, min_deadwood_batch
+from ..observation import (
     DEADWOOD_FRACTIONS,
     KNOCK_LIMIT_SCALE,
     STOCK_SCALE,
     ObservationLayout,
     scoreboard_context,
 )
-from .rules import Rules, get_rules
-from .scoring import Scoreboard, settle
+from ..rules import Rules, get_rules
+from ..scoring import Scoreboard, settle
 
 _BIT = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
 _FIRST_UPCARD = int(Phase.FIRST_UPCARD)
