@@ -23,7 +23,7 @@ from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
 from hgin_env.observation import ObservationLayout, observation_dict
 
-from .base import make_agent
+from .base import SeededAgent, make_agent
 from .batched_expert import BatchedExpert
 
 __all__ = ["BatchedAgent", "BatchedExpert", "BatchedPolicy", "BatchedRandom", "BatchedSimple", "RowByRow",
@@ -38,15 +38,9 @@ class BatchedAgent(Protocol):
     def reset(self, seed: int | None = None) -> None: ...
 
 
-class _Seeded:
-    def __init__(self, seed: int | None = None, columns: int = 3):
-        self.columns = columns
-        self.layout = ObservationLayout(columns)
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
+class _Seeded(SeededAgent):
+    """A seeded generator and the layout read (any format's: ``layout=``, or a duel's by
+    ``columns``), as the scalar agents take them."""
 
 
 def uniform_choice(rng: np.random.Generator, allowed: np.ndarray) -> np.ndarray:
@@ -203,18 +197,27 @@ class BatchedPolicy:
         return choice
 
 
-def make_batched_agent(spec: str, seed: int | None = None, columns: int = 3) -> Any:
+def make_batched_agent(spec: str, seed: int | None = None, columns: int | None = None,
+                       layout: ObservationLayout | None = None) -> Any:
     """A batched agent from a name: ``random``, ``simple``, ``expert``, ``ppo:PATH``; any
-    other name registered with :mod:`agents.base` (``search``...) runs row by row."""
+    other name registered with :mod:`agents.base` (``search``...) runs row by row. It reads
+    ``layout`` (any format's; ``ObservationLayout.for_rules(rules)``), or the duel layout
+    of ``columns`` (default 3); a ``ppo:PATH`` trained for another layout is refused."""
+    if layout is None:
+        layout = ObservationLayout(3 if columns is None else columns)
+    elif columns is not None and columns != layout.columns:
+        raise ValueError(f"columns={columns} disagrees with the layout ({layout.columns} columns)")
     if spec == "random":
-        return BatchedRandom(seed=seed, columns=columns)
+        return BatchedRandom(seed=seed, layout=layout)
     if spec == "simple":
-        return BatchedSimple(seed=seed, columns=columns)
+        return BatchedSimple(seed=seed, layout=layout)
     if spec == "expert":
-        return BatchedExpert(seed=seed, columns=columns)
+        return BatchedExpert(seed=seed, layout=layout)
     if spec.startswith("ppo:"):
         from .ppo import SHIPPED_POLICY, PPOAgent
 
-        agent = PPOAgent.load(spec[4:] or SHIPPED_POLICY, seed=seed, columns=columns)
+        agent = PPOAgent.load(spec[4:] or SHIPPED_POLICY, seed=seed, layout=layout)
         return BatchedPolicy(agent.model, deterministic=agent.deterministic, seed=seed)
-    return RowByRow(make_agent(spec, seed=seed, columns=columns))
+    # The duel's scalar agents as before (columns); a format's read its layout.
+    kwargs: dict = {"columns": layout.columns} if layout.format == "duel" else {"layout": layout}
+    return RowByRow(make_agent(spec, seed=seed, **kwargs))

@@ -32,7 +32,7 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.batch import HAND_KINDS, BatchGame
-from hgin_env.batch.core import _BIT
+from hgin_env.batch.tables import _BIT
 from hgin_env.cards import NUM_CARDS
 from hgin_env.game import Phase
 from hgin_env.melds import min_deadwood_batch

@@ -47,6 +47,25 @@ def draw_seed() -> int:
     return int(np.random.default_rng().integers(2**63 - 1))
 
 
+def cut_for_deal(rng: np.random.Generator, players: int) -> int:
+    """Each of ``players`` players cuts a card; the lowest rank deals; a tie for the lowest
+    cuts again (RULES.md §4). The draws of every format's cut (``Game``, ``Match``, the
+    batched engine)."""
+    while True:
+        ranks = [int(c) % NUM_RANKS for c in rng.choice(NUM_CARDS, size=players, replace=False)]
+        low = min(ranks)
+        if ranks.count(low) == 1:
+            return ranks.index(low)
+
+
+def draw_first_dealer(how: str, rng: np.random.Generator, players: int) -> int:
+    """The first dealer among ``players``: ``how`` is ``Rules.first_dealer`` ("random":
+    uniform, "cut": :func:`cut_for_deal`)."""
+    if how == "random":
+        return int(rng.integers(players))
+    return cut_for_deal(rng, players)
+
+
 @dataclass(frozen=True)
 class HandRecord:
     """One finished hand, as the table saw it (players are 0/1)."""
@@ -164,13 +183,7 @@ class Game:
 
     # ------------------------------------------------------------------ dealing
     def _choose_first_dealer(self) -> int:
-        if self.rules.first_dealer == "random":
-            return int(self.rng.integers(2))
-        while True:  # cut: each player cuts a card, the lower rank deals, ties cut again
-            a, b = self.rng.choice(NUM_CARDS, size=2, replace=False)
-            ra, rb = a % NUM_RANKS, b % NUM_RANKS
-            if ra != rb:
-                return 0 if ra < rb else 1
+        return draw_first_dealer(self.rules.first_dealer, self.rng, 2)
 
     def _deal(self, deck: list[int] | None = None) -> None:
         if deck is None:
@@ -361,16 +374,7 @@ class Game:
         return record
 
     def _next_dealer(self, winner: int | None) -> int:
-        rotation = self.rules.dealer_rotation
-        if winner is None:
-            if self.rules.dead_hand_same_dealer:
-                return self.dealer
-            return 1 - self.dealer
-        if rotation == "loser":
-            return 1 - winner
-        if rotation == "winner":
-            return winner
-        return 1 - self.dealer
+        return self.rules.next_dealer(self.dealer, winner, None if winner is None else 1 - winner)
 
     # ------------------------------------------------------------------ misc
     def clone(self) -> Game:

@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import actions as A
-from .cards import NUM_CARDS, NUM_RANKS
-from .game import Game, HandRecord, draw_seed
+from .cards import NUM_CARDS
+from .game import Game, HandRecord, cut_for_deal, draw_first_dealer, draw_seed
 from .rules import Rules, get_rules
+from .scoring import Scoreboard
 from .sheets import Sheet
 
 #: Partnership teams: seat -> team is ``seat % 2``.
@@ -61,6 +62,45 @@ def round_score(team_points: tuple[int, int] | list[int]) -> tuple[int | None, i
     if net == 0:
         return None, 0
     return (0, net) if net > 0 else (1, -net)
+
+
+def three_hand_seats(dealer: int) -> tuple[int, int]:
+    """The two seats at the table (players 0 and 1 of its ``Game``) when ``dealer`` deals a
+    three-hand hand and sits it out: the seat after the dealer (the non-dealer, first card
+    and first option on the upcard), then the other one, who plays the dealer's part
+    (:data:`THREE_HAND_DEALER_PART`)."""
+    return (dealer + 1) % 3, (dealer + 2) % 3
+
+
+#: The player of a three-hand table's ``Game`` who plays the dealer's part (its
+#: ``first_dealer``): the second seat of :func:`three_hand_seats`.
+THREE_HAND_DEALER_PART = 1
+
+
+def first_dealer_of(rules: Rules, rng: np.random.Generator) -> int:
+    """The first dealer drawn from a match's generator: a seat (duel, three-hand) or the
+    dealing team (partnership: the team of the seat that cuts lowest of four)."""
+    if rules.format == "partnership":
+        return cut_for_deal(rng, 4) % 2 if rules.first_dealer == "cut" else int(rng.integers(2))
+    return draw_first_dealer(rules.first_dealer, rng, rules.num_players)
+
+
+def draw_deal(rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """One table's deal in a three-hand or partnership match, drawn from the match's
+    generator: the deck (dealt as ``Game(deck=...)`` deals it) and then the seed of the
+    table's ``Game`` (unused by its one stacked hand, but drawn like every other choice)."""
+    deck = rng.permutation(NUM_CARDS)
+    return deck, int(rng.integers(2**32))
+
+
+def new_sheet(rules: Rules) -> Sheet:
+    """A match's empty sheet: the duel's two-row :class:`~hgin_env.scoring.Scoreboard`, one
+    row per three-hand player (``player_i``), one per partnership team (``team_i``)."""
+    if rules.format == "three_hand":
+        return Sheet(rules, 3, tuple(f"player_{i}" for i in range(3)))
+    if rules.format == "partnership":
+        return Sheet(rules, 2, ("team_0", "team_1"))
+    return Scoreboard(rules)
 
 
 @dataclass
@@ -156,15 +196,6 @@ class RoundResult:
                 "points": self.points, "columns_decided": list(self.columns_decided)}
 
 
-def _cut(rng: np.random.Generator, n: int) -> int:
-    """Each of n players cuts a card; the lowest rank deals; a tie for lowest cuts again."""
-    while True:
-        ranks = [int(c) % NUM_RANKS for c in rng.choice(NUM_CARDS, size=n, replace=False)]
-        low = min(ranks)
-        if ranks.count(low) == 1:
-            return ranks.index(low)
-
-
 @dataclass
 class Match:
     """A whole match of any format. ``first_dealer`` fixes the first dealing seat (duel,
@@ -229,25 +260,14 @@ class Match:
         if self.seed is None:
             self.seed = draw_seed()  # recorded: an unseeded match still replays from its seed
         self.rng = np.random.default_rng(self.seed)
+        self.sheet = new_sheet(self.rules)
+        first = int(self.first_dealer) if self.first_dealer is not None else \
+            first_dealer_of(self.rules, self.rng)
+        self.tables = []
         if fmt == "three_hand":
-            self.sheet = Sheet(self.rules, 3, tuple(f"player_{i}" for i in range(3)))
-            if self.first_dealer is not None:
-                dealer = int(self.first_dealer)
-            elif self.rules.first_dealer == "cut":
-                dealer = _cut(self.rng, 3)
-            else:
-                dealer = int(self.rng.integers(3))
-            self.tables = []
-            self._deal_three_hand(dealer)
+            self._deal_three_hand(first)
         else:
-            self.sheet = Sheet(self.rules, 2, ("team_0", "team_1"))
-            if self.first_dealer is not None:
-                self.dealing_team = int(self.first_dealer)
-            elif self.rules.first_dealer == "cut":
-                self.dealing_team = _cut(self.rng, 4) % 2
-            else:
-                self.dealing_team = int(self.rng.integers(2))
-            self.tables = []
+            self.dealing_team = first
             self._deal_round()
 
     # ------------------------------------------------------------------ seats
@@ -436,18 +456,12 @@ class Match:
             self.last_rewards[hand.winner] = hand.points
             self.last_rewards[hand.loser] = -hand.points
 
-    def _table_seed(self) -> int:
-        """A seed for a table's ``Game`` generator (unused by a stacked single hand, but
-        then still drawn from the match's seed like every other random choice)."""
-        return int(self.rng.integers(2**32))
-
     # ------------------------------------------------------------------ three-hand
     def _deal_three_hand(self, dealer: int) -> None:
-        non_dealer, other = (dealer + 1) % 3, (dealer + 2) % 3
-        deck = self.rng.permutation(NUM_CARDS).tolist()
-        game = Game(self.rules, seed=self._table_seed(), single_hand=True, first_dealer=1,
-                    deck=deck)
-        self.tables = [Table(0, (non_dealer, other), game, sitting_out=dealer)]
+        deck, seed = draw_deal(self.rng)
+        game = Game(self.rules, seed=seed, single_hand=True, first_dealer=THREE_HAND_DEALER_PART,
+                    deck=deck.tolist())
+        self.tables = [Table(0, three_hand_seats(dealer), game, sitting_out=dealer)]
         self.current_table = 0
 
     def _end_three_hand(self, hand: SeatHand) -> list[SeatHand | RoundResult]:
@@ -460,8 +474,8 @@ class Match:
             self._over = True
         elif self.rules.max_hands and len(self.hand_history) >= self.rules.max_hands:
             self._over = self.truncated = True
-        else:  # the loser deals next; a dead hand is redealt by the same dealer
-            self._deal_three_hand(hand.loser if hand.winner is not None else hand.dealer)
+        else:  # the format's rule: the loser deals next; a dead hand is redealt by the same dealer
+            self._deal_three_hand(self.rules.next_dealer(hand.dealer, hand.winner, hand.loser))
         return []
 
     # ------------------------------------------------------------------ partnership
@@ -469,9 +483,9 @@ class Match:
         assert self.dealing_team is not None
         self.tables = []
         for index, seats in enumerate(partnership_tables(self.round_number)):
-            deck = self.rng.permutation(NUM_CARDS).tolist()
-            game = Game(self.rules, seed=self._table_seed(), single_hand=True,
-                        first_dealer=self.dealing_team, deck=deck)
+            deck, seed = draw_deal(self.rng)
+            game = Game(self.rules, seed=seed, single_hand=True,
+                        first_dealer=self.dealing_team, deck=deck.tolist())
             self.tables.append(Table(index, seats, game))
         self.current_table = 0
 

@@ -166,6 +166,22 @@ class Rules:
         """Seats at the match: 2 (duel), 3 (three-hand) or 4 (partnership)."""
         return FORMAT_PLAYERS[self.format]
 
+    def next_dealer(self, dealer: int, winner: int | None, loser: int | None) -> int:
+        """Who deals the next hand after ``dealer`` dealt one that ``winner`` won from
+        ``loser`` (both None: a dead hand), by ``dealer_rotation`` and
+        ``dead_hand_same_dealer`` (RULES.md §4, §13): the one rule of ``Game`` (players 0
+        and 1) and of a three-hand ``Match`` (seats; its format fixes "loser" and a dead
+        hand redealt by the same dealer). "alternate" hands the deal to the other of two
+        players: a partnership's dealing team alternates by its round instead."""
+        if winner is None:
+            return dealer if self.dead_hand_same_dealer else 1 - dealer
+        if self.dealer_rotation == "loser":
+            assert loser is not None
+            return loser
+        if self.dealer_rotation == "winner":
+            return winner
+        return 1 - dealer
+
 
 PROFILES: dict[str, Rules] = {
     "hollywood": Rules(name="hollywood"),

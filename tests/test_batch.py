@@ -1,5 +1,7 @@
-"""The batched engine against the scalar ``Game`` (toy sizes; ``python -m eval.differential``
-runs the same check over 20,000+ hands)."""
+"""The batched engine against the scalar engine (the AEC env over ``Match``; the duel's
+``Game`` inside), every format, step by step: actions, masks, observations, rewards, hand
+results, sheets and summaries (toy sizes; ``python -m eval.differential`` runs the same
+check over hundreds of thousands of decisions)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from eval.differential import all_profiles, run
 from hgin_env import actions as A
 from hgin_env.batch import BatchGame
 from hgin_env.game import Game
+from hgin_env.match import Match
 
 
 @pytest.mark.parametrize("name", sorted(all_profiles()))
@@ -18,10 +21,31 @@ def test_batch_matches_game_step_by_step(name):
     assert stats["hands"] >= 12
 
 
-def test_matches_restart_with_recorded_seeds():
-    rules = all_profiles()["short_match"]
-    stats = run({"short_match": rules}, n=4, hands=40, seed=5)["short_match"]
-    assert stats["matches"] >= 2
+@pytest.mark.parametrize("name", ["short_match", "three_hand_short", "partnership_short"])
+@pytest.mark.parametrize("reward", ["match", "columns", "points"])
+def test_matches_end_and_restart_with_recorded_seeds_in_every_reward_mode(name, reward):
+    stats = run({name: all_profiles()[name]}, n=3, hands=27, seed=5, reward=reward)[name]
+    assert stats["matches"] >= 2  # finished matches' sheets, summaries and rewards compared
+    if name == "partnership_short":
+        assert stats["rounds"] >= 6
+
+
+@pytest.mark.parametrize("profile", ["hollywood_three_hand", "hollywood_partnership", "gin_partnership"])
+def test_first_match_is_match_with_same_seed(profile):
+    batch = BatchGame(3, rules=profile, seeds=[7, 8, 9])
+    per = 2 if batch.format == "partnership" else 1
+    for i, s in enumerate((7, 8, 9)):
+        match = Match(profile, seed=s)
+        assert match.current_seat == batch.current_seat[i]
+        for k, table in enumerate(match.tables):
+            t = per * i + k
+            assert tuple(batch.table_seats[t]) == table.seats
+            assert table.game.hands == batch.hands[t].tolist()
+            assert table.game.dealer == batch.dealer[t]
+        if batch.format == "three_hand":
+            assert batch.seating.sitting_out[i] == match.sitting_out
+        else:
+            assert batch.seating.dealing_team[i] == match.dealing_team
 
 
 def test_seeded_and_reproducible():
@@ -43,11 +67,6 @@ def test_first_match_is_game_with_same_seed():
         g = Game(seed=s)
         assert g.current_player == batch.current_player[i]
         assert g.hands == batch.hands[i].tolist()
-
-
-def test_only_two_player_formats():
-    with pytest.raises(ValueError, match="two-player"):
-        BatchGame(2, rules="hollywood_three_hand")
 
 
 def test_illegal_action_raises():

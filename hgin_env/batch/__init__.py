@@ -9,6 +9,15 @@ on it.
 ``from hgin_env.batch import BatchGame`` is the public path.
 """
 
-from .core import HAND_KINDS, PRIVILEGED_SIZE, PRIVILEGED_SLICES, BatchGame, StepResult, cards_of_masks
+from .core import (
+    HAND_KINDS,
+    PRIVILEGED_SIZE,
+    PRIVILEGED_SLICES,
+    BatchGame,
+    StepResult,
+    cards_of_masks,
+    privileged_slices,
+)
 
-__all__ = ["HAND_KINDS", "PRIVILEGED_SIZE", "PRIVILEGED_SLICES", "BatchGame", "StepResult", "cards_of_masks"]
+__all__ = ["HAND_KINDS", "PRIVILEGED_SIZE", "PRIVILEGED_SLICES", "BatchGame", "StepResult", "cards_of_masks",
+           "privileged_slices"]

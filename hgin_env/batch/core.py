@@ -1,26 +1,39 @@
-"""A batched engine: N two-player Hollywood Gin matches as arrays, stepped by one call.
+"""A batched engine: N matches of any format as arrays, stepped by one call.
 
 Why: a learner needs thousands of decisions per second, and per-game Python (one
-``Game.apply`` plus one ``encode`` per decision) costs microseconds of interpreter time
-each. Here the state of N matches lives in numpy arrays (hands as 52-bit masks in
-``uint64``, each deal's card order, the discard pile as a stack, phase, counters), and one
-``step(actions)`` applies N actions with a handful of vectorised operations, in the spirit
-of pgx and EnvPool but with numpy on a CPU.
+``Match.apply`` plus one observation per decision) costs microseconds of interpreter time
+each. Here the state of N matches lives in numpy arrays and one ``step(actions)`` applies
+N actions with a handful of vectorised operations, in the spirit of pgx and EnvPool but
+with numpy on a CPU.
+
+The layers, bottom up:
+
+- :mod:`hgin_env.batch.tables`: T two-player tables, one hand each (the duel's core):
+  hands as 52-bit masks in ``uint64``, each deal's card order, the discard pile as a stack,
+  phase, counters, and every transition of a hand as one vectorised pass;
+- :mod:`hgin_env.batch.formats`: the seating of each format (which seats play at which
+  table, who deals or sits out, which table acts, what a hand puts on the sheet), from the
+  same definitions as the scalar :class:`~hgin_env.match.Match`;
+- :class:`BatchGame` (here): N matches (generators, sheets, tallies, the acting seat),
+  the step, the observations, masks and rewards of each match's acting seat.
 
 What stays scalar, on purpose: what happens a few times per hand, not per decision. The
-showdown is the exact :func:`hgin_env.scoring.settle`, the column bookkeeping is the
-exact :class:`hgin_env.scoring.Scoreboard` (one per match), and each deal is drawn from
-that match's own ``numpy.random.Generator`` with the same calls ``Game`` makes. So match
-``i`` with seed ``match_seeds[i]`` and the same actions *is* ``Game(rules, seed=...)``:
-the differential test (``tests/test_batch.py``, ``python -m eval.differential``) replays
-both and compares masks, observations, hand results and scoreboards at every step.
+showdown is the exact :func:`hgin_env.scoring.settle`, the sheet is the exact
+:class:`~hgin_env.sheets.Sheet` (the duel's ``Scoreboard``) of each match, and each deal is
+drawn from that match's own ``numpy.random.Generator`` with the same calls ``Match`` makes.
+So match ``i`` with seed ``match_seeds[i]`` and the same actions *is*
+``Match(rules, seed=...)`` (in the duel ``Game(rules, seed=...)``): the differential check
+(``tests/test_batch.py``, ``python -m eval.differential``) replays both and compares masks,
+observations, rewards, hand results and sheets at every step.
 
 Finished matches restart at once with a fresh seed drawn from the batch's generator
-(``match_seeds`` records it), so every game always has a player to act:
-``current_player[i]`` names it, ``legal_action_masks()`` and ``observations()`` are that
-player's, and ``step`` returns what each game's action led to (:class:`StepResult`).
+(``match_seeds`` records it), so every match always has a seat to act: ``current_seat[i]``
+names it (in a duel it is ``current_player``, the table's player), ``legal_action_masks()``
+and ``observations()`` are that seat's (the layout of
+``ObservationLayout.for_rules(rules)``), and ``step`` returns what each match's action led
+to (:class:`StepResult`).
 
-    batch = BatchGame(1024, rules="hollywood", seed=0)
+    batch = BatchGame(1024, rules="hollywood_three_hand", seed=0)
     obs, masks = batch.observations(), batch.legal_action_masks()
     result = batch.step(actions)          # int array [N]; anything else is refused
 """
@@ -32,83 +45,67 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import actions as A
-from ..cards import NUM_CARDS, NUM_RANKS, RANK_VALUES, mask_to_cards
-from ..game import Phase
-from ..melds import deadwood_without_batch, min_deadwood_batch
-from ..observation import (
-    DEADWOOD_FRACTIONS,
-    KNOCK_LIMIT_SCALE,
-    STOCK_SCALE,
-    ObservationLayout,
-    scoreboard_context,
-)
+from ..cards import NUM_CARDS
+from ..match import new_sheet
+from ..observation import ObservationLayout
 from ..rules import Rules, get_rules
-from ..scoring import Scoreboard, settle
+from ..sheets import Sheet
+from .formats import SEATINGS, Deal, SheetEntry
+from .tables import FRACTION, HAND_KINDS, HAND_OVER, KIND_CODE, TableBatch, bits, cards_of_masks
 
-_BIT = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
-_FIRST_UPCARD = int(Phase.FIRST_UPCARD)
-_DRAW = int(Phase.DRAW)
-_DISCARD = int(Phase.DISCARD)
-#: Hand kinds in :attr:`StepResult.hand_kind` (0 = no hand ended in that game).
-HAND_KINDS = ("", "dead", "knock", "gin", "big_gin", "undercut")
-_KIND_CODE = {k: i for i, k in enumerate(HAND_KINDS)}
-_NO_DW = np.int16(10_000)  # "no such discard" in the after-discard table
-#: The observation's value of every deadwood (``encode``'s: clipped at 100 -> 1.0).
-_FRACTION = np.array(DEADWOOD_FRACTIONS, dtype=np.float32)
-#: The observation's value of every entry of the after-discard table (``_NO_DW`` = 1.0).
-_DD_VALUE = np.ones(int(_NO_DW) + 1, dtype=np.float32)
-_DD_VALUE[:341] = _FRACTION
-#: The six bit slices of the observation, in the order ``observations`` stacks them.
-_BIT_SLICES = ("hand", "discard_top", "discard_rest", "opponent_known", "opponent_discards", "own_discards")
+__all__ = ["HAND_KINDS", "PRIVILEGED_SIZE", "PRIVILEGED_SLICES", "BatchGame", "StepResult", "cards_of_masks",
+           "privileged_slices"]
 
-#: What :meth:`BatchGame.privileged_observations` holds, in order (name, width): facts the
-#: acting player cannot see. They exist for a training critic only (PerfectDou's "perfect
-#: training, imperfect execution"); they are never part of an observation, so no policy
-#: that plays from observations can read them.
+#: What :meth:`BatchGame.privileged_observations` holds in a duel, in order (name, width):
+#: facts the acting player cannot see. They exist for a training critic only (PerfectDou's
+#: "perfect training, imperfect execution"); they are never part of an observation, so no
+#: policy that plays from observations can read them. Three-hand has the same (a seat
+#: sitting out holds no cards); a partnership adds the other table's (:func:`privileged_slices`).
 PRIVILEGED_SLICES = (("opponent_hand", NUM_CARDS), ("next_stock_card", NUM_CARDS), ("opponent_deadwood", 1))
 PRIVILEGED_SIZE = sum(width for _, width in PRIVILEGED_SLICES)
+#: A partnership's privileged facts after the duel's: the partner's hand and deadwood, and
+#: its opponent's, at the other table (all zero once that table's hand is over).
+_PARTNER_SLICES = (("partner_hand", NUM_CARDS), ("partner_opponent_hand", NUM_CARDS),
+                   ("partner_deadwood", 1), ("partner_opponent_deadwood", 1))
 
 
-def _bits(masks: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """52-bit masks (uint64, any shape) -> uint8 0/1 array with a trailing axis of 52."""
-    m = np.ascontiguousarray(masks, dtype=np.uint64)
-    b = np.unpackbits(m.view(np.uint8).reshape(m.shape + (8,)), axis=-1, bitorder="little")
-    return b[..., :NUM_CARDS]
-
-
-def cards_of_masks(masks: np.ndarray, count: int) -> np.ndarray:
-    """Card ids of each mask (all holding exactly ``count`` cards), ascending: int64 [n, count]."""
-    n = masks.shape[0]
-    if n == 0:
-        return np.zeros((0, count), dtype=np.int64)
-    _, cols = np.nonzero(_bits(masks))
-    return cols.reshape(n, count)
+def privileged_slices(format: str = "duel") -> tuple[tuple[str, int], ...]:
+    """The privileged features of a format, in order (name, width): every hidden hand the
+    acting seat's format has, the next stock card and the hidden hands' deadwood / 100."""
+    return PRIVILEGED_SLICES + (_PARTNER_SLICES if format == "partnership" else ())
 
 
 @dataclass
 class StepResult:
-    """What one ``BatchGame.step`` did in each game (arrays of length N).
+    """What one ``BatchGame.step`` did in each match (arrays of length N; seats and sheet
+    rows as the format numbers them).
 
-    Rewards are zero-sum per player, in the reward mode of the batch (``"match"``: ±1 at
-    match end, ``"columns"``: ±1/C per column decided, ``"points"``: hand points/100).
-    A match that ends is already replaced by a fresh one when ``step`` returns; its final
-    scoreboard is in ``finished`` (game index -> summary dict).
+    Rewards are per seat ([N, seats]) in the batch's reward mode (the AEC env's: ``"match"``
+    ±1 at match end, three-hand +1 / −1/2 each; ``"columns"`` per column decided;
+    ``"points"`` the hand's or, in a partnership, the round's points / 100). A match that
+    ends is already replaced by a fresh one when ``step`` returns; its final sheet is in
+    ``finished`` (match index -> summary dict).
     """
 
-    rewards: np.ndarray  # float32 [N, 2]
-    hand_over: np.ndarray  # bool [N]
+    rewards: np.ndarray  # float32 [N, seats]
+    hand_over: np.ndarray  # bool [N]: a hand of the match ended
     match_over: np.ndarray  # bool [N]: the match ended (terminated or truncated)
     truncated: np.ndarray  # bool [N]: cut by Rules.max_hands
     hand_kind: np.ndarray  # int8 [N]: index into HAND_KINDS (0 = hand goes on)
-    hand_winner: np.ndarray  # int8 [N]: -1 none / dead
-    knocker: np.ndarray  # int8 [N]: -1 none / dead
+    hand_winner: np.ndarray  # int8 [N]: the winning seat, -1 none / dead
+    knocker: np.ndarray  # int8 [N]: the knocking seat, -1 none / dead
     hand_points: np.ndarray  # int32 [N]
-    match_winner: np.ndarray  # int8 [N]: -1 none (running, truncated or drawn)
+    match_winner: np.ndarray  # int8 [N]: the winning sheet row (a seat, or a team), -1 none
     finished: dict[int, dict]
+    #: bool [N]: a partnership round ended (its score is on the sheet); False elsewhere.
+    round_over: np.ndarray | None = None
 
 
-class BatchGame:
-    """N independent two-player matches stepped together (see the module docstring).
+class BatchGame(TableBatch):
+    """N independent matches of one rules profile, any format, stepped together (see the
+    module docstring). Its tables' arrays (:class:`~hgin_env.batch.tables.TableBatch`) are
+    its attributes, indexed by table: in a duel and three-hand table ``i`` is match ``i``,
+    in a partnership match ``i`` plays at tables ``2i`` and ``2i + 1``.
 
     ``seeds`` fixes each first match's seed (else they are drawn from ``seed``); later
     matches of game ``i`` take seeds drawn from the batch generator, recorded in
@@ -117,492 +114,345 @@ class BatchGame:
 
     def __init__(self, n: int, rules: Rules | str | dict | None = None, seed: int | None = None,
                  reward: str = "match", seeds: list[int] | np.ndarray | None = None):
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+            raise ValueError(f"n must be an int >= 1, got {n!r}")
         if reward not in ("match", "columns", "points"):
             raise ValueError(f"reward must be 'match', 'columns' or 'points', not {reward!r}")
-        self.n = n
-        self.rules = get_rules(rules)
-        if self.rules.num_players != 2:
-            raise ValueError(f"BatchGame plays two-player matches; rules {self.rules.name!r} have "
-                             f"format {self.rules.format!r}")
+        rules = get_rules(rules)
+        self.n = n = int(n)
         self.reward_mode = reward
-        self.layout = ObservationLayout(self.rules.columns)
-        self._slices = self.layout.slices
-        self.rng = np.random.default_rng(seed)
+        self.format = rules.format
+        self.num_players = rules.num_players
+        seating_cls = SEATINGS[self.format]
+        super().__init__(n * seating_cls.tables_per_match, rules, ObservationLayout.for_rules(rules))
         self.arange = np.arange(n)
-        # Per-game state.
-        self.hands = np.zeros((n, 2), dtype=np.uint64)
-        self.known = np.zeros((n, 2), dtype=np.uint64)  # taken from the pile, still held
-        self.discarded = np.zeros((n, 2), dtype=np.uint64)
-        self.passed = np.zeros((n, 2), dtype=bool)
-        self.decks = np.zeros((n, NUM_CARDS), dtype=np.int64)  # this deal's card order
-        self.stock_pos = np.zeros(n, dtype=np.int64)  # next stock card is decks[i, stock_pos]
-        self.pile = np.zeros((n, NUM_CARDS), dtype=np.int64)  # discard pile, bottom first
-        self.pile_len = np.zeros(n, dtype=np.int64)
-        self.pile_mask = np.zeros(n, dtype=np.uint64)
-        self.dealer = np.zeros(n, dtype=np.int64)
-        self.current_player = np.zeros(n, dtype=np.int64)
-        self.phase = np.zeros(n, dtype=np.int64)
-        self.knock_limit = np.zeros(n, dtype=np.int64)
-        self.multiplier = np.ones(n, dtype=np.int64)
-        self.taken = np.full(n, -1, dtype=np.int64)
-        self.forced = np.zeros(n, dtype=bool)
-        self.turns = np.zeros(n, dtype=np.int64)
-        self.hand_number = np.zeros(n, dtype=np.int64)
-        # Match state: the exact scalar scoreboard per match, mirrored for observations.
-        self.boards: list[Scoreboard] = []
+        self.seating = seating_cls(self)
+        self._one_table = seating_cls.one_table
+        #: The seat that acts in each match (a duel's is its table's ``current_player``).
+        self.current_seat = self.current_player if self.format == "duel" else np.zeros(n, dtype=np.int64)
+        # Match state: the exact scalar sheet per match, mirrored for observations.
+        self.rng = np.random.default_rng(seed)
+        self.boards: list[Sheet] = []
         self.rngs: list[np.random.Generator] = []
         self.match_seeds = np.zeros(n, dtype=np.int64)
         self.matches_started = np.zeros(n, dtype=np.int64)
-        c = self.rules.columns
+        #: Hands dealt in each match so far (``Game.hand_number``), and hands finished.
+        self.hand_number = np.zeros(n, dtype=np.int64)
+        self.hands_played = np.zeros(n, dtype=np.int64)
+        seats, c = self.num_players, rules.columns
+        rows = 2 if self.format == "partnership" else seats
         ctx = self._slices["own_columns"].start
         self._ctx_slice = slice(ctx, self.layout.size)
-        self.context = np.zeros((n, 2, self.layout.size - ctx), dtype=np.float32)
-        #: Per match: hands won by kind [player, knock/gin/big_gin/undercut], dead hands.
-        self.kind_counts = np.zeros((n, 2, 4), dtype=np.int64)
+        #: Per match and seat: the observation's part after the table slices.
+        self.context = np.zeros((n, seats, self.layout.size - ctx), dtype=np.float32)
+        self.columns = np.zeros((n, rows, c), dtype=np.int64)  # the sheets' running totals
+        # Tallies of the match so far, per seat: hands played and dead, hands won by kind
+        # (knock/gin/big_gin/undercut) by the seat and by its opponent at the table, points.
+        self.kind_counts = np.zeros((n, seats, 4), dtype=np.int64)
+        self.opponent_kind_counts = np.zeros((n, seats, 4), dtype=np.int64)
+        self.points_won = np.zeros((n, seats), dtype=np.int64)
+        self.points_lost = np.zeros((n, seats), dtype=np.int64)
+        self.seat_hands = np.zeros((n, seats), dtype=np.int64)
+        self.seat_dead_hands = np.zeros((n, seats), dtype=np.int64)
         self.dead_hands = np.zeros(n, dtype=np.int64)
-        self.points_won = np.zeros((n, 2), dtype=np.int64)  # hand points each player scored
-        self.columns = np.zeros((n, 2, c), dtype=np.int64)
-        # Derived per-state caches (for the acting player), refreshed after every step.
-        self._after = np.full((n, NUM_CARDS), _NO_DW, dtype=np.int16)  # deadwood after discarding c
-        self._dw_now = np.zeros(n, dtype=np.int16)
-        self._take_dw = np.full(n, _NO_DW, dtype=np.int16)
-        # Reused work: each player's 10-card deadwood (set at the deal and at each discard,
-        # from the after-discard table), and the take computation (hand + face-up card minus
-        # each held card), which is the after-discard table if the card is then taken.
-        self._dw10 = np.zeros((n, 2), dtype=np.int16)
-        self._take_rows = np.zeros((n, 10), dtype=np.int16)
-        self._take_cards = np.zeros((n, 10), dtype=np.int64)
-        self._after_ready = np.zeros(n, dtype=bool)
-        self._can_take = np.zeros(n, dtype=bool)
         self._mask = np.zeros((n, A.NUM_ACTIONS), dtype=bool)
         self._obs = np.zeros((n, self.layout.size), dtype=np.float32)
         self._obs_fresh = False
         self._mask_fresh = False
-        self._big_gin = self.rules.big_gin_bonus is not None
-        # Where the layout puts the six bit slices back to back, one block write fills them.
-        starts = [self._slices[name].start for name in _BIT_SLICES]
-        self._bit_block = slice(starts[0], starts[0] + 6 * NUM_CARDS) \
-            if starts == [starts[0] + k * NUM_CARDS for k in range(6)] else None
         if seeds is None:
             seeds = self.rng.integers(2**63 - 1, size=n)
         seeds = np.asarray(seeds, dtype=np.int64)
         if seeds.shape != (n,):
             raise ValueError(f"seeds must hold {n} values")
-        for i in range(n):
-            self.boards.append(Scoreboard(self.rules))
-            self.rngs.append(np.random.default_rng(int(seeds[i])))
         self.match_seeds[:] = seeds
-        all_games = self.arange
-        for i in all_games:
-            self.dealer[i] = self._first_dealer(self.rngs[i])
-        self._deal(all_games)
-        for i in all_games:
-            self._update_context(int(i))
-        self._refresh()
+        deals: list[Deal] = []
+        for i in range(n):
+            self.boards.append(new_sheet(rules))
+            self.rngs.append(np.random.default_rng(int(seeds[i])))
+            deals += self.seating.start(i)
+        self._deal(deals)
+        self.seating.update_contexts(self.arange)
+        self._after_step(self.table_range)
 
-    # ------------------------------------------------------------------ dealing
-    def _first_dealer(self, rng: np.random.Generator) -> int:
-        """The same draws as ``Game._choose_first_dealer``."""
-        if self.rules.first_dealer == "random":
-            return int(rng.integers(2))
-        while True:
-            a, b = rng.choice(NUM_CARDS, size=2, replace=False)
-            ra, rb = a % NUM_RANKS, b % NUM_RANKS
-            if ra != rb:
-                return 0 if ra < rb else 1
-
-    def _deal(self, idx: np.ndarray) -> None:
-        """Deal a new hand in games ``idx`` (each from its own generator, as ``Game._deal``)."""
-        if idx.size == 0:
+    # ------------------------------------------------------------------ matches
+    def _deal(self, deals: list[Deal]) -> None:
+        if not deals:
             return
-        decks = np.stack([self.rngs[i].permutation(NUM_CARDS) for i in idx])
-        self.decks[idx] = decks
-        dealer = self.dealer[idx]
-        first = np.bitwise_or.reduce(_BIT[decks[:, 0:20:2]], axis=1)  # the non-dealer's cards
-        second = np.bitwise_or.reduce(_BIT[decks[:, 1:20:2]], axis=1)
-        self.hands[idx, 1 - dealer] = first
-        self.hands[idx, dealer] = second
-        self._dw10[idx] = min_deadwood_batch(self.hands[idx])
-        up = decks[:, 20]
-        self.pile[idx, 0] = up
-        self.pile_len[idx] = 1
-        self.pile_mask[idx] = _BIT[up]
-        self.stock_pos[idx] = 21
-        self.hand_number[idx] += 1
-        r = self.rules
-        if r.oklahoma:
-            rank = up % NUM_RANKS
-            limit = np.asarray(RANK_VALUES)[rank]
-            if r.oklahoma_ace_gin_only:
-                limit = np.where(rank == 0, 0, limit)
-            self.knock_limit[idx] = limit
-            self.multiplier[idx] = np.where(up // NUM_RANKS == 3, r.spade_multiplier, 1)
-        else:
-            self.knock_limit[idx] = r.knock_limit
-            self.multiplier[idx] = 1
-        self.current_player[idx] = 1 - dealer
-        # As ``Game._deal``: without the offer (004) the non-dealer starts with a normal draw.
-        self.phase[idx] = _FIRST_UPCARD if r.first_upcard_offer else _DRAW
-        self.taken[idx] = -1
-        self.forced[idx] = False
-        self.known[idx] = 0
-        self.discarded[idx] = 0
-        self.passed[idx] = False
-        self.turns[idx] = 0
+        tables = np.array([d.table for d in deals], dtype=np.int64)
+        self.deal_tables(tables, np.stack([d.deck for d in deals]),
+                         np.array([d.dealer for d in deals], dtype=np.int64))
+        per = self.seating.tables_per_match
+        np.add.at(self.hand_number, tables // per, 1)
 
-    def _new_match(self, i: int) -> None:
+    def _new_match(self, i: int) -> list[Deal]:
         seed = int(self.rng.integers(2**63 - 1))
         self.match_seeds[i] = seed
         self.matches_started[i] += 1
         self.rngs[i] = np.random.default_rng(seed)
-        self.boards[i] = Scoreboard(self.rules)
-        self.kind_counts[i] = 0
+        self.boards[i] = new_sheet(self.rules)
+        for tally in (self.kind_counts, self.opponent_kind_counts, self.points_won, self.points_lost,
+                      self.seat_hands, self.seat_dead_hands):
+            tally[i] = 0
         self.dead_hands[i] = 0
-        self.points_won[i] = 0
         self.hand_number[i] = 0
-        self.dealer[i] = self._first_dealer(self.rngs[i])
-        self._update_context(i)
+        self.hands_played[i] = 0
+        return self.seating.start(i)
 
     def restart_all(self) -> None:
         """Abandon every running match and start fresh ones, their seeds drawn from the
         batch's generator (as a finished match's successor is): with a restored generator
         state, the deal stream continues where it was saved (``train.ppo --resume``)."""
+        deals: list[Deal] = []
         for i in range(self.n):
-            self._new_match(i)
-        self._deal(self.arange)
-        self._after_ready[:] = False
-        self._refresh()
+            deals += self._new_match(i)
+        self._deal(deals)
+        self.seating.update_contexts(self.arange)
+        self._after_step(self.table_range)
 
-    def _update_context(self, i: int) -> None:
-        board = self.boards[i]
-        for p in (0, 1):
-            self.context[i, p] = scoreboard_context(board, p)
-        self.columns[i] = board.columns
-
-    # ------------------------------------------------------------------ derived state
-    def _refresh(self, idx: np.ndarray | None = None) -> None:
-        """Deadwood tables of each acting player (of games ``idx``, default all): now, after
-        each discard, after taking the face-up card."""
-        if idx is None:
-            idx = self.arange
+    def _after_step(self, tables: np.ndarray) -> None:
+        """Refresh the derived state of ``tables`` and each match's acting seat."""
+        self.refresh_tables(tables)
         self._obs_fresh = False
         self._mask_fresh = False
-        if idx.size == 0:
-            return
-        p = self.current_player[idx]
-        hand = self.hands[idx, p]
-        phase = self.phase[idx]
-        disc = phase == _DISCARD
-        # Deadwood now: the cached 10-card value, computed only for 11-card hands.
-        dw = self._dw10[idx, p]
-        sel = np.flatnonzero(disc)
-        if sel.size:
-            dw[sel] = min_deadwood_batch(hand[sel])
-        self._dw_now[idx] = dw
-        # Discard phase: deadwood after discarding each of the 11 cards (after a take the
-        # step has filled it from the take computation).
-        ready = self._after_ready[idx]
-        self._after[idx[~ready]] = _NO_DW
-        sel = np.flatnonzero(disc & ~ready)
-        if sel.size:
-            h = hand[sel]
-            cards = cards_of_masks(h, 11)
-            self._after[idx[sel, None], cards] = deadwood_without_batch(h, cards)
-        self._after_ready[idx] = False
-        # Draw phases: best deadwood after taking the face-up card and discarding another.
-        self._take_dw[idx] = _NO_DW
-        can = ~disc & (self.pile_len[idx] > 0) & ~self.forced[idx]
-        self._can_take[idx] = can
-        sel = np.flatnonzero(can)
-        if sel.size:
-            g = idx[sel]
-            h = hand[sel]
-            top = self.pile[g, self.pile_len[g] - 1]
-            cards = cards_of_masks(h, 10)
-            rows = deadwood_without_batch(h | _BIT[top], cards)
-            self._take_rows[g] = rows
-            self._take_cards[g] = cards
-            self._take_dw[g] = rows.min(axis=1)
+        if self.format != "duel":
+            t = self.seating.acting_table
+            self.current_seat[:] = self.seating.table_seats[t, self.current_player[t]]
 
+    @property
+    def acting_table(self) -> np.ndarray:
+        """The table that acts next in each match (in a duel and three-hand, table i)."""
+        return self.seating.acting_table
+
+    @property
+    def table_seats(self) -> np.ndarray:
+        """int [tables, 2]: the seat of each table's players 0 and 1."""
+        return self.seating.table_seats
+
+    # ------------------------------------------------------------------ queries
     def legal_action_masks(self) -> np.ndarray:
-        """bool [N, 108]: the legal actions of each game's acting player (a view; do not keep)."""
+        """bool [N, 108]: the legal actions of each match's acting seat (a view; do not keep)."""
         if self._mask_fresh:
             return self._mask
-        m = self._mask
-        m.fill(False)
-        phase = self.phase
-        up = phase == _FIRST_UPCARD
-        m[up, A.TAKE_DISCARD] = True
-        m[up, A.PASS] = True
-        draw = phase == _DRAW
-        m[draw, A.DRAW_STOCK] = True
-        m[draw & self._can_take, A.TAKE_DISCARD] = True
-        disc = np.flatnonzero(phase == _DISCARD)
-        if disc.size:
-            after = self._after[disc]
-            held = after < _NO_DW
-            taken = self.taken[disc]
-            has_taken = taken >= 0
-            held[has_taken, taken[has_taken]] = False
-            m[disc, A.DISCARD:A.DISCARD + NUM_CARDS] = held
-            m[disc, A.KNOCK:A.KNOCK + NUM_CARDS] = held & (after <= self.knock_limit[disc, None])
-            if self._big_gin:
-                m[disc, A.BIG_GIN] = self._dw_now[disc] == 0
+        self._mask.fill(False)
+        self.table_masks(None if self._one_table else self.seating.acting_table, self._mask)
         self._mask_fresh = True
-        return m
+        return self._mask
 
     def observations(self) -> np.ndarray:
-        """float32 [N, 394]: each acting player's observation, as ``observation.encode``
-        builds it (a view of an internal buffer, overwritten by the next step)."""
+        """float32 [N, layout.size]: each acting seat's observation, as
+        ``observation.encode_seat`` builds it (a view of an internal buffer, overwritten by
+        the next step)."""
         if self._obs_fresh:
             return self._obs
-        s = self._slices
-        o = self._obs
-        ar = self.arange
-        p = self.current_player
-        q = 1 - p
-        top_card = self.pile[ar, np.maximum(self.pile_len - 1, 0)]
-        top = np.where(self.pile_len > 0, _BIT[top_card], np.uint64(0))
-        masks = np.empty((self.n, 6), dtype=np.uint64)
-        masks[:, 0] = self.hands[ar, p]
-        masks[:, 1] = top
-        masks[:, 2] = self.pile_mask & ~top
-        masks[:, 3] = self.known[ar, q]
-        masks[:, 4] = self.discarded[ar, q]
-        masks[:, 5] = self.discarded[ar, p]
-        bits = _bits(masks)
-        if self._bit_block is not None:
-            o[:, self._bit_block] = bits.reshape(self.n, 6 * NUM_CARDS)
-        else:
-            for k, name in enumerate(_BIT_SLICES):
-                o[:, s[name]] = bits[:, k]
-        o[:, s["discard_deadwood"]] = _DD_VALUE[self._after]
-        o[:, s["deadwood"].start] = _FRACTION[self._dw_now]
-        o[:, s["take_deadwood"].start] = _DD_VALUE[self._take_dw]
-        o[:, s["stock_size"].start] = (NUM_CARDS - self.stock_pos) / STOCK_SCALE
-        o[:, s["phase"]] = 0.0
-        o[ar, s["phase"].start + self.phase] = 1.0
-        o[:, s["knock_limit"].start] = self.knock_limit / KNOCK_LIMIT_SCALE
-        o[:, s["doubled"].start] = self.multiplier > 1
-        o[:, s["is_dealer"].start] = self.dealer == p
-        o[:, s["opponent_passed"].start] = self.passed[ar, q]
-        o[:, self._ctx_slice] = self.context[ar, p]
+        self.table_observations(self._obs, None if self._one_table else self.seating.acting_table)
+        self._obs[:, self._ctx_slice] = self.context[self.arange, self.current_seat]
         self._obs_fresh = True
-        return o
+        return self._obs
 
     # ------------------------------------------------------------------ stepping
     def step(self, actions: np.ndarray) -> StepResult:
-        """Apply one action per game (the acting player's).
+        """Apply one action per match (its acting seat's).
 
         ``actions`` is an integer array of shape (N,); an action of ``NO_MOVE`` (-1) leaves
-        that game as it is (used to move only the games where a given seat or agent acts).
-        Anything else that is not a legal action id (a float, a bool, a string, NaN, another
-        shape, out of range, illegal in its row) raises ``TypeError``/``ValueError`` naming
-        the rows and values (:func:`hgin_env.actions.as_actions`), and no game moves.
+        that match as it is (used to move only the matches where a given seat or agent
+        acts). Anything else that is not a legal action id (a float, a bool, a string, NaN,
+        another shape, out of range, illegal in its row) raises ``TypeError``/``ValueError``
+        naming the rows and values (:func:`hgin_env.actions.as_actions`), and no match moves.
         """
         n = self.n
         a = A.as_actions(actions, n, self.legal_action_masks(), allow_no_move=True)
         moved = self.arange if a.min() >= 0 else np.flatnonzero(a >= 0)
-        p = self.current_player
-        rewards = np.zeros((n, 2), dtype=np.float32)
-        hand_kind = np.zeros(n, dtype=np.int8)
-        hand_winner = np.full(n, -1, dtype=np.int8)
-        knocker = np.full(n, -1, dtype=np.int8)
-        hand_points = np.zeros(n, dtype=np.int32)
-        match_over = np.zeros(n, dtype=bool)
-        truncated = np.zeros(n, dtype=bool)
-        match_winner = np.full(n, -1, dtype=np.int8)
-        finished: dict[int, dict] = {}
+        if self._one_table:
+            table_actions = a
+            player_before = None
+        else:
+            acting = self.seating.acting_table[moved]
+            table_actions = np.full(self.table_range.size, -1, dtype=np.int64)
+            table_actions[acting] = a[moved]
+            player_before = self.current_player[acting]
+        out = StepResult(
+            rewards=np.zeros((n, self.num_players), dtype=np.float32), hand_over=np.zeros(n, dtype=bool),
+            match_over=np.zeros(n, dtype=bool), truncated=np.zeros(n, dtype=bool),
+            hand_kind=np.zeros(n, dtype=np.int8), hand_winner=np.full(n, -1, dtype=np.int8),
+            knocker=np.full(n, -1, dtype=np.int8), hand_points=np.zeros(n, dtype=np.int32),
+            match_winner=np.full(n, -1, dtype=np.int8), finished={},
+            round_over=np.zeros(n, dtype=bool))
+        ended = self.apply_tables(table_actions)
+        dealt = self._end_hands(ended, table_actions, out) if ended else []
+        if self._one_table:
+            refresh = moved
+        else:
+            going = ~out.hand_over[moved]
+            self.seating.after_moves(moved[going], player_before[going])
+            refresh = np.union1d(acting, np.array(dealt, dtype=np.int64))
+        self._after_step(refresh)
+        return out
 
-        # Pass on the first upcard.
-        g = np.flatnonzero(a == A.PASS)
-        if g.size:
-            pg = p[g]
-            self.passed[g, pg] = True
-            nondealer = pg != self.dealer[g]
-            self.current_player[g] = np.where(nondealer, self.dealer[g], 1 - self.dealer[g])
-            dealer_passed = g[~nondealer]
-            self.phase[dealer_passed] = _DRAW
-            self.forced[dealer_passed] = True
-        # Draw from the stock.
-        g = np.flatnonzero(a == A.DRAW_STOCK)
-        if g.size:
-            card = self.decks[g, self.stock_pos[g]]
-            self.stock_pos[g] += 1
-            self.hands[g, p[g]] |= _BIT[card]
-            self.taken[g] = -1
-            self.forced[g] = False
-            self.phase[g] = _DISCARD
-            self.turns[g] += 1
-        # Take the discard (or the first upcard).
-        g = np.flatnonzero(a == A.TAKE_DISCARD)
-        if g.size:
-            self.pile_len[g] -= 1
-            card = self.pile[g, self.pile_len[g]]
-            bit = _BIT[card]
-            self.pile_mask[g] &= ~bit
-            self.hands[g, p[g]] |= bit
-            self.known[g, p[g]] |= bit
-            self.taken[g] = card
-            self.phase[g] = _DISCARD
-            self.turns[g] += 1
-            # The after-discard table of the 11 cards is what the take computation found.
-            self._after[g] = _NO_DW
-            self._after[g[:, None], self._take_cards[g]] = self._take_rows[g]
-            self._after[g, card] = self._dw10[g, p[g]]
-            self._after_ready[g] = True
-        # Discard or knock: the card leaves the hand.
-        g = np.flatnonzero((a >= 0) & (a < A.DRAW_STOCK))
-        ended: list[int] = []
-        if g.size:
-            ag = a[g]
-            is_knock = ag >= A.KNOCK
-            card = np.where(is_knock, ag - A.KNOCK, ag - A.DISCARD)
-            notbit = ~_BIT[card]
-            pg = p[g]
-            self.hands[g, pg] &= notbit
-            self.known[g, pg] &= notbit
-            d = g[~is_knock]
-            if d.size:
-                dcard = card[~is_knock]
-                pd = pg[~is_knock]
-                self._dw10[d, pd] = self._after[d, dcard]  # the 10 cards kept
-                bit = _BIT[dcard]
-                self.discarded[d, pd] |= bit
-                self.pile[d, self.pile_len[d]] = dcard
-                self.pile_len[d] += 1
-                self.pile_mask[d] |= bit
-                stock = NUM_CARDS - self.stock_pos[d]
-                dead = stock <= self.rules.dead_hand_stock
-                if self.rules.max_turns:
-                    dead |= self.turns[d] >= self.rules.max_turns
-                go_on = d[~dead]
-                self.current_player[go_on] = 1 - pd[~dead]
-                self.phase[go_on] = _DRAW
-                self.taken[go_on] = -1
-                ended += d[dead].tolist()
-            ended += g[is_knock].tolist()
-        big = np.flatnonzero(a == A.BIG_GIN)
-        ended += big.tolist()
-        if ended:
-            self._end_hands(sorted(ended), a, rewards, hand_kind, hand_winner, knocker, hand_points,
-                            match_over, truncated, match_winner, finished)
-        self._refresh(moved)
-        return StepResult(rewards=rewards, hand_over=hand_kind > 0, match_over=match_over,
-                          truncated=truncated, hand_kind=hand_kind, hand_winner=hand_winner,
-                          knocker=knocker, hand_points=hand_points, match_winner=match_winner,
-                          finished=finished)
-
-    def _end_hands(self, ended: list[int], a: np.ndarray, rewards: np.ndarray, hand_kind: np.ndarray,
-                   hand_winner: np.ndarray, knocker: np.ndarray, hand_points: np.ndarray,
-                   match_over: np.ndarray, truncated: np.ndarray, match_winner: np.ndarray,
-                   finished: dict[int, dict]) -> None:
-        """Showdowns (exact ``settle``), scoreboards and the next deal, game by game: a few
-        games per step end a hand."""
-        rules = self.rules
-        columns = rules.columns
-        deal: list[int] = []
-        for i in ended:
-            board = self.boards[i]
-            action = int(a[i])
-            if action >= A.KNOCK:  # knock or big gin: showdown
-                k = int(self.current_player[i])
-                result = settle(mask_to_cards(int(self.hands[i, k])),
-                                mask_to_cards(int(self.hands[i, 1 - k])), rules,
-                                knock_limit=int(self.knock_limit[i]), multiplier=int(self.multiplier[i]))
-                winner = k if result.winner == "knocker" else 1 - k
-                before = list(board.column_winners)
-                board.record(winner, result.points)
-                knocker[i] = k
-                hand_winner[i] = winner
-                hand_points[i] = result.points
-                hand_kind[i] = _KIND_CODE[result.kind]
-                self.kind_counts[i, winner, _KIND_CODE[result.kind] - 2] += 1
-                self.points_won[i, winner] += result.points
-                if self.reward_mode == "points":
-                    rewards[i, winner] += result.points / 100.0
-                    rewards[i, 1 - winner] -= result.points / 100.0
-                elif self.reward_mode == "columns":
-                    for j in range(columns):
-                        w = board.column_winners[j]
-                        if before[j] is None and w is not None:
-                            rewards[i, w] += 1.0 / columns
-                            rewards[i, 1 - w] -= 1.0 / columns
-            else:
-                board.record_dead()
-                winner = None
-                hand_kind[i] = _KIND_CODE["dead"]
+    def _end_hands(self, ended: list[int], a: np.ndarray, out: StepResult) -> list[int]:
+        """Showdowns (exact ``settle``), sheets and the next deals, hand by hand: a few
+        matches per step end a hand. Returns the tables dealt."""
+        per = self.seating.tables_per_match
+        deals: list[Deal] = []
+        changed: list[int] = []
+        for t in ended:
+            i = t // per
+            seats = self.seating.table_seats[t]
+            result = self.settle_table(t, int(a[t]))
+            played = self.seat_hands[i]
+            played[seats] += 1
+            if result is None:
+                winner = loser = None
+                points = 0
+                out.hand_kind[i] = KIND_CODE["dead"]
                 self.dead_hands[i] += 1
+                self.seat_dead_hands[i, seats] += 1
+            else:
+                k = int(self.current_player[t])
+                w = k if result.winner == "knocker" else 1 - k
+                winner, loser, points = int(seats[w]), int(seats[1 - w]), result.points
+                code = KIND_CODE[result.kind]
+                out.knocker[i] = seats[k]
+                out.hand_winner[i] = winner
+                out.hand_points[i] = points
+                out.hand_kind[i] = code
+                self.kind_counts[i, winner, code - 2] += 1
+                self.opponent_kind_counts[i, loser, code - 2] += 1
+                self.points_won[i, winner] += points
+                self.points_lost[i, loser] += points
+            out.hand_over[i] = True
+            self.hands_played[i] += 1
+            board = self.boards[i]
+            before = list(board.column_winners)
+            entry = self.seating.hand_over(i, t, winner, loser, points)
+            changed.append(i)
+            if entry is None:  # a partnership table waits for the other one
+                continue
+            out.round_over[i] = self.format == "partnership"
+            self._pay(i, entry, before, out.rewards)
             if board.match_over:
-                match_over[i] = True
+                out.match_over[i] = True
                 mw = board.match_winner
                 if mw is not None:
-                    match_winner[i] = mw
-                    if self.reward_mode == "match":
-                        rewards[i, mw] += 1.0
-                        rewards[i, 1 - mw] -= 1.0
-            elif rules.max_hands and self.hand_number[i] >= rules.max_hands:
-                match_over[i] = True
-                truncated[i] = True
-            if match_over[i]:
-                finished[i] = self._summary(i, bool(truncated[i]))
-                self._new_match(i)
+                    out.match_winner[i] = mw
+            elif self.rules.max_hands and self._rounds_played(i) >= self.rules.max_hands:
+                out.match_over[i] = out.truncated[i] = True
+            if out.match_over[i]:
+                out.finished[i] = self._summary(i, bool(out.truncated[i]))
+                deals += self._new_match(i)
             else:
-                self.dealer[i] = self._next_dealer(int(self.dealer[i]), winner)
-                self._update_context(i)
-            deal.append(i)
-        self._deal(np.array(deal, dtype=np.int64))
+                deals += self.seating.next_deals(i, entry)
+        self._deal(deals)
+        if changed:
+            self.seating.update_contexts(np.unique(np.array(changed, dtype=np.int64)))
+        return [d.table for d in deals]
 
-    def _next_dealer(self, dealer: int, winner: int | None) -> int:
-        """As ``Game._next_dealer``."""
-        r = self.rules
-        if winner is None:
-            return dealer if r.dead_hand_same_dealer else 1 - dealer
-        if r.dealer_rotation == "loser":
-            return 1 - winner
-        if r.dealer_rotation == "winner":
-            return winner
-        return 1 - dealer
+    def _rounds_played(self, i: int) -> int:
+        """What ``Rules.max_hands`` caps: hands (duel, three-hand) or rounds (partnership)."""
+        if self.format == "partnership":
+            return int(self.seating.round_number[i]) + 1
+        return int(self.hands_played[i])
+
+    def _pay(self, i: int, entry: SheetEntry, columns_before: list[int | None], rewards: np.ndarray) -> None:
+        """Every seat's reward for the sheet entry ``entry`` of match ``i``, in the batch's
+        mode (zero-sum; the AEC env's, :mod:`hgin_env.rewards`)."""
+        board = self.boards[i]
+        out = rewards[i]
+        seats = self.num_players
+        if self.reward_mode == "points":
+            if entry.row is None:
+                return
+            win = self.seating.row_seats(entry.row)
+            lose = [entry.loser_seat] if entry.loser_seat is not None else \
+                [s for s in range(seats) if s not in win]
+            for s in win:
+                out[s] += entry.points / 100.0
+            for s in lose:
+                out[s] -= entry.points / 100.0
+        elif self.reward_mode == "columns":
+            columns = board.num_columns
+            for j in range(columns):
+                w = board.column_winners[j]
+                if columns_before[j] is None and w is not None:
+                    _share(out, self.seating.row_seats(w), 1.0 / columns)
+        elif board.match_over and board.match_winner is not None:
+            _share(out, self.seating.row_seats(board.match_winner), 1.0)
 
     def _summary(self, i: int, truncated: bool) -> dict:
-        """The finished match, per player (``by_player[p]`` is player p's side)."""
+        """The finished match, per seat (``by_player[p]``-style lists, seat-indexed) and
+        per sheet row."""
         board = self.boards[i]
         kinds = ("knock", "gin", "big_gin", "undercut")
-        return {
+
+        def kind_dicts(counts: np.ndarray) -> list[dict[str, int]]:
+            return [{k: int(counts[p, j]) for j, k in enumerate(kinds) if counts[p, j]}
+                    for p in range(self.num_players)]
+
+        out = {
             "seed": int(self.match_seeds[i]),
-            "match_winner": board.match_winner,
+            "format": self.format,
+            "match_winner": None if truncated else board.match_winner,
             "truncated": truncated,
-            "hands": int(self.hand_number[i]),
+            "hands": int(self.hands_played[i]),
             "dead_hands": int(self.dead_hands[i]),
             "columns": board.columns.tolist(),
             "columns_won": list(board.columns_won),
-            "hand_kinds": [{k: int(self.kind_counts[i, p, j]) for j, k in enumerate(kinds)
-                            if self.kind_counts[i, p, j]} for p in (0, 1)],
+            "hand_kinds": kind_dicts(self.kind_counts[i]),
+            "opponent_hand_kinds": kind_dicts(self.opponent_kind_counts[i]),
             "points": self.points_won[i].tolist(),
+            "opponent_points": self.points_lost[i].tolist(),
+            "seat_hands": self.seat_hands[i].tolist(),
+            "seat_dead_hands": self.seat_dead_hands[i].tolist(),
             "scoreboard": board.to_dict(),
         }
-
-    def privileged_observations(self) -> np.ndarray:
-        """float32 [N, PRIVILEGED_SIZE]: for each acting player, what it cannot see
-        (:data:`PRIVILEGED_SLICES`): the opponent's hand as 0/1 per card, the next stock card
-        one-hot (all zero when the stock is empty), the opponent's deadwood / 100. A new array
-        each call; for a training critic, never for a policy."""
-        ar = self.arange
-        q = 1 - self.current_player
-        out = np.zeros((self.n, PRIVILEGED_SIZE), dtype=np.float32)
-        out[:, :NUM_CARDS] = _bits(self.hands[ar, q])
-        has_stock = np.flatnonzero(self.stock_pos < NUM_CARDS)
-        out[has_stock, NUM_CARDS + self.decks[has_stock, self.stock_pos[has_stock]]] = 1.0
-        out[:, 2 * NUM_CARDS] = _FRACTION[self._dw10[ar, q]]
+        if self.format == "partnership":
+            out["team_points"] = self.seating.team_points[i].tolist()
+            out["rounds"] = int(self.seating.round_number[i]) + 1
         return out
 
-    # ------------------------------------------------------------------ queries
+    def privileged_observations(self) -> np.ndarray:
+        """float32 [N, size of :func:`privileged_slices`]: for each acting seat, what it
+        cannot see: its opponent's hand as 0/1 per card, the next stock card one-hot (all
+        zero when the stock is empty), the opponent's deadwood / 100; in a partnership then
+        the partner's and the partner's opponent's hands and deadwoods (zero once their
+        hand is over). A new array each call; for a training critic, never for a policy."""
+        t = self.table_range if self._one_table else self.seating.acting_table
+        q = 1 - self.current_player[t]
+        width = sum(w for _, w in privileged_slices(self.format))
+        out = np.zeros((self.n, width), dtype=np.float32)
+        out[:, :NUM_CARDS] = bits(self.hands[t, q])
+        pos = self.stock_pos[t]
+        has_stock = np.flatnonzero(pos < NUM_CARDS)
+        out[has_stock, NUM_CARDS + self.decks[t[has_stock], pos[has_stock]]] = 1.0
+        out[:, 2 * NUM_CARDS] = FRACTION[self._dw10[t, q]]
+        if self.format == "partnership":
+            other = t ^ 1
+            seats = self.seating.table_seats[other]
+            partner = (self.current_seat + 2) % 4
+            pp = np.where(seats[:, 0] == partner, 0, 1)  # the partner's player at its table
+            running = np.flatnonzero(self.phase[other] != HAND_OVER)
+            o, p = other[running], pp[running]
+            base = 2 * NUM_CARDS + 1
+            out[running, base:base + NUM_CARDS] = bits(self.hands[o, p])
+            out[running, base + NUM_CARDS:base + 2 * NUM_CARDS] = bits(self.hands[o, 1 - p])
+            out[running, base + 2 * NUM_CARDS] = FRACTION[self._dw10[o, p]]
+            out[running, base + 2 * NUM_CARDS + 1] = FRACTION[self._dw10[o, 1 - p]]
+        return out
+
     def stock_size(self) -> np.ndarray:
+        """Cards left in the stock of each table."""
         return NUM_CARDS - self.stock_pos
 
     def discard_top(self) -> np.ndarray:
-        """Top card of each pile, -1 when empty."""
-        top = self.pile[self.arange, np.maximum(self.pile_len - 1, 0)]
+        """Top card of each table's pile, -1 when empty."""
+        top = self.pile[self.table_range, np.maximum(self.pile_len - 1, 0)]
         return np.where(self.pile_len > 0, top, -1)
+
+
+def _share(out: np.ndarray, winners: tuple[int, ...], amount: float) -> None:
+    """Zero-sum payment: each of ``winners`` +amount, the other seats share the loss."""
+    losers = [s for s in range(out.shape[0]) if s not in winners]
+    for w in winners:
+        out[w] += amount
+    loss = amount * len(winners) / len(losers)
+    for s in losers:
+        out[s] -= loss

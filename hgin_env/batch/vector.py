@@ -31,6 +31,45 @@ from ..rules import Rules
 from .core import BatchGame
 
 
+def seat_summary(fin: dict, seat: int) -> dict:
+    """A finished match's summary (``StepResult.finished[i]``) from ``seat``'s side: the
+    dict :func:`hgin_env.envs.single_agent.episode_summary` gives for that seat in the AEC
+    env (the duel's keys; in a format those of
+    :func:`~hgin_env.envs.single_agent.format_summary`: the seat's sheet row against the
+    others, the hands the seat itself played)."""
+    fmt = fin.get("format", "duel")
+    winner = fin["match_winner"]
+    truncated = fin["truncated"]
+    columns = np.asarray(fin["columns"])
+    won = fin["columns_won"]
+    if fmt == "duel":
+        other = 1 - seat
+        return {
+            "won": winner == seat and not truncated, "lost": winner == other and not truncated,
+            "truncated": truncated, "columns_won": won[seat], "columns_lost": won[other],
+            "column_totals": columns[seat].tolist(), "opponent_column_totals": columns[other].tolist(),
+            "hands": fin["hands"], "dead_hands": fin["dead_hands"],
+            "hand_kinds": fin["hand_kinds"][seat], "opponent_hand_kinds": fin["hand_kinds"][other],
+            "points": fin["points"][seat], "opponent_points": fin["points"][other],
+        }
+    row = seat % 2 if fmt == "partnership" else seat
+    others = [r for r in range(columns.shape[0]) if r != row]
+    out = {
+        "won": winner == row, "lost": winner is not None and winner != row, "truncated": truncated,
+        "columns_won": won[row], "columns_lost": sum(won[r] for r in others),
+        "column_totals": columns[row].tolist(), "opponent_column_totals": columns[others].max(axis=0).tolist(),
+        "hands": fin["seat_hands"][seat], "dead_hands": fin["seat_dead_hands"][seat],
+        "hand_kinds": fin["hand_kinds"][seat], "opponent_hand_kinds": fin["opponent_hand_kinds"][seat],
+        "points": fin["points"][seat], "opponent_points": fin["opponent_points"][seat],
+        "seat": seat, "row": row, "match_hands": fin["hands"], "sheet_columns": columns.tolist(),
+    }
+    if fmt == "partnership":
+        out["team_points"] = fin["team_points"][row]
+        out["opponent_team_points"] = fin["team_points"][1 - row]
+        out["rounds"] = fin["rounds"]
+    return out
+
+
 class LearnerBatch:
     """N matches, one learner seat each, opponents played inside ``step``.
 

@@ -1,0 +1,353 @@
+"""The batched engine's bottom layer: T two-player tables as numpy arrays, each playing
+one hand of :class:`~hgin_env.game.Game` at a time (the duel's core).
+
+A table knows only its two players (0 and 1), its deal and its hand: hands as 52-bit
+masks in ``uint64``, the deal's card order, the discard pile as a stack, phase, counters,
+and the deadwood tables of the acting player that the masks and observations read. Who
+sits at a table, who deals, which table acts and what a hand's result does to a sheet is
+the match layer's (:mod:`hgin_env.batch.formats`, :class:`hgin_env.batch.BatchGame`): in a
+duel table ``i`` is match ``i``; a three-hand match has one table, a partnership two.
+
+Every transition is one vectorised pass over the tables that move; what happens once per
+hand (the showdown) is the exact scalar :func:`hgin_env.scoring.settle`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import actions as A
+from ..cards import NUM_CARDS, NUM_RANKS, RANK_VALUES, mask_to_cards
+from ..game import Phase
+from ..melds import deadwood_without_batch, min_deadwood_batch
+from ..observation import DEADWOOD_FRACTIONS, KNOCK_LIMIT_SCALE, STOCK_SCALE, ObservationLayout
+from ..rules import Rules
+from ..scoring import HandResult, settle
+
+_BIT = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
+_FIRST_UPCARD = int(Phase.FIRST_UPCARD)
+_DRAW = int(Phase.DRAW)
+_DISCARD = int(Phase.DISCARD)
+#: A table whose hand has ended and that waits for the match to deal again (a partnership
+#: table whose partner table still plays); in a duel and three-hand the next hand is dealt
+#: in the same step, so no table waits.
+HAND_OVER = int(Phase.HAND_OVER)
+#: Hand kinds in :attr:`StepResult.hand_kind` (0 = no hand ended in that game).
+HAND_KINDS = ("", "dead", "knock", "gin", "big_gin", "undercut")
+KIND_CODE = {k: i for i, k in enumerate(HAND_KINDS)}
+_NO_DW = np.int16(10_000)  # "no such discard" in the after-discard table
+#: The observation's value of every deadwood (``encode``'s: clipped at 100 -> 1.0).
+FRACTION = np.array(DEADWOOD_FRACTIONS, dtype=np.float32)
+#: The observation's value of every entry of the after-discard table (``_NO_DW`` = 1.0).
+_DD_VALUE = np.ones(int(_NO_DW) + 1, dtype=np.float32)
+_DD_VALUE[:341] = FRACTION
+#: The six bit slices of the observation, in the order ``observations`` stacks them.
+_BIT_SLICES = ("hand", "discard_top", "discard_rest", "opponent_known", "opponent_discards", "own_discards")
+
+
+def bits(masks: np.ndarray) -> np.ndarray:
+    """52-bit masks (uint64, any shape) -> uint8 0/1 array with a trailing axis of 52."""
+    m = np.ascontiguousarray(masks, dtype=np.uint64)
+    b = np.unpackbits(m.view(np.uint8).reshape(m.shape + (8,)), axis=-1, bitorder="little")
+    return b[..., :NUM_CARDS]
+
+
+def cards_of_masks(masks: np.ndarray, count: int) -> np.ndarray:
+    """Card ids of each mask (all holding exactly ``count`` cards), ascending: int64 [n, count]."""
+    n = masks.shape[0]
+    if n == 0:
+        return np.zeros((0, count), dtype=np.int64)
+    _, cols = np.nonzero(bits(masks))
+    return cols.reshape(n, count)
+
+
+class TableBatch:
+    """T two-player tables, one hand each (see the module docstring). The arrays are
+    indexed by table; ``current_player[t]`` is the player (0 or 1) to act at table ``t``."""
+
+    def __init__(self, tables: int, rules: Rules, layout: ObservationLayout):
+        t = tables
+        self.rules = rules
+        self.layout = layout
+        self._slices = layout.slices
+        self.table_range = np.arange(t)
+        self.hands = np.zeros((t, 2), dtype=np.uint64)
+        self.known = np.zeros((t, 2), dtype=np.uint64)  # taken from the pile, still held
+        self.discarded = np.zeros((t, 2), dtype=np.uint64)
+        self.passed = np.zeros((t, 2), dtype=bool)
+        self.decks = np.zeros((t, NUM_CARDS), dtype=np.int64)  # this deal's card order
+        self.stock_pos = np.zeros(t, dtype=np.int64)  # next stock card is decks[t, stock_pos]
+        self.pile = np.zeros((t, NUM_CARDS), dtype=np.int64)  # discard pile, bottom first
+        self.pile_len = np.zeros(t, dtype=np.int64)
+        self.pile_mask = np.zeros(t, dtype=np.uint64)
+        self.dealer = np.zeros(t, dtype=np.int64)  # the player with the dealer's part
+        self.current_player = np.zeros(t, dtype=np.int64)
+        self.phase = np.zeros(t, dtype=np.int64)
+        self.knock_limit = np.zeros(t, dtype=np.int64)
+        self.multiplier = np.ones(t, dtype=np.int64)
+        self.taken = np.full(t, -1, dtype=np.int64)
+        self.forced = np.zeros(t, dtype=bool)
+        self.turns = np.zeros(t, dtype=np.int64)
+        # Derived per-state caches (for the acting player), refreshed after every step.
+        self._after = np.full((t, NUM_CARDS), _NO_DW, dtype=np.int16)  # deadwood after discarding c
+        self._dw_now = np.zeros(t, dtype=np.int16)
+        self._take_dw = np.full(t, _NO_DW, dtype=np.int16)
+        # Reused work: each player's 10-card deadwood (set at the deal and at each discard,
+        # from the after-discard table), and the take computation (hand + face-up card minus
+        # each held card), which is the after-discard table if the card is then taken.
+        self._dw10 = np.zeros((t, 2), dtype=np.int16)
+        self._take_rows = np.zeros((t, 10), dtype=np.int16)
+        self._take_cards = np.zeros((t, 10), dtype=np.int64)
+        self._after_ready = np.zeros(t, dtype=bool)
+        self._can_take = np.zeros(t, dtype=bool)
+        self._big_gin = rules.big_gin_bonus is not None
+        # Where the layout puts the six bit slices back to back, one block write fills them.
+        starts = [self._slices[name].start for name in _BIT_SLICES]
+        self._bit_block = slice(starts[0], starts[0] + 6 * NUM_CARDS) \
+            if starts == [starts[0] + k * NUM_CARDS for k in range(6)] else None
+
+    # ------------------------------------------------------------------ dealing
+    def deal_tables(self, idx: np.ndarray, decks: np.ndarray, dealer: np.ndarray) -> None:
+        """Deal a hand at tables ``idx`` from ``decks`` (int [k, 52]) with ``dealer`` (the
+        player, 0 or 1, with the dealer's part), exactly as ``Game._deal`` deals a deck:
+        cards 0..19 alternately to the non-dealer and the dealer, 20 the upcard, the rest
+        the stock in drawing order. The caller refreshes the derived state."""
+        if idx.size == 0:
+            return
+        self.decks[idx] = decks
+        self.dealer[idx] = dealer
+        first = np.bitwise_or.reduce(_BIT[decks[:, 0:20:2]], axis=1)  # the non-dealer's cards
+        second = np.bitwise_or.reduce(_BIT[decks[:, 1:20:2]], axis=1)
+        self.hands[idx, 1 - dealer] = first
+        self.hands[idx, dealer] = second
+        self._dw10[idx] = min_deadwood_batch(self.hands[idx])
+        up = decks[:, 20]
+        self.pile[idx, 0] = up
+        self.pile_len[idx] = 1
+        self.pile_mask[idx] = _BIT[up]
+        self.stock_pos[idx] = 21
+        r = self.rules
+        if r.oklahoma:
+            rank = up % NUM_RANKS
+            limit = np.asarray(RANK_VALUES)[rank]
+            if r.oklahoma_ace_gin_only:
+                limit = np.where(rank == 0, 0, limit)
+            self.knock_limit[idx] = limit
+            self.multiplier[idx] = np.where(up // NUM_RANKS == 3, r.spade_multiplier, 1)
+        else:
+            self.knock_limit[idx] = r.knock_limit
+            self.multiplier[idx] = 1
+        self.current_player[idx] = 1 - dealer
+        # As ``Game._deal``: without the offer (004) the non-dealer starts with a normal draw.
+        self.phase[idx] = _FIRST_UPCARD if r.first_upcard_offer else _DRAW
+        self.taken[idx] = -1
+        self.forced[idx] = False
+        self.known[idx] = 0
+        self.discarded[idx] = 0
+        self.passed[idx] = False
+        self.turns[idx] = 0
+        self._after_ready[idx] = False
+
+    # ------------------------------------------------------------------ derived state
+    def refresh_tables(self, idx: np.ndarray) -> None:
+        """Deadwood tables of the acting player of tables ``idx``: now, after each discard,
+        after taking the face-up card."""
+        if idx.size == 0:
+            return
+        p = self.current_player[idx]
+        hand = self.hands[idx, p]
+        phase = self.phase[idx]
+        disc = phase == _DISCARD
+        # Deadwood now: the cached 10-card value, computed only for 11-card hands.
+        dw = self._dw10[idx, p]
+        sel = np.flatnonzero(disc)
+        if sel.size:
+            dw[sel] = min_deadwood_batch(hand[sel])
+        self._dw_now[idx] = dw
+        # Discard phase: deadwood after discarding each of the 11 cards (after a take the
+        # step has filled it from the take computation).
+        ready = self._after_ready[idx]
+        self._after[idx[~ready]] = _NO_DW
+        sel = np.flatnonzero(disc & ~ready)
+        if sel.size:
+            h = hand[sel]
+            cards = cards_of_masks(h, 11)
+            self._after[idx[sel, None], cards] = deadwood_without_batch(h, cards)
+        self._after_ready[idx] = False
+        # Draw phases: best deadwood after taking the face-up card and discarding another.
+        self._take_dw[idx] = _NO_DW
+        can = (phase < _DISCARD) & (self.pile_len[idx] > 0) & ~self.forced[idx]
+        self._can_take[idx] = can
+        sel = np.flatnonzero(can)
+        if sel.size:
+            g = idx[sel]
+            h = hand[sel]
+            top = self.pile[g, self.pile_len[g] - 1]
+            cards = cards_of_masks(h, 10)
+            rows = deadwood_without_batch(h | _BIT[top], cards)
+            self._take_rows[g] = rows
+            self._take_cards[g] = cards
+            self._take_dw[g] = rows.min(axis=1)
+
+    def table_masks(self, t: np.ndarray | None, m: np.ndarray) -> None:
+        """Fill ``m`` (bool [k, 108], all False) with the legal actions of the acting player
+        of tables ``t`` (None: every table, in order)."""
+        if t is None:
+            phase, can_take, after, taken = self.phase, self._can_take, self._after, self.taken
+            limit, dw_now = self.knock_limit, self._dw_now
+        else:
+            phase, can_take, after, taken = self.phase[t], self._can_take[t], self._after[t], self.taken[t]
+            limit, dw_now = self.knock_limit[t], self._dw_now[t]
+        up = phase == _FIRST_UPCARD
+        m[up, A.TAKE_DISCARD] = True
+        m[up, A.PASS] = True
+        draw = phase == _DRAW
+        m[draw, A.DRAW_STOCK] = True
+        m[draw & can_take, A.TAKE_DISCARD] = True
+        disc = np.flatnonzero(phase == _DISCARD)
+        if disc.size:
+            after = after[disc]
+            held = after < _NO_DW
+            taken = taken[disc]
+            has_taken = taken >= 0
+            held[has_taken, taken[has_taken]] = False
+            m[disc, A.DISCARD:A.DISCARD + NUM_CARDS] = held
+            m[disc, A.KNOCK:A.KNOCK + NUM_CARDS] = held & (after <= limit[disc, None])
+            if self._big_gin:
+                m[disc, A.BIG_GIN] = dw_now[disc] == 0
+
+    def table_observations(self, o: np.ndarray, t: np.ndarray | None) -> None:
+        """Write the table slices (``hand`` .. ``opponent_passed``) of the acting player of
+        table ``t[k]`` (None: every table, in order) into row k of ``o``, as
+        ``observation.encode`` builds them."""
+        s = self._slices
+        if t is None:  # every table (a duel, three-hand): no gathers
+            p, pile_len, pile, hands, known, discarded = (self.current_player, self.pile_len, self.pile,
+                                                          self.hands, self.known, self.discarded)
+            pile_mask, after, dw_now, take_dw, stock_pos = (self.pile_mask, self._after, self._dw_now,
+                                                            self._take_dw, self.stock_pos)
+            phase, limit, multiplier, dealer, passed = (self.phase, self.knock_limit, self.multiplier,
+                                                        self.dealer, self.passed)
+        else:
+            p, pile_len, pile, hands, known, discarded = (self.current_player[t], self.pile_len[t], self.pile[t],
+                                                          self.hands[t], self.known[t], self.discarded[t])
+            pile_mask, after, dw_now, take_dw, stock_pos = (self.pile_mask[t], self._after[t], self._dw_now[t],
+                                                            self._take_dw[t], self.stock_pos[t])
+            phase, limit, multiplier, dealer, passed = (self.phase[t], self.knock_limit[t], self.multiplier[t],
+                                                        self.dealer[t], self.passed[t])
+        k = p.shape[0]
+        rows = np.arange(k)
+        q = 1 - p
+        top_card = pile[rows, np.maximum(pile_len - 1, 0)]
+        top = np.where(pile_len > 0, _BIT[top_card], np.uint64(0))
+        masks = np.empty((k, 6), dtype=np.uint64)
+        masks[:, 0] = hands[rows, p]
+        masks[:, 1] = top
+        masks[:, 2] = pile_mask & ~top
+        masks[:, 3] = known[rows, q]
+        masks[:, 4] = discarded[rows, q]
+        masks[:, 5] = discarded[rows, p]
+        b = bits(masks)
+        if self._bit_block is not None:
+            o[:, self._bit_block] = b.reshape(k, 6 * NUM_CARDS)
+        else:
+            for j, name in enumerate(_BIT_SLICES):
+                o[:, s[name]] = b[:, j]
+        o[:, s["discard_deadwood"]] = _DD_VALUE[after]
+        o[:, s["deadwood"].start] = FRACTION[dw_now]
+        o[:, s["take_deadwood"].start] = _DD_VALUE[take_dw]
+        o[:, s["stock_size"].start] = (NUM_CARDS - stock_pos) / STOCK_SCALE
+        o[:, s["phase"]] = 0.0
+        o[rows, s["phase"].start + phase] = 1.0
+        o[:, s["knock_limit"].start] = limit / KNOCK_LIMIT_SCALE
+        o[:, s["doubled"].start] = multiplier > 1
+        o[:, s["is_dealer"].start] = dealer == p
+        o[:, s["opponent_passed"].start] = passed[rows, q]
+
+    # ------------------------------------------------------------------ stepping
+    def apply_tables(self, a: np.ndarray) -> list[int]:
+        """Apply ``a[t]`` (a legal action id, or -1: the table waits) at every table; returns
+        the tables whose hand the action ended (a knock, big gin, or a discard at the
+        dead-hand stock or the turn cap), ascending. The caller settles and redeals them."""
+        p = self.current_player
+        # Pass on the first upcard.
+        g = np.flatnonzero(a == A.PASS)
+        if g.size:
+            pg = p[g]
+            self.passed[g, pg] = True
+            nondealer = pg != self.dealer[g]
+            self.current_player[g] = np.where(nondealer, self.dealer[g], 1 - self.dealer[g])
+            dealer_passed = g[~nondealer]
+            self.phase[dealer_passed] = _DRAW
+            self.forced[dealer_passed] = True
+        # Draw from the stock.
+        g = np.flatnonzero(a == A.DRAW_STOCK)
+        if g.size:
+            card = self.decks[g, self.stock_pos[g]]
+            self.stock_pos[g] += 1
+            self.hands[g, p[g]] |= _BIT[card]
+            self.taken[g] = -1
+            self.forced[g] = False
+            self.phase[g] = _DISCARD
+            self.turns[g] += 1
+        # Take the discard (or the first upcard).
+        g = np.flatnonzero(a == A.TAKE_DISCARD)
+        if g.size:
+            self.pile_len[g] -= 1
+            card = self.pile[g, self.pile_len[g]]
+            bit = _BIT[card]
+            self.pile_mask[g] &= ~bit
+            self.hands[g, p[g]] |= bit
+            self.known[g, p[g]] |= bit
+            self.taken[g] = card
+            self.phase[g] = _DISCARD
+            self.turns[g] += 1
+            # The after-discard table of the 11 cards is what the take computation found.
+            self._after[g] = _NO_DW
+            self._after[g[:, None], self._take_cards[g]] = self._take_rows[g]
+            self._after[g, card] = self._dw10[g, p[g]]
+            self._after_ready[g] = True
+        # Discard or knock: the card leaves the hand.
+        g = np.flatnonzero((a >= 0) & (a < A.DRAW_STOCK))
+        ended: list[int] = []
+        if g.size:
+            ag = a[g]
+            is_knock = ag >= A.KNOCK
+            card = np.where(is_knock, ag - A.KNOCK, ag - A.DISCARD)
+            notbit = ~_BIT[card]
+            pg = p[g]
+            self.hands[g, pg] &= notbit
+            self.known[g, pg] &= notbit
+            d = g[~is_knock]
+            if d.size:
+                dcard = card[~is_knock]
+                pd = pg[~is_knock]
+                self._dw10[d, pd] = self._after[d, dcard]  # the 10 cards kept
+                bit = _BIT[dcard]
+                self.discarded[d, pd] |= bit
+                self.pile[d, self.pile_len[d]] = dcard
+                self.pile_len[d] += 1
+                self.pile_mask[d] |= bit
+                stock = NUM_CARDS - self.stock_pos[d]
+                dead = stock <= self.rules.dead_hand_stock
+                if self.rules.max_turns:
+                    dead |= self.turns[d] >= self.rules.max_turns
+                go_on = d[~dead]
+                self.current_player[go_on] = 1 - pd[~dead]
+                self.phase[go_on] = _DRAW
+                self.taken[go_on] = -1
+                ended += d[dead].tolist()
+            ended += g[is_knock].tolist()
+        ended += np.flatnonzero(a == A.BIG_GIN).tolist()
+        ended.sort()
+        return ended
+
+    def settle_table(self, t: int, action: int) -> HandResult | None:
+        """The showdown of the hand that ``action`` ended at table ``t`` (the exact
+        :func:`~hgin_env.scoring.settle`; its ``winner`` is "knocker" or "defender", the
+        knocker being ``current_player[t]``), or None for a dead hand."""
+        if action < A.KNOCK:
+            return None
+        k = int(self.current_player[t])
+        return settle(mask_to_cards(int(self.hands[t, k])), mask_to_cards(int(self.hands[t, 1 - k])),
+                      self.rules, knock_limit=int(self.knock_limit[t]), multiplier=int(self.multiplier[t]))
