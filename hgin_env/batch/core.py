@@ -42,6 +42,7 @@ from ..observation import (
     ObservationLayout,
     scoreboard_context,
 )
+from ..rewards import SheetChange, check_match_bonus, check_mode, step_rewards
 from ..rules import Rules, get_rules
 from ..scoring import Scoreboard, settle
 
@@ -51,6 +52,7 @@ _DRAW = int(Phase.DRAW)
 _DISCARD = int(Phase.DISCARD)
 #: Hand kinds in :attr:`StepResult.hand_kind` (0 = no hand ended in that game).
 HAND_KINDS = ("", "dead", "knock", "gin", "big_gin", "undercut")
+_DUEL_ROWS = ((0,), (1,))  # the sheet rows' seats
 _KIND_CODE = {k: i for i, k in enumerate(HAND_KINDS)}
 _NO_DW = np.int16(10_000)  # "no such discard" in the after-discard table
 #: The observation's value of every deadwood (``encode``'s: clipped at 100 -> 1.0).
@@ -112,15 +114,17 @@ class BatchGame:
 
     ``seeds`` fixes each first match's seed (else they are drawn from ``seed``); later
     matches of game ``i`` take seeds drawn from the batch generator, recorded in
-    ``match_seeds``. ``reward`` is ``"match"``, ``"columns"`` or ``"points"``.
+    ``match_seeds``. ``reward`` is ``"match"``, ``"columns"`` or ``"points"`` and
+    ``match_bonus`` the dense modes' match bonus, paid by :func:`hgin_env.rewards.step_rewards`
+    as the scalar environment pays them.
     """
 
     def __init__(self, n: int, rules: Rules | str | dict | None = None, seed: int | None = None,
-                 reward: str = "match", seeds: list[int] | np.ndarray | None = None):
+                 reward: str = "match", seeds: list[int] | np.ndarray | None = None, match_bonus: float = 0.0):
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
-        if reward not in ("match", "columns", "points"):
-            raise ValueError(f"reward must be 'match', 'columns' or 'points', not {reward!r}")
+        check_mode(reward)
+        self.match_bonus = check_match_bonus(match_bonus)
         self.n = n
         self.rules = get_rules(rules)
         if self.rules.num_players != 2:
@@ -393,7 +397,7 @@ class BatchGame:
         return o
 
     # ------------------------------------------------------------------ stepping
-    def step(self, actions: np.ndarray) -> StepResult:
+    def step(self, actions: np.ndarray, checked: bool = False) -> StepResult:
         """Apply one action per game (the acting player's).
 
         ``actions`` is an integer array of shape (N,); an action of ``NO_MOVE`` (-1) leaves
@@ -401,9 +405,12 @@ class BatchGame:
         Anything else that is not a legal action id (a float, a bool, a string, NaN, another
         shape, out of range, illegal in its row) raises ``TypeError``/``ValueError`` naming
         the rows and values (:func:`hgin_env.actions.as_actions`), and no game moves.
+        ``checked=True`` says the caller checked them already (the vector envs check the
+        learners' and the opponents' actions once each, where they arrive): an int64 array
+        of legal ids or ``NO_MOVE``, trusted as it is.
         """
         n = self.n
-        a = A.as_actions(actions, n, self.legal_action_masks(), allow_no_move=True)
+        a = actions if checked else A.as_actions(actions, n, self.legal_action_masks(), allow_no_move=True)
         moved = self.arange if a.min() >= 0 else np.flatnonzero(a >= 0)
         p = self.current_player
         rewards = np.zeros((n, 2), dtype=np.float32)
@@ -513,39 +520,37 @@ class BatchGame:
                                 mask_to_cards(int(self.hands[i, 1 - k])), rules,
                                 knock_limit=int(self.knock_limit[i]), multiplier=int(self.multiplier[i]))
                 winner = k if result.winner == "knocker" else 1 - k
-                before = list(board.column_winners)
-                board.record(winner, result.points)
+                decided = board.record(winner, result.points)  # the columns this hand decided
                 knocker[i] = k
                 hand_winner[i] = winner
                 hand_points[i] = result.points
                 hand_kind[i] = _KIND_CODE[result.kind]
                 self.kind_counts[i, winner, _KIND_CODE[result.kind] - 2] += 1
                 self.points_won[i, winner] += result.points
-                if self.reward_mode == "points":
-                    rewards[i, winner] += result.points / 100.0
-                    rewards[i, 1 - winner] -= result.points / 100.0
-                elif self.reward_mode == "columns":
-                    for j in range(columns):
-                        w = board.column_winners[j]
-                        if before[j] is None and w is not None:
-                            rewards[i, w] += 1.0 / columns
-                            rewards[i, 1 - w] -= 1.0 / columns
+                paid = (float(result.points), -float(result.points)) if winner == 0 else \
+                    (-float(result.points), float(result.points))
             else:
                 board.record_dead()
                 winner = None
+                paid, decided = (0.0, 0.0), []
                 hand_kind[i] = _KIND_CODE["dead"]
                 self.dead_hands[i] += 1
+            outcome = None
             if board.match_over:
                 match_over[i] = True
                 mw = board.match_winner
+                outcome = (0.0, 0.0)
                 if mw is not None:
                     match_winner[i] = mw
-                    if self.reward_mode == "match":
-                        rewards[i, mw] += 1.0
-                        rewards[i, 1 - mw] -= 1.0
+                    outcome = (1.0, -1.0) if mw == 0 else (-1.0, 1.0)
             elif rules.max_hands and self.hand_number[i] >= rules.max_hands:
                 match_over[i] = True
                 truncated[i] = True
+                outcome = (0.0, 0.0)
+            if winner is not None or outcome is not None:  # the one reward function of every path
+                change = SheetChange(row_seats=_DUEL_ROWS, points=paid, columns_won=(winner,) * len(decided),
+                                     num_columns=columns, outcome=outcome)
+                rewards[i] += step_rewards(self.reward_mode, change, self.match_bonus)
             if match_over[i]:
                 finished[i] = self._summary(i, bool(truncated[i]))
                 self._new_match(i)

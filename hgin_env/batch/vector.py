@@ -28,6 +28,7 @@ from ..actions import NUM_ACTIONS, as_actions
 from ..observation import ObservationLayout, observation_bounds
 from ..rewards import PotentialShaping
 from ..rules import Rules
+from ..summary import episode_summary
 from .core import BatchGame
 
 
@@ -36,7 +37,8 @@ class LearnerBatch:
 
     ``reward`` is the engine's reward mode (``"match"``, ``"columns"``, ``"points"``);
     with a dense mode ``match_bonus`` adds ±bonus to the learner when a match is won or
-    lost, as ``train.envs.TrainingEnv`` does. ``shaping=w > 0`` adds the learner's
+    lost (the engine pays both, through :func:`hgin_env.rewards.step_rewards`, as the AEC
+    environment does). ``shaping=w > 0`` adds the learner's
     potential-based deadwood shaping (:class:`hgin_env.rewards.PotentialShaping`, one slot
     per match, the same terms as ``raw_env(shaping=w, shaping_gamma=γ)``); set
     ``shaping_gamma`` to the learner's discount.
@@ -50,7 +52,8 @@ class LearnerBatch:
         self.seed_value = seed
         self.reward_mode = reward
         self.match_bonus = match_bonus
-        self.batch = BatchGame(n, rules=rules, seed=seed, reward=reward)
+        # The engine pays the reward mode and the match bonus (hgin_env.rewards.step_rewards).
+        self.batch = BatchGame(n, rules=rules, seed=seed, reward=reward, match_bonus=match_bonus)
         self.rules = self.batch.rules
         self.shaping = PotentialShaping(ObservationLayout.for_rules(self.rules), shaping, shaping_gamma,
                                         potential=shaping_potential, num_players=n) if shaping else None
@@ -167,7 +170,9 @@ class LearnerBatch:
         return rewards, terminated, truncated, finished
 
     def _apply(self, actions: np.ndarray) -> None:
-        result = self.batch.step(actions)
+        """Step the engine with actions already checked here (learners' in ``step``, the
+        opponents' in ``_play_opponents``): the engine trusts them."""
+        result = self.batch.step(actions, checked=True)
         rewards = result.rewards[np.arange(self.n), self.seat]
         # Games where a match ended get their reward on the old seat before reseating.
         self._pending_rewards += rewards
@@ -177,29 +182,16 @@ class LearnerBatch:
 
     def _finish(self, i: int, fin: dict) -> None:
         me = int(self.seat[i])
-        bonus = 0.0
-        winner = fin["match_winner"]
-        if self.match_bonus and self.reward_mode != "match" and not fin["truncated"] and winner is not None:
-            bonus = self.match_bonus if winner == me else -self.match_bonus
         if self.shaping is not None:  # Φ = 0 at the end: pay −Φ(last) (module rewards)
-            bonus += self.shaping.at_end(i)
-        self._pending_rewards[i] += bonus
-        self.episode_return[i] += bonus
-        summary = {
-            "won": winner == me and not fin["truncated"],
-            "lost": winner == 1 - me and not fin["truncated"],
-            "truncated": fin["truncated"],
-            "columns_won": fin["columns_won"][me],
-            "columns_lost": fin["columns_won"][1 - me],
-            "column_totals": fin["columns"][me],
-            "opponent_column_totals": fin["columns"][1 - me],
-            "hands": fin["hands"],
-            "dead_hands": fin["dead_hands"],
-            "hand_kinds": fin["hand_kinds"][me],
-            "opponent_hand_kinds": fin["hand_kinds"][1 - me],
-            "points": fin["points"][me],
-            "opponent_points": fin["points"][1 - me],
-        }
+            end = self.shaping.at_end(i)
+            self._pending_rewards[i] += end
+            self.episode_return[i] += end
+        winner = fin["match_winner"]
+        summary = episode_summary(
+            seat=me, row=me, winner=winner, truncated=fin["truncated"], columns=fin["columns"],
+            columns_won=fin["columns_won"], hands=fin["hands"], dead_hands=fin["dead_hands"],
+            hand_kinds=fin["hand_kinds"][me], opponent_hand_kinds=fin["hand_kinds"][1 - me],
+            points=fin["points"][me], opponent_points=fin["points"][1 - me], match_hands=fin["hands"])
         k = int(self.opponent_index[i])
         self._pending_done[i] = {
             "episode_summary": summary, "opponent_spec": self.names[k], "opponent_index": k,
