@@ -11,7 +11,7 @@ whenever a hand ends its kind, winner, knocker and points (as seats) and the she
 (columns, column winners, wins, settlement, match winner); when a match ends the
 truncation, the winner and every seat's episode summary
 (:func:`hgin_env.batch.vector.seat_summary` against
-:func:`hgin_env.envs.single_agent.episode_summary`). A finished match restarts in both
+:func:`hgin_env.summary.match_summary`). A finished match restarts in both
 with the batch's next seed.
 
 Actions come from a seeded mix per match (match ``i``'s kind is ``i % 4``): the rule mix
@@ -40,10 +40,10 @@ from hgin_env.batch import HAND_KINDS, BatchGame
 from hgin_env.batch.vector import seat_summary
 from hgin_env.cards import NUM_CARDS
 from hgin_env.envs.aec import raw_env
-from hgin_env.envs.single_agent import episode_summary
 from hgin_env.observation import ObservationLayout
 from hgin_env.rewards import REWARD_MODES
 from hgin_env.rules import PROFILES, Rules, get_rules, profile_names
+from hgin_env.summary import match_summary
 
 #: The named profiles plus variants that switch on what no profile uses (big gin, an ace
 #: upcard meaning gin only, a knock limit of 0 with columns of 1, no first-upcard offer
@@ -193,8 +193,8 @@ def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0, max_steps
                     assert summary["scoreboard"] == env.match.sheet.to_dict(), f"final sheet differs, {where}"
                     assert summary["truncated"] == env.match.truncated, f"truncation differs, {where}"
                     assert summary["match_winner"] == env.match.match_winner, f"match winner differs, {where}"
-                    for seat, agent in enumerate(env.possible_agents):
-                        want_summary = episode_summary(env, agent)
+                    for seat in range(rules.num_players):
+                        want_summary = match_summary(env.match, seat)
                         got_summary = seat_summary(summary, seat)
                         assert got_summary == want_summary, \
                             f"summary of seat {seat} differs, {where}: batch {got_summary} env {want_summary}"

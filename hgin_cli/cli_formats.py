@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from hgin_env import actions as A
 from hgin_env.game import Phase
 from hgin_env.loop import run_match
 from hgin_env.match import Match, RoundResult, SeatHand
-from hgin_env.render import deal_text, render_hand_result, render_table
+from hgin_env.render import deal_text, render_hand_result, render_seat_table
 from hgin_env.rules import RULES_VERSION, Rules, get_rules
 
 from .common import CliError, MatchFileError, _can_print_symbols, _card, _say, describe_move, end_of_play
@@ -120,19 +119,7 @@ class _SeatPrompt(HumanMatch):
         if g.phase == Phase.DISCARD:
             super().show_table()
             return
-        table = self.match.tables[self.match.table_of(self.seat) or 0]
-        names = {f"player_{p}": f"player_{table.seats[p]}" for p in (0, 1)}
-        # Three-hand: the table game's "dealer" only plays the dealer's part; say who dealt,
-        # and count the match's hands (one table, a new table game every hand).
-        three_hand = table.sitting_out is not None
-        deal = deal_text(table) if three_hand else None
-        number = self.match.hand_number if three_hand else None
-        lines = []
-        for line in render_table(g, self.human, self.symbols, deal=deal, number=number, you=True).split("\n"):
-            if re.match(r"^\s+I\s", line):  # the table game's own sheet: show the match's
-                break
-            lines.append(line if line == deal else re.sub(r"player_[01]", lambda m: names[m.group(0)], line))
-        _say("", *lines, str(self.match.sheet))
+        _say("", render_seat_table(self.match, self.seat, self.symbols, you=True))
         _say(self.legal_moves_text())
 
 

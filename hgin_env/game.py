@@ -285,9 +285,15 @@ class Game:
             raise ValueError(f"illegal action {action!r} ({A.describe_action(int(action))}) "
                              f"for {who} in phase {self.phase.name}; legal: {names}")
 
-    def apply(self, action: int) -> HandRecord | None:
-        """Apply the acting player's action; returns the hand's record when it ends it."""
-        self.check_legal(action)
+    def apply(self, action: int, checked: bool = False) -> HandRecord | None:
+        """Apply the acting player's action; returns the hand's record when it ends it.
+
+        An illegal action raises ``ValueError`` (:meth:`check_legal`) and changes nothing;
+        ``checked=True`` says the caller has checked it already (``Match.apply``, the
+        environments: each action is checked once, by the outermost layer), and it is
+        trusted."""
+        if not checked:
+            self.check_legal(action)
         action = int(action)
         self._legal = None
         self.action_history.append(action)

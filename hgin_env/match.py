@@ -386,48 +386,44 @@ class Match:
             return np.zeros(A.NUM_ACTIONS, dtype=np.int8)
         return self.current_game.legal_action_mask()
 
-    def apply(self, action: int) -> list[SeatHand | RoundResult]:
+    def apply(self, action: int, checked: bool = False) -> list[SeatHand | RoundResult]:
         """Apply the acting seat's action. Returns what it finished: the hand (and, in a
         partnership, the round) when it ended one, else an empty list.
+
+        One path for every format (the duel is the two-seat, one-table case): the acting
+        table's ``Game`` plays the action, a finished hand goes to the format's bookkeeping.
+        An illegal action raises ``ValueError`` naming the seat and the legal actions, and
+        changes nothing; ``checked=True`` says the caller checked it already (the
+        environments do, once per action) and it is trusted.
 
         ``last_rewards`` then holds each seat's reward for this step, zero-sum: at the end
         of a hand (duel, three-hand) the winner +points, the loser −points, a seat sitting
         out 0; at the end of a partnership round each partner of the scoring team +net,
         each of the other −net; 0 otherwise (dead hands, net-0 rounds, mid-hand steps).
         """
-        duel = self.duel_game
-        if duel is not None:  # the duel's fast path: the Game refuses what is illegal
-            record = duel.apply(action)
-            self.action_history.append(int(action))
-            if self._paid:
-                self.last_rewards = np.zeros(2, dtype=np.float64)
-                self._paid = False
-            if record is None:
-                return []
-            hand = self._seat_hand(self.tables[0], record)
-            self.hand_history.append(hand)
-            self._hand_rewards(hand)
-            self.truncated = duel.truncated
-            return [hand]
         if self.is_over:
             raise ValueError("the match is over; no action is legal")
         table = self.tables[self.current_table]
         game = table.game
         acting = table.current_seat
+        if not checked:  # the table's game numbers its players 0 and 1; a refusal names the seat
+            game.check_legal(action, player=f"seat {acting} (player_{acting})")
         hands_before = len(game.hand_history)
-        # The table's game numbers its two players 0 and 1; a refusal names the seat.
-        game.check_legal(action, player=f"seat {acting} (player_{acting})")
-        game.apply(action)
+        game.apply(action, checked=True)
         self.action_history.append(int(action))
         if self._paid:  # a fresh zero array only after a paying step (speed: most steps pay 0)
             self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
             self._paid = False
         if len(game.hand_history) == hands_before:
-            if self.format == "partnership":
+            if self.num_tables > 1:
                 self._next_table(table, acting)
             return []
         hand = self._seat_hand(table, game.hand_history[-1])
         self.hand_history.append(hand)
+        if self.duel_game is not None:  # the duel's Game keeps its own sheet and deals on
+            self._hand_rewards(hand)
+            self.truncated = game.truncated
+            return [hand]
         if self.format == "three_hand":
             return [hand, *self._end_three_hand(hand)]
         return [hand, *self._end_partnership_hand(table)]

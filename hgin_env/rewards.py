@@ -1,12 +1,14 @@
 """Every reward of the environment, in one place: the base modes and potential-based shaping.
 
-The environment (:mod:`hgin_env.envs.aec`), the single-agent adapter and the imitation
-recorder (:mod:`train.imitation`) all compute rewards through these functions, so a mode
-means the same thing everywhere.
+One function, :func:`step_rewards`, pays every seat of every path: the AEC environment
+(:mod:`hgin_env.envs.aec`, so the single-agent adapter), the batched engine
+(:class:`hgin_env.batch.BatchGame`, so the vector envs) and the imitation recorder
+(:mod:`train.imitation`). Each describes a step as a :class:`SheetChange` (the points
+paid, the columns decided, the match outcome), so a mode, and the optional match bonus,
+mean the same thing everywhere.
 
-Base modes (zero-sum, paid when a hand ends; see the reward table of :mod:`hgin_env.envs.aec`;
-the ``seat_*`` functions are the same modes for every format, over a
-:class:`~hgin_env.match.Match`'s seats):
+Base modes (zero-sum, paid when a hand ends; see the reward table of :mod:`hgin_env.envs.aec`),
+for every format over a :class:`~hgin_env.match.Match`'s seats:
 
 * ``"match"``: ±1 to the match winner when the match ends (a one-hand episode: ±1 to the
   hand's winner); 0 for a truncated match.
@@ -63,11 +65,11 @@ that lowers the deadwood at once (and takes it back if the deadwood rises again)
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .game import Game, HandRecord
 from .observation import DEADWOOD_SCALE, ObservationLayout
 
 if TYPE_CHECKING:
@@ -79,117 +81,113 @@ REWARD_MODES = ("match", "columns", "points")
 Potential = Callable[[np.ndarray, ObservationLayout], float]
 
 
-def _zero_sum(out: list[float], winner: int, amount: float) -> None:
-    _share(out, (winner,), amount)
-
-
-def _share(out: list[float], winners: Sequence[int], amount: float) -> None:
-    """Zero-sum payment: each of ``winners`` gets +amount, the other seats share the loss
-    equally (duel ∓amount; three-hand −amount/2 each; partnership −amount each)."""
-    losers = [i for i in range(len(out)) if i not in winners]
-    for w in winners:
-        out[w] += amount
-    loss = amount * len(winners) / len(losers)
-    for i in losers:
-        out[i] -= loss
-
-
-def match_rewards(game: Game, record: HandRecord) -> list[float]:
-    """``"match"``: ±1 when the match ends (±1 to a one-hand episode's winner)."""
-    out = [0.0, 0.0]
-    if game.single_hand:
-        if record.winner is not None:
-            _zero_sum(out, record.winner, 1.0)
-    elif game.phase.name == "MATCH_OVER" and not game.truncated:
-        winner = game.scoreboard.match_winner
-        if winner is not None:
-            _zero_sum(out, winner, 1.0)
-    return out
-
-
-def columns_rewards(game: Game, columns_before: Sequence[int | None]) -> list[float]:
-    """``"columns"``: ±1/C for each column the hand decided (``columns_before``: the column
-    winners before the hand ended)."""
-    out = [0.0, 0.0]
-    board = game.scoreboard
-    for j, before in enumerate(columns_before):
-        winner = board.column_winners[j]
-        if before is None and winner is not None:
-            _zero_sum(out, winner, 1.0 / board.num_columns)
-    return out
-
-
-def points_rewards(record: HandRecord) -> list[float]:
-    """``"points"``: ± hand points / 100 to the hand's winner (dead hands: 0)."""
-    out = [0.0, 0.0]
-    if record.winner is not None:
-        _zero_sum(out, record.winner, record.points / 100.0)
-    return out
-
-
-def hand_end_rewards(mode: str, game: Game, record: HandRecord,
-                     columns_before: Sequence[int | None]) -> list[float]:
-    """Rewards of players 0 and 1 for the hand ``record`` that just ended in ``game``.
-
-    ``columns_before`` is ``list(game.scoreboard.column_winners)`` taken before the hand's
-    last action (only ``"columns"`` reads it).
-    """
-    if mode == "match":
-        return match_rewards(game, record)
-    if mode == "columns":
-        return columns_rewards(game, columns_before)
-    if mode == "points":
-        return points_rewards(record)
-    raise ValueError(f"invalid reward {mode!r}; expected one of {REWARD_MODES}")
-
-
-# --------------------------------------------------------------------------- every format
-def _row_seats(match: Match, row: int) -> tuple[int, ...]:
-    """The seats of a sheet row: the player (duel, three-hand) or the team (partnership)."""
-    teams = match.teams
-    return teams[row] if teams is not None else (row,)
-
-
-def seat_match_rewards(match: Match) -> list[float]:
-    """``"match"`` for any format: ``Match.returns()`` when the match ends (duel ±1;
-    three-hand +1 and −1/2 each; partnership ±1 per partner); 0 when truncated or drawn."""
-    return [float(x) for x in match.returns()] if match.is_over else [0.0] * match.num_players
-
-
-def seat_columns_rewards(match: Match, columns_before: Sequence[int | None]) -> list[float]:
-    """``"columns"`` for any format: for each column the step decided, +1/C to each seat of
-    the winning row (a player, or both partners), the others sharing −1/C per winner."""
-    out = [0.0] * match.num_players
-    sheet = match.sheet
-    for j, before in enumerate(columns_before):
-        winner = sheet.column_winners[j]
-        if before is None and winner is not None:
-            _share(out, _row_seats(match, winner), 1.0 / sheet.num_columns)
-    return out
-
-
-def seat_points_rewards(match: Match) -> list[float]:
-    """``"points"`` for any format: ``Match.last_rewards`` / 100 (a hand's ± points
-    between its two seats, the seat sitting out 0; a partnership round's ± net points to
-    each partner)."""
-    return [float(x) / 100.0 for x in match.last_rewards]
-
-
-def seat_rewards(mode: str, match: Match, columns_before: Sequence[int | None]) -> list[float]:
-    """Every seat's base reward for the ``Match.apply`` that just ended a hand or round
-    (``columns_before``: ``list(match.sheet.column_winners)`` taken before it)."""
-    if mode == "match":
-        return seat_match_rewards(match)
-    if mode == "columns":
-        return seat_columns_rewards(match, columns_before)
-    if mode == "points":
-        return seat_points_rewards(match)
-    raise ValueError(f"invalid reward {mode!r}; expected one of {REWARD_MODES}")
-
-
-def check_mode(mode: str) -> None:
+def check_mode(mode: str) -> str:
+    """``mode`` if it is a reward mode, else ``ValueError`` naming the modes (the one check
+    every environment and trainer calls)."""
     if mode not in REWARD_MODES:
         raise ValueError(f"invalid reward {mode!r}; expected one of {REWARD_MODES}")
+    return mode
+
+
+def check_match_bonus(bonus: float) -> float:
+    """``bonus`` as a float if it is a finite number >= 0, else ``ValueError``."""
+    if isinstance(bonus, bool) or not isinstance(bonus, int | float | np.floating | np.integer) \
+            or not np.isfinite(bonus) or bonus < 0:
+        raise ValueError(f"match_bonus must be a finite number >= 0, got {bonus!r}")
+    return float(bonus)
+
+
+@dataclass(frozen=True)
+class SheetChange:
+    """What one step did to a match's sheet, in seat terms: all that a reward mode reads.
+    The scalar engine (:func:`sheet_change` of a :class:`~hgin_env.match.Match`) and the
+    batched engine (one per ended hand) both describe a step this way, so
+    :func:`step_rewards` is the one reward function of every path."""
+
+    #: The seats of each sheet row: a player (duel, three-hand) or a team (partnership).
+    row_seats: tuple[tuple[int, ...], ...]
+    #: Hand (partnership: round) points paid to each seat this step, zero-sum
+    #: (``Match.last_rewards``: the winner +points, the loser -points, a sitter 0).
+    points: tuple[float, ...]
+    #: For each column the step decided, the row that won it.
+    columns_won: tuple[int, ...] = ()
+    num_columns: int = 3
+    #: Each seat's match outcome (``Match.returns()``) if the step ended the match, else None.
+    outcome: tuple[float, ...] | None = None
+
+
+def _share(out: np.ndarray, winners: Sequence[int], amount: float) -> None:
+    """Zero-sum payment: each of ``winners`` gets +amount, the other seats share the loss
+    equally (duel ∓amount; three-hand −amount/2 each; partnership −amount each)."""
+    loss = amount * len(winners) / (len(out) - len(winners))
+    out -= loss
+    for w in winners:
+        out[w] += amount + loss
+
+
+def step_rewards(mode: str, change: SheetChange, match_bonus: float = 0.0) -> np.ndarray:
+    """THE reward of every seat for one step (float64 [seats]), every mode, every path:
+
+    * ``"match"``: the match outcome when the step ends the match (duel ±1; three-hand +1
+      and −1/2 each; partnership ±1 per partner; 0 when drawn or truncated);
+    * ``"columns"``: for each column the step decided, +1/C to each seat of the row that
+      won it, the other seats sharing the loss;
+    * ``"points"``: the hand (round) points paid / 100.
+
+    ``match_bonus`` (modes other than ``"match"``) adds ``match_bonus ×`` the match outcome
+    when the match ends: a dense per-hand signal while the match result still counts.
+    """
+    seats = len(change.points)
+    if mode == "points":
+        out = np.asarray(change.points, dtype=np.float64) / 100.0
+    elif mode == "columns":
+        out = np.zeros(seats, dtype=np.float64)
+        for row in change.columns_won:
+            _share(out, change.row_seats[row], 1.0 / change.num_columns)
+    elif mode == "match":
+        return np.zeros(seats) if change.outcome is None else np.asarray(change.outcome, dtype=np.float64)
+    else:
+        check_mode(mode)
+    if match_bonus and change.outcome is not None:
+        out += match_bonus * np.asarray(change.outcome, dtype=np.float64)
+    return out
+
+
+def row_seats(match: Match) -> tuple[tuple[int, ...], ...]:
+    """The seats of each sheet row of ``match``: its teams, or one seat per row."""
+    teams = match.teams
+    return tuple(teams) if teams is not None else tuple((s,) for s in range(match.num_players))
+
+
+def match_outcome(match: Match) -> tuple[float, ...] | None:
+    """Each seat's outcome if ``match`` is over (``Match.returns()``; a one-hand duel
+    episode's outcome is its hand's: ±1 to the hand's winner), else None."""
+    if not match.is_over:
+        return None
+    if match.single_hand:
+        out = [0.0] * match.num_players
+        winner = match.hand_history[-1].winner if match.hand_history else None
+        if winner is not None:
+            out[winner], out[1 - winner] = 1.0, -1.0
+        return tuple(out)
+    return tuple(float(x) for x in match.returns())
+
+
+def sheet_change(match: Match, columns_before: Sequence[int | None]) -> SheetChange:
+    """The :class:`SheetChange` of the ``Match.apply`` that just ran (``columns_before``:
+    ``list(match.sheet.column_winners)`` taken before it)."""
+    sheet = match.sheet
+    won = tuple(w for w, before in zip(sheet.column_winners, columns_before, strict=True)
+                if before is None and w is not None)
+    return SheetChange(row_seats=row_seats(match), points=tuple(float(x) for x in match.last_rewards),
+                       columns_won=won, num_columns=sheet.num_columns, outcome=match_outcome(match))
+
+
+def seat_rewards(mode: str, match: Match, columns_before: Sequence[int | None],
+                 match_bonus: float = 0.0) -> np.ndarray:
+    """Every seat's reward for the ``Match.apply`` that just ran: :func:`step_rewards` of
+    its :func:`sheet_change` (0 for a step that settled nothing)."""
+    return step_rewards(mode, sheet_change(match, columns_before), match_bonus)
 
 
 # --------------------------------------------------------------------------- shaping

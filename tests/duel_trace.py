@@ -2,8 +2,13 @@
 terminations, truncations and infos at every step), for the bit-identity test of the duel.
 
 ``python tests/duel_trace.py OUT.json`` records the digests with whatever ``hgin_env`` is
-on the path (``tests/data/duel_trace.json`` was recorded with the env of ``main`` before
-the env was routed through ``hgin_env.match.Match``).
+on the path. ``tests/data/duel_trace.json`` was recorded with the env of ``main`` before
+the duel and the formats shared one step path and one info builder (commit 6491764), with
+this file's digest: the infos enter it as the duel's infos were then (``hands_played``,
+``hand`` with the hand record's keys, ``scoreboard``, ``match_winner``; before the first
+hand only ``hands_played``), so keys added since
+(``seat``, a hand's ``seats``, ``table``, ...) do not change it, and every value it had
+must stay the same.
 """
 
 from __future__ import annotations
@@ -32,6 +37,22 @@ def _default(x):
     raise TypeError(type(x))
 
 
+#: The duel's info keys and the hand record's keys as they were recorded.
+INFO_KEYS = ("hands_played", "hand", "scoreboard", "match_winner")
+HAND_KEYS = ("number", "dealer", "upcard", "knock_limit", "multiplier", "knocker", "winner", "points",
+             "kind", "result", "knock_discard", "final_hands", "columns_decided", "turns")
+
+
+def recorded_view(info: dict) -> dict:
+    """The part of an info the recording holds (see the module docstring)."""
+    out = {k: info[k] for k in INFO_KEYS if k in info}
+    if info["hands_played"] == 0:  # before the first hand the duel's info held only the count
+        out = {"hands_played": 0}
+    if "hand" in out:
+        out["hand"] = {k: out["hand"][k] for k in HAND_KEYS}
+    return out
+
+
 def trace(seed: int, kwargs: dict) -> tuple[str, int]:
     """(sha256 hex digest, number of steps) of one episode; actions from a seeded stream
     (a random legal action; a knock, when legal, nine times in ten)."""
@@ -48,7 +69,7 @@ def trace(seed: int, kwargs: dict) -> tuple[str, int]:
         h.update(np.asarray(obs["observation"], dtype=np.float32).tobytes())
         h.update(np.asarray(obs["action_mask"], dtype=np.int8).tobytes())
         h.update(repr((float(reward), bool(term), bool(trunc))).encode())
-        h.update(json.dumps(info, sort_keys=True, default=_default).encode())
+        h.update(json.dumps(recorded_view(info), sort_keys=True, default=_default).encode())
         if term or trunc:
             action = None
         else:

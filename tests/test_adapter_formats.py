@@ -7,7 +7,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from agents.ppo import CheckpointError, PPOAgent, checkpoint_meta, save_checkpoint
-from hgin_env.envs.single_agent import SingleAgentEnv, UniformRandomOpponent, format_summary
+from hgin_env.envs.single_agent import SingleAgentEnv, UniformRandomOpponent
+from hgin_env.summary import match_summary as format_summary
 from hgin_env.observation import ObservationLayout
 from hgin_env.rules import get_rules
 

@@ -128,11 +128,12 @@ def test_rewards_zero_sum_partners_identical(profile, reward):
     if rules.format == "partnership":
         assert totals["player_0"] == totals["player_2"]
         assert totals["player_1"] == totals["player_3"]
-    winner = info["match_winner"]
+    winner = info["match_winner"]  # the winning row's label: player_i, team_t
     if reward == "match" and winner is not None:
-        seats = (winner, winner + 2) if rules.format == "partnership" else (winner,)
-        for i, a in enumerate(totals):
-            assert totals[a] == (1.0 if i in seats else (-0.5 if rules.format == "three_hand" else -1.0))
+        board = info["scoreboard"]
+        seats = board["teams"][board["labels"].index(winner)] if rules.format == "partnership" else [winner]
+        for a in totals:
+            assert totals[a] == (1.0 if a in seats else (-0.5 if rules.format == "three_hand" else -1.0))
 
 
 @pytest.mark.parametrize("profile", FORMAT_PROFILES)
@@ -155,7 +156,7 @@ def test_infos_hand_round_scoreboard(profile):
         assert len(board["columns"]) == (2 if rules.format == "partnership" else 3)
         assert len(board["column_winners"]) == rules.columns
         if rules.format == "partnership":
-            assert board["teams"] == [[0, 2], [1, 3]]
+            assert board["teams"] == [["player_0", "player_2"], ["player_1", "player_3"]]
             if "round" in info:
                 rounds += 1
                 r = info["round"]

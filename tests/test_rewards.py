@@ -9,16 +9,17 @@ from agents.base import make_agent
 from hgin_env.envs.aec import raw_env
 from hgin_env.envs.single_agent import SingleAgentEnv
 from hgin_env.game import Game
+from hgin_env.match import Match
 from hgin_env.melds import cached_deadwood
-from hgin_env.observation import ObservationLayout, encode
+from hgin_env.observation import ObservationLayout, encode, observe
 from hgin_env.rewards import (
     POTENTIALS,
     PotentialShaping,
     best_deadwood,
     deadwood_potential,
     expected_deadwood_after_draw,
-    hand_end_rewards,
     lookahead_potential,
+    seat_rewards,
 )
 
 
@@ -111,44 +112,47 @@ def test_potential_reads_the_best_reachable_deadwood():
         game.apply(game.legal_actions()[0])
 
 
-def test_hand_end_rewards_modes_and_errors():
-    game = Game(rules="hollywood", seed=2)
+def test_duel_rewards_modes_and_errors():
+    """The duel's modes from a whole match, checked against the sheet they came from."""
+    match = Match("hollywood", seed=2)
     agents = [make_agent("simple", seed=0), make_agent("simple", seed=1)]
     totals = {m: np.zeros(2) for m in ("match", "columns", "points")}
+    bonus = np.zeros(2)
     signed = np.zeros(2)
-    while not game.is_over:
-        p = game.current_player
-        before = list(game.scoreboard.column_winners)
-        record = game.apply(agents[p]({"observation": encode(game, p),
-                                       "action_mask": game.legal_action_mask()}))
-        if record is not None:
+    while not match.is_over:
+        seat = match.current_seat
+        before = list(match.sheet.column_winners)
+        finished = match.apply(agents[seat](observe(match, seat)))
+        if finished:
             for mode in totals:
-                totals[mode] += hand_end_rewards(mode, game, record, before)
-            if record.winner is not None:
-                signed[record.winner] += record.points
-                signed[1 - record.winner] -= record.points
-    winner = game.scoreboard.match_winner
+                totals[mode] += seat_rewards(mode, match, before)
+            bonus += seat_rewards("points", match, before, match_bonus=2.0)
+            hand = finished[0]
+            if hand.winner is not None:
+                signed[hand.winner] += hand.points
+                signed[hand.loser] -= hand.points
+    winner = match.sheet.match_winner
     assert totals["match"][winner] == 1.0 and totals["match"][1 - winner] == -1.0
-    won = game.scoreboard.columns_won
+    won = match.sheet.columns_won
     assert totals["columns"][0] == pytest.approx((won[0] - won[1]) / 3)
     assert totals["points"] == pytest.approx(signed / 100.0)
+    assert bonus == pytest.approx(signed / 100.0 + 2.0 * totals["match"])  # the bonus: 2 x the outcome
     with pytest.raises(ValueError, match="invalid reward"):
-        hand_end_rewards("nope", game, game.hand_history[-1], [])
+        seat_rewards("nope", match, before)
+    with pytest.raises(ValueError, match="match_bonus"):
+        raw_env(reward="points", match_bonus=-1.0)
     with pytest.raises(ValueError, match="shaping_gamma"):
         PotentialShaping(ObservationLayout(3), 1.0, gamma=0.0)
 
 
 def test_seat_rewards_zero_sum_every_format():
-    """The N-seat reward functions: zero-sum over the seats, partners identical, and the
-    duel's equal to the two-player functions."""
-    from hgin_env.match import Match
-    from hgin_env.rewards import seat_rewards
-
+    """The reward function over N seats: zero-sum, partners identical, each mode equal to
+    what the sheet and the hand results say."""
     for profile in ("hollywood", "hollywood_three_hand", "hollywood_partnership", "gin_partnership"):
         for mode in ("match", "columns", "points"):
             match = Match(profile, seed=2)
-            game0 = match.tables[0].game
             rng = np.random.default_rng(0)
+            total = np.zeros(match.num_players)
             while not match.is_over:
                 before = list(match.sheet.column_winners)
                 legal = match.legal_actions()
@@ -157,11 +161,46 @@ def test_seat_rewards_zero_sum_every_format():
                 if not finished:
                     continue
                 got = seat_rewards(mode, match, before)
-                assert sum(got) == pytest.approx(0.0, abs=1e-12)
+                total += got
+                assert got.sum() == pytest.approx(0.0, abs=1e-12)
                 if match.format == "partnership":
                     assert got[0] == got[2] and got[1] == got[3]
-                if match.format == "duel":
-                    assert got == hand_end_rewards(mode, game0, finished[0].record, before)
+                if mode == "points":
+                    assert got == pytest.approx(match.last_rewards / 100.0)
+            if mode == "match":
+                assert total == pytest.approx(match.returns())
+
+
+@pytest.mark.parametrize("mode", ["match", "columns", "points"])
+@pytest.mark.parametrize("bonus", [0.0, 1.5])
+def test_batched_rewards_equal_scalar(mode, bonus):
+    """BatchGame pays exactly what the scalar Match + hgin_env.rewards pay, step by step,
+    for every mode and the match bonus: the same seeds and actions in both engines."""
+    from hgin_env.batch import BatchGame
+
+    n, steps = 6, 1200
+    rules = "hollywood_short"
+    batch = BatchGame(n, rules=rules, seed=11, reward=mode, match_bonus=bonus)
+    matches = [Match(rules, seed=int(batch.match_seeds[i])) for i in range(n)]
+    rng = np.random.default_rng(5)
+    ended = 0
+    for _ in range(steps):
+        masks = batch.legal_action_masks()
+        actions = np.zeros(n, dtype=np.int64)
+        for i, m in enumerate(masks):  # random legal play that knocks when it can: short hands
+            legal = np.flatnonzero(m)
+            knocks = legal[legal >= 52]
+            actions[i] = rng.choice(knocks if knocks.size and rng.random() < 0.9 else legal)
+        result = batch.step(actions)
+        for i, match in enumerate(matches):
+            before = list(match.sheet.column_winners)
+            finished = match.apply(int(actions[i]))
+            expected = seat_rewards(mode, match, before, bonus) if finished else np.zeros(2)
+            np.testing.assert_allclose(result.rewards[i], expected, atol=1e-6)
+            if match.is_over:
+                ended += 1
+                matches[i] = Match(rules, seed=int(batch.match_seeds[i]))
+    assert ended > 0
 
 
 @pytest.mark.parametrize("potential", sorted(POTENTIALS))

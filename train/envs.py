@@ -23,11 +23,11 @@ from hgin_env.rules import Rules, get_rules
 
 
 class TrainingEnv(SingleAgentEnv):
-    """``SingleAgentEnv`` + opponents by spec + an optional match bonus on top of hand points.
+    """``SingleAgentEnv`` + opponents by spec (+ the environment's optional match bonus).
 
     With ``reward="points"`` and ``match_bonus=b`` the learner gets hand points / 100 as
-    they are scored and ±b when the match is won or lost, so it learns hand play from a
-    dense signal while the match outcome still counts.
+    they are scored and ±b when the match is won or lost (:func:`hgin_env.rewards.step_rewards`),
+    so it learns hand play from a dense signal while the match outcome still counts.
 
     Every format (``rules``): an opponent spec's agent reads the format's observation
     layout and plays every seat but the learner's (the partner's too, unless
@@ -48,7 +48,7 @@ class TrainingEnv(SingleAgentEnv):
         super().__init__(opponent=self._build(opponent_specs), rules=rules, reward=reward,
                          episode=episode, opponent_weights=opponent_weights, shaping=shaping,
                          shaping_gamma=shaping_gamma, shaping_potential=shaping_potential,
-                         partner=partner)  # type: ignore[arg-type]
+                         partner=partner, match_bonus=match_bonus)  # type: ignore[arg-type]
         self.opponent_specs = list(opponent_specs)
         self.partner_spec = partner_spec
         self.match_bonus = match_bonus
@@ -74,10 +74,7 @@ class TrainingEnv(SingleAgentEnv):
 
     def step(self, action: int):
         obs, reward, terminated, truncated, info = super().step(action)
-        summary = info.get("episode_summary")
-        if summary is not None and self.match_bonus and self.aec.reward_mode != "match":
-            reward += self.match_bonus * (float(summary["won"]) - float(summary["lost"]))
-        if summary is not None:
+        if "episode_summary" in info:
             info["opponent_spec"] = self.opponent_specs[self.opponent_index] if self.opponent_specs else ""
         return obs, reward, terminated, truncated, info
 

@@ -8,9 +8,9 @@ the network that knowledge in minutes; PPO then has to improve on it, not redisc
 The teacher plays whole Hollywood matches (through :func:`hgin_env.loop.run_match`, seeing
 only observation dicts like every agent). Each teacher decision is stored with its observation, mask,
 action and the discounted return the learner's reward would give from there (the
-environment's ``reward`` mode through :func:`hgin_env.rewards.hand_end_rewards`, default
+environment's ``reward`` mode through :func:`hgin_env.rewards.seat_rewards`, default
 hand points / 100, plus ± ``match_bonus`` at match end unless the mode is ``"match"``, as
-:class:`train.envs.TrainingEnv` pays it), so the critic is warm-started too.
+the training environments pay it), so the critic is warm-started too.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from tqdm import tqdm
 from hgin_env.loop import run_match
 from hgin_env.match import Match
 from hgin_env.observation import ObservationLayout
-from hgin_env.rewards import PotentialShaping, check_mode, hand_end_rewards
+from hgin_env.rewards import PotentialShaping, check_mode, seat_rewards
 from hgin_env.rules import Rules, get_rules
 
 
@@ -54,12 +54,10 @@ def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma
     agents[seat] = make_agent(teacher, seed=seed, columns=rules.columns)
     agents[1 - seat] = make_agent(opponent, seed=seed + 1, columns=rules.columns)
     match = Match(rules, seed=seed)
-    game = match.duel_game
-    assert game is not None
     obs, masks, acts, rewards = [], [], [], []
     # The column winners change only when a hand ends, so those of the last hand's end are
-    # the ones "before" the next hand's last action (what hand_end_rewards wants).
-    columns_before = list(game.scoreboard.column_winners)
+    # the ones "before" the next hand's last action (what seat_rewards wants).
+    columns_before = list(match.sheet.column_winners)
     shaper = PotentialShaping(ObservationLayout.for_rules(rules), shaping, gamma,
                               potential=shaping_potential) if shaping else None
 
@@ -76,13 +74,11 @@ def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma
             rewards.append(0.0)
         if finished:
             if rewards:
-                rewards[-1] += hand_end_rewards(reward, game, finished[0].record, columns_before)[seat]
-            columns_before = list(game.scoreboard.column_winners)
+                # The environment's reward and match bonus (one function: hgin_env.rewards).
+                rewards[-1] += seat_rewards(reward, match, columns_before, match_bonus)[seat]
+            columns_before = list(match.sheet.column_winners)
 
     run_match(match, agents, on_move=record)
-    winner = game.scoreboard.match_winner
-    if winner is not None and rewards and reward != "match":
-        rewards[-1] += match_bonus * (1.0 if winner == seat else -1.0)
     if shaper is not None and rewards:
         rewards[-1] += shaper.at_end(seat)
     returns = np.zeros(len(rewards), dtype=np.float32)

@@ -48,6 +48,7 @@ from .. import actions as A
 from ..cards import NUM_CARDS
 from ..match import new_sheet
 from ..observation import ObservationLayout
+from ..rewards import SheetChange, check_match_bonus, check_mode, step_rewards
 from ..rules import Rules, get_rules
 from ..sheets import Sheet
 from .formats import SEATINGS, Deal, SheetEntry
@@ -109,15 +110,17 @@ class BatchGame(TableBatch):
 
     ``seeds`` fixes each first match's seed (else they are drawn from ``seed``); later
     matches of game ``i`` take seeds drawn from the batch generator, recorded in
-    ``match_seeds``. ``reward`` is ``"match"``, ``"columns"`` or ``"points"``.
+    ``match_seeds``. ``reward`` is ``"match"``, ``"columns"`` or ``"points"`` and
+    ``match_bonus`` the dense modes' match bonus, paid by :func:`hgin_env.rewards.step_rewards`
+    as the scalar environment pays them.
     """
 
     def __init__(self, n: int, rules: Rules | str | dict | None = None, seed: int | None = None,
-                 reward: str = "match", seeds: list[int] | np.ndarray | None = None):
+                 reward: str = "match", seeds: list[int] | np.ndarray | None = None, match_bonus: float = 0.0):
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
             raise ValueError(f"n must be an int >= 1, got {n!r}")
-        if reward not in ("match", "columns", "points"):
-            raise ValueError(f"reward must be 'match', 'columns' or 'points', not {reward!r}")
+        check_mode(reward)
+        self.match_bonus = check_match_bonus(match_bonus)
         rules = get_rules(rules)
         self.n = n = int(n)
         self.reward_mode = reward
@@ -128,6 +131,9 @@ class BatchGame(TableBatch):
         self.arange = np.arange(n)
         self.seating = seating_cls(self)
         self._one_table = seating_cls.one_table
+        rows = 2 if self.format == "partnership" else self.num_players
+        self._row_seats = tuple(self.seating.row_seats(r) for r in range(rows))
+        self._no_outcome = (0.0,) * self.num_players
         #: The seat that acts in each match (a duel's is its table's ``current_player``).
         self.current_seat = self.current_player if self.format == "duel" else np.zeros(n, dtype=np.int64)
         # Match state: the exact scalar sheet per match, mirrored for observations.
@@ -250,7 +256,7 @@ class BatchGame(TableBatch):
         return self._obs
 
     # ------------------------------------------------------------------ stepping
-    def step(self, actions: np.ndarray) -> StepResult:
+    def step(self, actions: np.ndarray, checked: bool = False) -> StepResult:
         """Apply one action per match (its acting seat's).
 
         ``actions`` is an integer array of shape (N,); an action of ``NO_MOVE`` (-1) leaves
@@ -258,9 +264,12 @@ class BatchGame(TableBatch):
         acts). Anything else that is not a legal action id (a float, a bool, a string, NaN,
         another shape, out of range, illegal in its row) raises ``TypeError``/``ValueError``
         naming the rows and values (:func:`hgin_env.actions.as_actions`), and no match moves.
+        ``checked=True`` says the caller checked them already (the vector envs check the
+        learners' and the opponents' actions once each, where they arrive): an int64 array
+        of legal ids or ``NO_MOVE``, trusted as it is.
         """
         n = self.n
-        a = A.as_actions(actions, n, self.legal_action_masks(), allow_no_move=True)
+        a = actions if checked else A.as_actions(actions, n, self.legal_action_masks(), allow_no_move=True)
         moved = self.arange if a.min() >= 0 else np.flatnonzero(a >= 0)
         if self._one_table:
             table_actions = a
@@ -328,14 +337,19 @@ class BatchGame(TableBatch):
             if entry is None:  # a partnership table waits for the other one
                 continue
             out.round_over[i] = self.format == "partnership"
-            self._pay(i, entry, before, out.rewards)
+            outcome = None
             if board.match_over:
                 out.match_over[i] = True
                 mw = board.match_winner
+                outcome = self._outcome(mw)
                 if mw is not None:
                     out.match_winner[i] = mw
             elif self.rules.max_hands and self._rounds_played(i) >= self.rules.max_hands:
                 out.match_over[i] = out.truncated[i] = True
+                outcome = self._no_outcome
+            if entry.row is not None or outcome is not None:  # the one reward function of every path
+                out.rewards[i] += step_rewards(self.reward_mode, self._sheet_change(entry, before, outcome),
+                                               self.match_bonus)
             if out.match_over[i]:
                 out.finished[i] = self._summary(i, bool(out.truncated[i]))
                 deals += self._new_match(i)
@@ -352,30 +366,31 @@ class BatchGame(TableBatch):
             return int(self.seating.round_number[i]) + 1
         return int(self.hands_played[i])
 
-    def _pay(self, i: int, entry: SheetEntry, columns_before: list[int | None], rewards: np.ndarray) -> None:
-        """Every seat's reward for the sheet entry ``entry`` of match ``i``, in the batch's
-        mode (zero-sum; the AEC env's, :mod:`hgin_env.rewards`)."""
-        board = self.boards[i]
-        out = rewards[i]
-        seats = self.num_players
-        if self.reward_mode == "points":
-            if entry.row is None:
-                return
-            win = self.seating.row_seats(entry.row)
-            lose = [entry.loser_seat] if entry.loser_seat is not None else \
-                [s for s in range(seats) if s not in win]
-            for s in win:
-                out[s] += entry.points / 100.0
-            for s in lose:
-                out[s] -= entry.points / 100.0
-        elif self.reward_mode == "columns":
-            columns = board.num_columns
-            for j in range(columns):
-                w = board.column_winners[j]
-                if columns_before[j] is None and w is not None:
-                    _share(out, self.seating.row_seats(w), 1.0 / columns)
-        elif board.match_over and board.match_winner is not None:
-            _share(out, self.seating.row_seats(board.match_winner), 1.0)
+    def _sheet_change(self, entry: SheetEntry, columns_before: list[int | None],
+                      outcome: tuple[float, ...] | None) -> SheetChange:
+        """The step's :class:`~hgin_env.rewards.SheetChange` for ``entry``: the hand's
+        points between its two seats (a seat sitting out 0), or a partnership round's net
+        to each partner; the columns it decided; the match outcome if it ended."""
+        points = [0.0] * self.num_players
+        if entry.row is not None:
+            if entry.winner_seat is not None:  # a hand: its winner and loser
+                points[entry.winner_seat], points[entry.loser_seat] = float(entry.points), -float(entry.points)
+            else:  # a partnership round: every seat of the scoring team, the others pay
+                for s in range(self.num_players):
+                    points[s] = float(entry.points) if s % 2 == entry.row else -float(entry.points)
+        return SheetChange(row_seats=self._row_seats, points=tuple(points),
+                           columns_won=(entry.row,) * len(entry.decided), num_columns=self.rules.columns,
+                           outcome=outcome)
+
+    def _outcome(self, winner: int | None) -> tuple[float, ...]:
+        """Each seat's match outcome for a finished match won by sheet row ``winner``
+        (``Match.returns()``: duel ±1; three-hand +1 and −1/2 each; partnership ±1 per
+        partner; 0 for a draw)."""
+        if winner is None:
+            return self._no_outcome
+        win = self._row_seats[winner]
+        lose = -len(win) / (self.num_players - len(win))
+        return tuple(1.0 if s in win else lose for s in range(self.num_players))
 
     def _summary(self, i: int, truncated: bool) -> dict:
         """The finished match, per seat (``by_player[p]``-style lists, seat-indexed) and
@@ -446,13 +461,3 @@ class BatchGame(TableBatch):
         """Top card of each table's pile, -1 when empty."""
         top = self.pile[self.table_range, np.maximum(self.pile_len - 1, 0)]
         return np.where(self.pile_len > 0, top, -1)
-
-
-def _share(out: np.ndarray, winners: tuple[int, ...], amount: float) -> None:
-    """Zero-sum payment: each of ``winners`` +amount, the other seats share the loss."""
-    losers = [s for s in range(out.shape[0]) if s not in winners]
-    for w in winners:
-        out[w] += amount
-    loss = amount * len(winners) / len(losers)
-    for s in losers:
-        out[s] -= loss

@@ -28,42 +28,23 @@ from ..actions import NUM_ACTIONS, as_actions
 from ..observation import ObservationLayout, observation_bounds
 from ..rewards import PotentialShaping
 from ..rules import Rules
+from ..summary import episode_summary
 from .core import BatchGame
 
 
 def seat_summary(fin: dict, seat: int) -> dict:
-    """A finished match's summary (``StepResult.finished[i]``) from ``seat``'s side: the
-    dict :func:`hgin_env.envs.single_agent.episode_summary` gives for that seat in the AEC
-    env (the duel's keys; in a format those of
-    :func:`~hgin_env.envs.single_agent.format_summary`: the seat's sheet row against the
-    others, the hands the seat itself played)."""
-    fmt = fin.get("format", "duel")
-    winner = fin["match_winner"]
-    truncated = fin["truncated"]
-    columns = np.asarray(fin["columns"])
-    won = fin["columns_won"]
-    if fmt == "duel":
-        other = 1 - seat
-        return {
-            "won": winner == seat and not truncated, "lost": winner == other and not truncated,
-            "truncated": truncated, "columns_won": won[seat], "columns_lost": won[other],
-            "column_totals": columns[seat].tolist(), "opponent_column_totals": columns[other].tolist(),
-            "hands": fin["hands"], "dead_hands": fin["dead_hands"],
-            "hand_kinds": fin["hand_kinds"][seat], "opponent_hand_kinds": fin["hand_kinds"][other],
-            "points": fin["points"][seat], "opponent_points": fin["points"][other],
-        }
-    row = seat % 2 if fmt == "partnership" else seat
-    others = [r for r in range(columns.shape[0]) if r != row]
-    out = {
-        "won": winner == row, "lost": winner is not None and winner != row, "truncated": truncated,
-        "columns_won": won[row], "columns_lost": sum(won[r] for r in others),
-        "column_totals": columns[row].tolist(), "opponent_column_totals": columns[others].max(axis=0).tolist(),
-        "hands": fin["seat_hands"][seat], "dead_hands": fin["seat_dead_hands"][seat],
-        "hand_kinds": fin["hand_kinds"][seat], "opponent_hand_kinds": fin["opponent_hand_kinds"][seat],
-        "points": fin["points"][seat], "opponent_points": fin["opponent_points"][seat],
-        "seat": seat, "row": row, "match_hands": fin["hands"], "sheet_columns": columns.tolist(),
-    }
-    if fmt == "partnership":
+    """A finished match's summary (``StepResult.finished[i]``) from ``seat``'s side: THE
+    episode summary (:func:`hgin_env.summary.episode_summary`, what the AEC env's
+    :func:`~hgin_env.summary.match_summary` gives for that seat) from the engine's counts:
+    the seat's sheet row (its team's in a partnership) against the others, the hands the
+    seat itself played."""
+    row = seat % 2 if fin["format"] == "partnership" else seat
+    out = episode_summary(
+        seat=seat, row=row, winner=fin["match_winner"], truncated=fin["truncated"], columns=fin["columns"],
+        columns_won=fin["columns_won"], hands=fin["seat_hands"][seat], dead_hands=fin["seat_dead_hands"][seat],
+        hand_kinds=fin["hand_kinds"][seat], opponent_hand_kinds=fin["opponent_hand_kinds"][seat],
+        points=fin["points"][seat], opponent_points=fin["opponent_points"][seat], match_hands=fin["hands"])
+    if fin["format"] == "partnership":
         out["team_points"] = fin["team_points"][row]
         out["opponent_team_points"] = fin["team_points"][1 - row]
         out["rounds"] = fin["rounds"]
@@ -75,7 +56,8 @@ class LearnerBatch:
 
     ``reward`` is the engine's reward mode (``"match"``, ``"columns"``, ``"points"``);
     with a dense mode ``match_bonus`` adds ±bonus to the learner when a match is won or
-    lost, as ``train.envs.TrainingEnv`` does. ``shaping=w > 0`` adds the learner's
+    lost (the engine pays both, through :func:`hgin_env.rewards.step_rewards`, as the AEC
+    environment does). ``shaping=w > 0`` adds the learner's
     potential-based deadwood shaping (:class:`hgin_env.rewards.PotentialShaping`, one slot
     per match, the same terms as ``raw_env(shaping=w, shaping_gamma=γ)``); set
     ``shaping_gamma`` to the learner's discount.
@@ -89,7 +71,8 @@ class LearnerBatch:
         self.seed_value = seed
         self.reward_mode = reward
         self.match_bonus = match_bonus
-        self.batch = BatchGame(n, rules=rules, seed=seed, reward=reward)
+        # The engine pays the reward mode and the match bonus (hgin_env.rewards.step_rewards).
+        self.batch = BatchGame(n, rules=rules, seed=seed, reward=reward, match_bonus=match_bonus)
         self.rules = self.batch.rules
         self.shaping = PotentialShaping(ObservationLayout.for_rules(self.rules), shaping, shaping_gamma,
                                         potential=shaping_potential, num_players=n) if shaping else None
@@ -206,7 +189,9 @@ class LearnerBatch:
         return rewards, terminated, truncated, finished
 
     def _apply(self, actions: np.ndarray) -> None:
-        result = self.batch.step(actions)
+        """Step the engine with actions already checked here (learners' in ``step``, the
+        opponents' in ``_play_opponents``): the engine trusts them."""
+        result = self.batch.step(actions, checked=True)
         rewards = result.rewards[np.arange(self.n), self.seat]
         # Games where a match ended get their reward on the old seat before reseating.
         self._pending_rewards += rewards
@@ -216,29 +201,11 @@ class LearnerBatch:
 
     def _finish(self, i: int, fin: dict) -> None:
         me = int(self.seat[i])
-        bonus = 0.0
-        winner = fin["match_winner"]
-        if self.match_bonus and self.reward_mode != "match" and not fin["truncated"] and winner is not None:
-            bonus = self.match_bonus if winner == me else -self.match_bonus
         if self.shaping is not None:  # Φ = 0 at the end: pay −Φ(last) (module rewards)
-            bonus += self.shaping.at_end(i)
-        self._pending_rewards[i] += bonus
-        self.episode_return[i] += bonus
-        summary = {
-            "won": winner == me and not fin["truncated"],
-            "lost": winner == 1 - me and not fin["truncated"],
-            "truncated": fin["truncated"],
-            "columns_won": fin["columns_won"][me],
-            "columns_lost": fin["columns_won"][1 - me],
-            "column_totals": fin["columns"][me],
-            "opponent_column_totals": fin["columns"][1 - me],
-            "hands": fin["hands"],
-            "dead_hands": fin["dead_hands"],
-            "hand_kinds": fin["hand_kinds"][me],
-            "opponent_hand_kinds": fin["hand_kinds"][1 - me],
-            "points": fin["points"][me],
-            "opponent_points": fin["points"][1 - me],
-        }
+            end = self.shaping.at_end(i)
+            self._pending_rewards[i] += end
+            self.episode_return[i] += end
+        summary = seat_summary(fin, me)
         k = int(self.opponent_index[i])
         self._pending_done[i] = {
             "episode_summary": summary, "opponent_spec": self.names[k], "opponent_index": k,

@@ -254,11 +254,11 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from .. import actions as A
 from ..actions import as_action  # the one action check (beside as_actions for batches)
-from ..game import Game, HandRecord
-from ..match import TEAMS, Match, RoundResult, SeatHand
+from ..game import Game
+from ..match import Match, RoundResult, SeatHand
 from ..observation import ObservationLayout, encode_seat, observation_bounds, observe
-from ..render.text import deal_text, render_hand_result, render_table
-from ..rewards import REWARD_MODES, PotentialShaping, hand_end_rewards, seat_rewards
+from ..render.text import render_hand_result, render_seat_table
+from ..rewards import PotentialShaping, check_match_bonus, check_mode, seat_rewards
 from ..rules import Rules, get_rules
 
 EPISODES = ("match", "hand")
@@ -277,14 +277,13 @@ class raw_env(AECEnv, EzPickle):
     def __init__(self, rules: Rules | str | dict | None = None, episode: str = "match",
                  reward: str = "match", render_mode: str | None = None, shaping: float = 0.0,
                  shaping_gamma: float = 1.0, shaping_potential: str = "deadwood",
-                 render_viewpoint: str | None = None):
+                 render_viewpoint: str | None = None, match_bonus: float = 0.0):
         EzPickle.__init__(self, rules, episode, reward, render_mode, shaping, shaping_gamma, shaping_potential,
-                          render_viewpoint)
+                          render_viewpoint, match_bonus)
         super().__init__()
         if episode not in EPISODES:
             raise ValueError(f"invalid episode {episode!r}; expected one of {EPISODES}")
-        if reward not in REWARD_MODES:
-            raise ValueError(f"invalid reward {reward!r}; expected one of {REWARD_MODES}")
+        check_mode(reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"invalid render_mode {render_mode!r}; expected one of "
                              f"{self.metadata['render_modes']} or None")
@@ -295,6 +294,7 @@ class raw_env(AECEnv, EzPickle):
                              f"plays whole matches (episode='match')")
         self.episode = episode
         self.reward_mode = reward
+        self.match_bonus = check_match_bonus(match_bonus)
         self.render_mode = render_mode
         self.layout = ObservationLayout.for_rules(self.rules)
         n = self.rules.num_players
@@ -323,6 +323,8 @@ class raw_env(AECEnv, EzPickle):
         self.game: Game | None = None
         self.game_seed: int | None = None
         self._seed_rng = np.random.default_rng()
+        #: Set by ``env()``'s wrapper around a step whose legality it checked (once per action).
+        self._legality_checked = False
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
@@ -356,12 +358,7 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        if self.format == "duel":
-            self.infos = {a: {"hands_played": 0} for a in self.agents}
-        else:
-            board = self._scoreboard_info()
-            self.infos = {a: {"hands_played": 0, "scoreboard": board,
-                              "seat": match.seat_context(i)} for i, a in enumerate(self.agents)}
+        self.infos = step_infos(match, {}, None, None)
         self.agent_selection = self.possible_agents[match.current_seat]
         if self.shaping is not None:
             self.shaping.reset()
@@ -393,71 +390,21 @@ class raw_env(AECEnv, EzPickle):
             return
         if action is None:
             raise ValueError(f"{agent} must act (action=None is only for finished agents)")
-        self._play(game, agent, as_action(action))
+        self._play(agent, as_action(action))
 
-    def _play(self, game: Game, agent: str, action: int) -> None:
-        """``step`` for a checked action id of the acting agent."""
+    def _play(self, agent: str, action: int) -> None:
+        """``step`` for an action id of the acting agent whose type and range are checked
+        (``checked``: its legality too, by ``env()``'s wrapper); one path for every format."""
         match = self.match
         assert match is not None
-        if match.duel_game is None:
-            self._play_format(agent, action)
-            return
-        columns_before = list(game.scoreboard.column_winners) if self.reward_mode == "columns" else []
-        finished = match.apply(action)  # refuses an illegal action before changing anything
-        record = finished[0].record if finished else None
-        self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        if record is not None:
-            self._on_hand_end(record, columns_before)
-        if self.shaping is not None:
-            self._add_shaping()
-        if record is not None or self.shaping is not None:
-            self._accumulate_rewards()
-        if game.is_over:
-            self.terminations = dict.fromkeys(self.agents, not game.truncated)
-            self.truncations = dict.fromkeys(self.agents, game.truncated)
-        else:
-            self.agent_selection = self.possible_agents[game.current_player]
-        if self.render_mode == "human":
-            self.render()
-
-    def _on_hand_end(self, record: HandRecord, columns_before: list[int | None]) -> None:
-        game = self.game
-        assert game is not None
-        board = game.scoreboard
-        names = self.possible_agents
-        for name, amount in zip(names, hand_end_rewards(self.reward_mode, game, record,
-                                                        columns_before), strict=True):
-            self.rewards[name] += amount
-        hand = record.to_dict()
-        for key in ("dealer", "knocker", "winner"):
-            if hand[key] is not None:
-                hand[key] = names[hand[key]]
-        scoreboard = board.to_dict()
-        scoreboard["column_winners"] = [None if w is None else names[w]
-                                        for w in scoreboard["column_winners"]]
-        if scoreboard["match_winner"] is not None:
-            scoreboard["match_winner"] = names[scoreboard["match_winner"]]
-        for a in self.agents:
-            info = {"hands_played": len(game.hand_history), "hand": hand,
-                    "scoreboard": scoreboard}
-            if game.is_over and game.phase.name == "MATCH_OVER":
-                info["match_winner"] = scoreboard["match_winner"]
-            self.infos[a] = info
-        if self.render_mode is not None:
-            self._last_hand_text = render_hand_result(record)
-
-    # ------------------------------------------------------------------ formats
-    def _play_format(self, agent: str, action: int) -> None:
-        """``step`` of a three-hand or partnership match (``Match`` plays it)."""
-        match = self.match
-        assert match is not None
-        columns_before = list(match.sheet.column_winners) if self.reward_mode == "columns" else []
-        finished = match.apply(action)  # refuses an illegal action before changing anything
+        sheet = match.sheet
+        columns_before = list(sheet.column_winners) if self.reward_mode == "columns" else None
+        # Match.apply checks legality (unless checked) before anything changes.
+        finished = match.apply(action, checked=self._legality_checked)
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         if finished:
-            self._on_format_result(finished, columns_before)
+            self._on_finished(finished, columns_before)
         if self.shaping is not None:
             self._add_shaping()
         if finished or self.shaping is not None:
@@ -471,49 +418,25 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
-    def _scoreboard_info(self) -> dict:
-        """``scoreboard`` of the infos for a format: the sheet (one row per player or team:
-        ``labels``, ``columns``, ``column_winners`` as row indices, ``wins``, ...) and, for
-        a partnership, ``teams`` (the seats of each row)."""
-        match = self.match
-        assert match is not None
-        board = match.sheet.to_dict()
-        if match.teams is not None:
-            board["teams"] = [list(t) for t in TEAMS]
-        return board
-
-    def _on_format_result(self, finished: list[SeatHand | RoundResult],
-                          columns_before: list[int | None]) -> None:
+    def _on_finished(self, finished: list[SeatHand | RoundResult], columns_before: list[int | None] | None) -> None:
+        """A hand (or a partnership round) ended: rewards, infos, the hand's text."""
         match = self.match
         assert match is not None
         hands = [r for r in finished if isinstance(r, SeatHand)]
         rounds = [r for r in finished if isinstance(r, RoundResult)]
-        paid = bool(rounds) if match.format == "partnership" else True
-        if paid:  # the sheet moved: a three-hand hand, or a partnership round
-            for name, amount in zip(self.possible_agents,
-                                    seat_rewards(self.reward_mode, match, columns_before),
-                                    strict=True):
+        # The sheet moves at every hand's end, except in a partnership: at each round's end.
+        if rounds or match.num_tables == 1:
+            before = columns_before if columns_before is not None else list(match.sheet.column_winners)
+            paid = seat_rewards(self.reward_mode, match, before, self.match_bonus)
+            for name, amount in zip(self.possible_agents, paid.tolist(), strict=True):
                 self.rewards[name] += amount
-        board = self._scoreboard_info()
-        for i, a in enumerate(self.agents):
-            info: dict = {"hands_played": len(match.hand_history), "scoreboard": board,
-                          "seat": match.seat_context(i)}
-            if hands:
-                info["hand"] = hands[-1].to_dict()
-            elif "hand" in self.infos.get(a, {}):
-                info["hand"] = self.infos[a]["hand"]
-            if rounds:
-                info["round"] = rounds[-1].to_dict()
-            elif "round" in self.infos.get(a, {}):
-                info["round"] = self.infos[a]["round"]
-            if match.is_over and not match.truncated:
-                info["match_winner"] = match.match_winner
-            self.infos[a] = info
+        self.infos = step_infos(match, self.infos, hands[-1] if hands else None, rounds[-1] if rounds else None)
         if self.render_mode is not None and hands:
             last = hands[-1]
-            names = [f"player_{s}" for s in last.seats]  # the table's players by seat
-            self._last_hand_text = (f"table {last.table} ({names[0]} v {names[1]}):\n"
-                                    + render_hand_result(last.record, names=names, number=last.number))
+            names = [agent_name(s) for s in last.seats]  # the table's players by seat
+            text = render_hand_result(last.record, names=names, number=last.number)
+            self._last_hand_text = text if match.format == "duel" else \
+                f"table {last.table} ({names[0]} v {names[1]}):\n{text}"
 
     def _add_shaping(self) -> None:
         """Potential-based shaping terms (``hgin_env.rewards``): to the player about to act,
@@ -558,18 +481,11 @@ class raw_env(AECEnv, EzPickle):
                 player = view[1] if view is not None else self._agent_index[self.render_viewpoint]
             return table_array(self.game, player=player, showdown=showdown)
         match = self.match
-        if match is None or match.format == "duel":
-            text = render_table(self.game)
-        else:
+        assert match is not None
+        text = render_seat_table(match)
+        if match.format != "duel":
             table = match.tables[match.current_table]
-            head = (f"{match.format}, table {table.index}: player_{table.seats[0]} (player 0 "
-                    f"below) v player_{table.seats[1]} (player 1)")
-            # Three-hand: the table game's "dealer" only plays the dealer's part; say who dealt.
-            three_hand = table.sitting_out is not None
-            lines = render_table(self.game, deal=deal_text(table) if three_hand else None,
-                                 number=match.hand_number if three_hand else None).split("\n")
-            cut = next((i for i, line in enumerate(lines) if line.lstrip().startswith("I ")), len(lines))
-            text = "\n".join([head, *lines[:cut], str(match.sheet)])  # the match's sheet, not the table's
+            text = f"{match.format}, table {table.index}: player_{table.seats[0]} v player_{table.seats[1]}\n" + text
         last = getattr(self, "_last_hand_text", None)
         if last:
             text = last + "\n" + text
@@ -590,6 +506,86 @@ class raw_env(AECEnv, EzPickle):
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+
+
+# ---------------------------------------------------------------------- infos
+def agent_name(seat: int | None) -> str | None:
+    """The agent of a seat (``player_<seat>``), None for None."""
+    return None if seat is None else f"player_{seat}"
+
+
+def hand_info(hand: SeatHand) -> dict:
+    """A finished hand for the infos: the table's hand record (kind, points, melds, lay-offs,
+    final hands in the table's seat order) with every seat named by its agent: ``seats``,
+    ``dealer`` (three-hand: the seat that dealt and sat out), ``knocker``, ``winner``,
+    ``loser``; ``number`` counts the match's hands, ``table`` and ``round`` place it."""
+    info = hand.record.to_dict()
+    info.update(number=hand.number, table=hand.table, seats=[agent_name(s) for s in hand.seats],
+                dealer=agent_name(hand.dealer), sitting_out=agent_name(hand.sitting_out),
+                knocker=agent_name(hand.knocker), winner=agent_name(hand.winner),
+                loser=agent_name(hand.loser), round=hand.round)
+    return info
+
+
+def round_info(result: RoundResult, labels: tuple[str, ...]) -> dict:
+    """A finished partnership round for the infos: teams by their sheet labels."""
+    info = result.to_dict()
+    info.update(winner=None if result.winner is None else labels[result.winner],
+                dealing_team=labels[result.dealing_team], hands=[hand_info(h) for h in result.hands])
+    return info
+
+
+def sheet_info(match: Match) -> dict:
+    """The sheet for the infos: one row per player or team (``labels``), ``column_winners``
+    and ``match_winner`` as row labels (``player_1``, ``team_0``), ``teams`` (partnership:
+    each team's agents)."""
+    board = match.sheet.to_dict()
+    labels = match.sheet.labels
+    board["column_winners"] = [None if w is None else labels[w] for w in board["column_winners"]]
+    if board.get("match_winner") is not None:
+        board["match_winner"] = labels[board["match_winner"]]
+    if match.teams is not None:
+        board["teams"] = [[agent_name(s) for s in team] for team in match.teams]
+    return board
+
+
+_SEAT_KEYS = ("seat", "opponent", "dealer", "sitting_out", "partner")
+
+
+def seat_info(match: Match, seat: int) -> dict:
+    """``Match.seat_context`` with every seat named by its agent (``table``, ``row``,
+    ``round`` and ``hand`` stay numbers)."""
+    context = match.seat_context(seat)
+    for key in _SEAT_KEYS:
+        context[key] = agent_name(context[key])
+    return context
+
+
+def step_infos(match: Match, previous: dict[str, dict], hand: SeatHand | None,
+               result: RoundResult | None) -> dict[str, dict]:
+    """THE infos of every format (the duel is the two-seat case), built when a match starts
+    and whenever a hand ends: ``hands_played``, ``scoreboard`` (:func:`sheet_info`), ``seat``
+    (:func:`seat_info`), the last ``hand`` (:func:`hand_info`) and partnership ``round``
+    (:func:`round_info`), kept until the next one, and at the match's end (not a truncation)
+    ``match_winner`` (the winning row's label, or None for a draw)."""
+    board = sheet_info(match)
+    labels = match.sheet.labels
+    hand_dict = None if hand is None else hand_info(hand)
+    round_dict = None if result is None else round_info(result, labels)
+    infos = {}
+    for seat in range(match.num_players):
+        name = agent_name(seat)
+        old = previous.get(name, {})
+        info: dict = {"hands_played": len(match.hand_history), "scoreboard": board, "seat": seat_info(match, seat)}
+        for key, value in (("hand", hand_dict), ("round", round_dict)):
+            if value is not None:
+                info[key] = value
+            elif key in old:
+                info[key] = old[key]
+        if match.is_over and not match.truncated and match.sheet.match_over:
+            info["match_winner"] = board["match_winner"]
+        infos[name] = info
+    return infos
 
 
 #: Attributes that PettingZoo's order enforcement hides before the first reset().
@@ -679,7 +675,11 @@ class GuardedEnv(raw_env):
             self._deads_step_first()
             self._illegal_end = True
             return
-        self._play(game, agent, action)  # type: ignore[arg-type]
+        self._legality_checked = True  # checked just above: Match.apply trusts it
+        try:
+            self._play(agent, action)
+        finally:
+            self._legality_checked = False
 
 
 def env(**kwargs: Any) -> AECEnv:

@@ -5,7 +5,7 @@ reads observation dicts with the keys ``"observations"`` and ``"action_mask"``; 
 environment gives ``{"observation", "action_mask"}``. :class:`RLlibObservationWrapper` is a
 PettingZoo AEC wrapper that only renames the key (the vector and its layout stay those of
 :mod:`hgin_env.observation`) and gives the mask as float32 (the module takes its log), and
-at the end of a match it adds each player's :func:`hgin_env.envs.single_agent.episode_summary` to
+at the end of a match it adds each player's :func:`hgin_env.summary.match_summary` to
 its info, so that RLlib callbacks log the same three-column outcomes as ``train/ppo.py``.
 
 :func:`make_rllib_env` wraps that in RLlib's ``PettingZooEnv`` (Ray is imported only there,
@@ -22,8 +22,8 @@ from gymnasium import spaces
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from ..observation import observation_dict
+from ..summary import match_summary
 from .aec import raw_env
-from .single_agent import episode_summary
 
 #: Keys of the observation dict RLlib's action-masking RLModule reads.
 OBS_KEY = "observations"
@@ -73,7 +73,7 @@ class RLlibObservationWrapper(BaseWrapper):
         if not finished and self.agents and all(self.terminations[a] or self.truncations[a] for a in self.agents):
             base = self.unwrapped
             for agent in self.agents:
-                self.infos[agent][SUMMARY_KEY] = episode_summary(base, agent)
+                self.infos[agent][SUMMARY_KEY] = match_summary(base.match, base.possible_agents.index(agent))
 
 
 def make_rllib_env(config: dict | None = None) -> Any:

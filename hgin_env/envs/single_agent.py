@@ -35,22 +35,22 @@ Formats (``Rules.format``):
   rewards add up to the seat's return;
 * ``episode="hand"`` is refused (``ValueError``): a format's match is the episode (a
   three-hand learner sits out some hands, a partnership round is two hands at once);
-* :func:`episode_summary` reports the learner's seat (or team) against the others.
+* ``info["episode_summary"]`` (:func:`hgin_env.summary.match_summary`, the one summary of
+  every path) reports the learner's seat (or team) against the others.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium
 import numpy as np
 
 from ..actions import as_action
-from ..match import Match
 from ..rules import Rules, get_rules
+from ..summary import match_summary
 from .aec import raw_env
 
 Opponent = Callable[[dict], int]
@@ -106,7 +106,7 @@ class SingleAgentEnv(gymnasium.Env):
                  opponent_weights: Sequence[float] | None = None,
                  illegal_action: str = "terminate", render_mode: str | None = None,
                  shaping: float = 0.0, shaping_gamma: float = 1.0, shaping_potential: str = "deadwood",
-                 partner: Opponent | None = None):
+                 partner: Opponent | None = None, match_bonus: float = 0.0):
         super().__init__()
         if illegal_action not in ("terminate", "raise"):
             raise ValueError(f"illegal_action must be 'terminate' or 'raise', not {illegal_action!r}")
@@ -118,7 +118,7 @@ class SingleAgentEnv(gymnasium.Env):
                              f"episodes are for the duel")
         self.aec = raw_env(rules=rules, episode=episode, reward=reward, render_mode=render_mode,
                            shaping=shaping, shaping_gamma=shaping_gamma,
-                           shaping_potential=shaping_potential)
+                           shaping_potential=shaping_potential, match_bonus=match_bonus)
         self.render_mode = render_mode
         self.rules = self.aec.rules
         self.num_seats = self.rules.num_players
@@ -256,113 +256,6 @@ class SingleAgentEnv(gymnasium.Env):
         info["learner"] = self.learner
         info["opponent_index"] = self.opponent_index
         if done:
-            info["episode_summary"] = episode_summary(self.aec, self.learner)
+            assert self.aec.match is not None
+            info["episode_summary"] = match_summary(self.aec.match, self.seat)
         return info
-
-
-def episode_summary(aec: raw_env, learner: str) -> dict:
-    """Hollywood outcome of a finished episode from the learner's side (for loggers).
-
-    ``won``/``lost`` refer to the match, or to the hand when an episode is one hand. In a
-    format see :func:`format_summary` (same keys, plus the seat's and the match's)."""
-    if aec.format != "duel":
-        assert aec.match is not None
-        return format_summary(aec.match, aec.possible_agents.index(learner))
-    game = aec.game
-    assert game is not None
-    me = aec.possible_agents.index(learner)
-    board = game.scoreboard
-    _, dead, kinds_me, kinds_opp, points = _tally_hands(game.hand_history, me)
-    winner = board.match_winner
-    if game.single_hand and game.hand_history:  # a one-hand episode is won by the hand's winner
-        winner = game.hand_history[-1].winner
-    return {
-        "won": winner == me,
-        "lost": winner == 1 - me,
-        "truncated": game.truncated,
-        "columns_won": board.columns_won[me],
-        "columns_lost": board.columns_won[1 - me],
-        "column_totals": board.columns[me].tolist(),
-        "opponent_column_totals": board.columns[1 - me].tolist(),
-        "hands": len(game.hand_history),
-        "dead_hands": dead,
-        "hand_kinds": dict(kinds_me),
-        "opponent_hand_kinds": dict(kinds_opp),
-        "points": points[0],
-        "opponent_points": points[1],
-    }
-
-
-def _tally_hands(hands: Iterable[Any], me: int) -> tuple[int, int, Counter[str], Counter[str], list[int]]:
-    """Hands ``me`` played (each with ``winner``, ``kind``, ``points``): how many, how many
-    dead, kinds won by ``me`` / by its opponent, and the hand points each side scored."""
-    kinds_me: Counter[str] = Counter()
-    kinds_opp: Counter[str] = Counter()
-    points = [0, 0]  # scored by me, by the opponent
-    played = dead = 0
-    for h in hands:
-        played += 1
-        if h.winner is None:
-            dead += 1
-        elif h.winner == me:
-            kinds_me[h.kind] += 1
-            points[0] += h.points
-        else:
-            kinds_opp[h.kind] += 1
-            points[1] += h.points
-    return played, dead, kinds_me, kinds_opp, points
-
-
-def format_summary(match: Match, seat: int) -> dict:
-    """:func:`episode_summary` of a three-hand or partnership match from ``seat``'s side.
-
-    The match keys read the seat's sheet row (itself in three-hand, its team in a
-    partnership) against the others: ``won`` (its row won the match), ``lost`` (another row
-    won it; a draw or a truncated match is neither), ``columns_won`` (decided for its row),
-    ``columns_lost`` (decided for any other row), ``column_totals`` (its row),
-    ``opponent_column_totals`` (partnership: the other team's row; three-hand: the
-    leading other player's total in each column, the column-wise maximum), and
-    ``sheet_columns`` (every row). The hand keys count the hands the seat itself played:
-    ``hands``, ``dead_hands``, ``hand_kinds`` / ``opponent_hand_kinds`` (won by the seat /
-    by its opponent at the table, by kind), ``points`` / ``opponent_points`` (hand points
-    the seat / its opponents scored in those hands); ``match_hands`` counts every hand of
-    the match (the hands the seat sat out, three-hand, or its partner played, partnership,
-    included). Also ``seat``, ``row``, and in a partnership ``team_points`` /
-    ``opponent_team_points`` (the round scores its team / the other team put on the sheet)
-    and ``rounds``."""
-    row = match.sheet_row(seat)
-    sheet = match.sheet
-    others = [r for r in range(sheet.size) if r != row]
-    played, dead, kinds_me, kinds_opp, points = _tally_hands(
-        (h for h in match.hand_history if seat in h.seats), seat)
-    winner = match.match_winner
-    won = sheet.columns_won
-    columns = np.asarray(sheet.columns)
-    out = {
-        "won": winner == row,
-        "lost": winner is not None and winner != row,
-        "truncated": match.truncated,
-        "columns_won": won[row],
-        "columns_lost": sum(won[r] for r in others),
-        "column_totals": columns[row].tolist(),
-        "opponent_column_totals": columns[others].max(axis=0).tolist(),
-        "hands": played,
-        "dead_hands": dead,
-        "hand_kinds": dict(kinds_me),
-        "opponent_hand_kinds": dict(kinds_opp),
-        "points": points[0],
-        "opponent_points": points[1],
-        "seat": seat,
-        "row": row,
-        "match_hands": len(match.hand_history),
-        "sheet_columns": columns.tolist(),
-    }
-    if match.format == "partnership":
-        team = [0, 0]
-        for r in match.round_history:
-            if r.winner is not None:
-                team[r.winner] += r.points
-        out["team_points"] = team[row]
-        out["opponent_team_points"] = team[1 - row]
-        out["rounds"] = len(match.round_history)
-    return out

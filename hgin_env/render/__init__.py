@@ -14,9 +14,10 @@ from .text import (
     hand_groups,
     hand_order,
     render_hand_result,
+    render_seat_table,
     render_table,
     turn_text,
 )
 
 __all__ = ["deal_text", "game_html", "grouped_hand", "grouped_hand_html", "hand_groups", "hand_order",
-           "render_hand_result", "render_table", "turn_text"]
+           "render_hand_result", "render_seat_table", "render_table", "turn_text"]

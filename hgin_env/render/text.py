@@ -11,7 +11,8 @@ from ..game import Game, HandRecord, Phase
 from ..melds import best_arrangement_of_mask
 
 if TYPE_CHECKING:  # for the type only: rendering never needs the match module
-    from ..match import Table
+    from ..match import Match, Table
+    from ..sheets import Sheet
 
 
 def hand_groups(mask: int) -> tuple[list[tuple[int, ...]], tuple[int, ...], int]:
@@ -43,13 +44,16 @@ def grouped_hand(mask: int, symbols: bool = True) -> str:
     return " ".join(parts) + f"  (deadwood {dw})"
 
 
-def turn_text(game: Game, player: int | None = None, you: bool = False) -> str:
+def turn_text(game: Game, player: int | None = None, you: bool = False,
+              names: Sequence[str] | None = None) -> str:
     """Whose turn it is and what they may do, in words (not the engine's phase names):
     ``player_0 to act: take the first upcard or pass``; with ``you`` (``player`` is the
-    person reading it) ``Your turn: ...`` or ``player_1's turn``."""
+    person reading it) ``Your turn: ...`` or ``player_1's turn``. ``names[p]`` names the
+    table's player p (default ``player_p``)."""
+    name = _namer(names)
     acting = game.current_player
     if player is not None and player != acting:
-        return f"player_{acting}'s turn" if you else f"player_{acting} to act"
+        return f"{name(acting)}'s turn" if you else f"{name(acting)} to act"
     if game.phase == Phase.FIRST_UPCARD:
         what = "take the first upcard or pass"
     elif game.phase == Phase.DRAW:
@@ -57,18 +61,27 @@ def turn_text(game: Game, player: int | None = None, you: bool = False) -> str:
         what = "draw from the stock or take the discard" if can_take else "draw from the stock"
     else:
         what = "discard a card, or knock"
-    return f"{'Your turn' if you else f'player_{acting} to act'}: {what}"
+    return f"{'Your turn' if you else f'{name(acting)} to act'}: {what}"
+
+
+#: ``render_table``'s default sheet: the game's own scoreboard.
+_OWN_SHEET = object()
 
 
 def render_table(game: Game, player: int | None = None, symbols: bool = True,
-                 deal: str | None = None, number: int | None = None, you: bool = False) -> str:
+                 deal: str | None = None, number: int | None = None, you: bool = False,
+                 names: Sequence[str] | None = None, sheet: Sheet | None | object = _OWN_SHEET) -> str:
     """The table as ``player`` sees it (default: the acting player). ``deal`` (a format
     table's :func:`deal_text`) replaces "dealer player_N" with a line of its own;
     ``number`` replaces the game's hand number (a format match counts its own hands);
-    ``you``: ``player`` is the person reading it (the turn line says "Your turn")."""
+    ``you``: ``player`` is the person reading it (the turn line says "Your turn");
+    ``names[p]`` names the table's player p (a format table: its seats' agents);
+    ``sheet``: the sheet drawn below (default the game's scoreboard; a format passes the
+    match's sheet; None draws none)."""
+    name = _namer(names)
     p = game.current_player if player is None else player
     top = format_cards([game.discard_top], symbols) if game.discard_pile else "-"
-    dealer = "" if deal is not None else f"  dealer player_{game.dealer}"
+    dealer = "" if deal is not None else f"  dealer {name(game.dealer)}"
     lines = [
         f"Hand {game.hand_number if number is None else number}{dealer}  knock limit {game.knock_limit}"
         + (f"  x{game.multiplier}" if game.multiplier > 1 else "")
@@ -77,13 +90,38 @@ def render_table(game: Game, player: int | None = None, symbols: bool = True,
     if deal is not None:
         lines.append(deal)
     if not game.is_over:
-        lines.append(turn_text(game, p, you))
-    lines.append(f"player_{p} hand: {grouped_hand(game.hands[p], symbols)}")
+        lines.append(turn_text(game, p, you, names))
+    lines.append(f"{name(p)} hand: {grouped_hand(game.hands[p], symbols)}")
     known = game.known_cards[1 - p]
     if known:
-        lines.append(f"player_{1 - p} picked up: {format_cards(mask_to_cards(known), symbols)}")
-    lines.append(str(game.scoreboard))
+        lines.append(f"{name(1 - p)} picked up: {format_cards(mask_to_cards(known), symbols)}")
+    board = game.scoreboard if sheet is _OWN_SHEET else sheet
+    if board is not None:
+        lines.append(str(board))
     return "\n".join(lines)
+
+
+def render_seat_table(match: Match, seat: int | None = None, symbols: bool = True, you: bool = False,
+                      names: Sequence[str] | None = None) -> str:
+    """A match table of any format as ``seat`` sees it (default: the acting seat; a seat
+    sitting out sees the acting seat's table from its side: the public cards only): the
+    table's players named by their seats (``names[seat]``, default ``player_<seat>``), who
+    dealt and the match's hand number (three-hand: the dealer sits out), and the match's sheet.
+    A duel is :func:`render_table` of its game, from ``seat``'s side."""
+    who = seat if seat is not None else match.current_seat
+    index = None if who is None else match.table_of(who)
+    table = match.tables[match.current_table if index is None else index]
+    game = table.game
+    player = None if index is None else table.player_of(who)  # type: ignore[arg-type]
+    if match.format == "duel":
+        return render_table(game, player, symbols, you=you, names=names)
+    seat_names = [f"player_{s}" for s in range(match.num_players)] if names is None else list(names)
+    # Three-hand: the table game's "dealer" only plays the dealer's part; say who dealt, and
+    # count the match's hands (one table, a new table game every hand).
+    three_hand = table.sitting_out is not None
+    return render_table(game, player, symbols, deal=deal_text(table, seat_names) if three_hand else None,
+                        number=match.hand_number if three_hand else None, you=you and index is not None,
+                        names=[seat_names[s] for s in table.seats], sheet=match.sheet)
 
 
 def render_hand_result(record: HandRecord, symbols: bool = True, names: Sequence[str] | None = None,
