@@ -126,17 +126,17 @@ class _Players:
 
 
 def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0, max_steps: int | None = None,
-        reward: str = "points", decisions: int = 0) -> dict[str, dict]:
+        reward: str = "points", decisions: int = 0, match_bonus: float = 0.0) -> dict[str, dict]:
     """Play ``hands`` hands (per profile; and at least ``decisions`` decisions) in ``n``
-    parallel matches through both engines; raise AssertionError at the first difference.
-    Returns counts per profile."""
+    parallel matches through both engines, in reward mode ``reward`` with ``match_bonus``;
+    raise AssertionError at the first difference. Returns counts per profile."""
     out: dict[str, dict] = {}
     for k, (name, rules) in enumerate(profiles.items()):
         rules = get_rules(rules)
         rng = np.random.default_rng([seed, k])
-        batch = BatchGame(n, rules=rules, seed=seed * 1000 + k, reward=reward)
+        batch = BatchGame(n, rules=rules, seed=seed * 1000 + k, reward=reward, match_bonus=match_bonus)
         players = _Players(n, batch.layout, rng, seed * 1000 + k)
-        envs = [_env(rules, reward, int(s)) for s in batch.match_seeds]
+        envs = [_env(rules, reward, match_bonus, int(s)) for s in batch.match_seeds]
         kinds: Counter[str] = Counter()
         done_hands = matches = steps = count = rounds = 0
         while (done_hands < hands or count < decisions) and (max_steps is None or steps < max_steps):
@@ -199,7 +199,7 @@ def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0, max_steps
                         assert got_summary == want_summary, \
                             f"summary of seat {seat} differs, {where}: batch {got_summary} env {want_summary}"
                     matches += 1
-                    envs[i] = _env(rules, reward, int(batch.match_seeds[i]))
+                    envs[i] = _env(rules, reward, match_bonus, int(batch.match_seeds[i]))
                 else:
                     assert not result.match_over[i], f"match end differs, {where}"
                     board = batch.boards[i]
@@ -210,8 +210,8 @@ def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0, max_steps
     return out
 
 
-def _env(rules: Rules, reward: str, seed: int) -> raw_env:
-    env = raw_env(rules=rules, reward=reward)
+def _env(rules: Rules, reward: str, match_bonus: float, seed: int) -> raw_env:
+    env = raw_env(rules=rules, reward=reward, match_bonus=match_bonus)
     env.reset(seed=seed)
     return env
 
@@ -228,6 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=64, help="parallel matches in the batch")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--profiles", nargs="*", default=None, help="profile names (default: all)")
+    parser.add_argument("--match-bonus", type=float, default=1.0,
+                        help="match bonus of the dense reward modes (default 1.0, train.ppo's)")
     parser.add_argument("--rewards", nargs="*", default=list(REWARD_MODES), choices=REWARD_MODES,
                         help="reward modes, each on its own share of every profile (default: all three)")
     args = parser.parse_args(argv)
@@ -247,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stats = {"hands": 0, "matches": 0, "decisions": 0, "rounds": 0, "kinds": Counter()}
         for m, mode in enumerate(modes):
             one = run({name: rules}, args.games, per, seed=args.seed * 100 + k * 7 + m, reward=mode,
-                      decisions=per_decisions)[name]
+                      decisions=per_decisions, match_bonus=0.0 if mode == "match" else args.match_bonus)[name]
             for key in ("hands", "matches", "decisions", "rounds"):
                 stats[key] += one[key]
             stats["kinds"].update(one["kinds"])
@@ -260,7 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name:30s} hands {stats['hands']:7d}  matches {stats['matches']:5d}  "
               f"decisions {stats['decisions']:8d}{rounds}  {kinds}", flush=True)
     took = time.perf_counter() - start
-    print(f"all {len(profiles)} profiles, rewards {'/'.join(modes)}: {hands} hands, {matches} matches, "
+    print(f"all {len(profiles)} profiles, rewards {'/'.join(modes)} (match bonus {args.match_bonus}): "
+          f"{hands} hands, {matches} matches, "
           f"{decisions} decisions compared step by step in {took:.0f} s, 0 differences; "
           f"hand kinds {dict(sorted(total.items()))}")
     return 0
