@@ -1,9 +1,10 @@
 """Duplicate matches played all at once on the batched engine, with the tournament's rows.
 
 :func:`eval.tournament.play_match` plays one match at a time; an evaluation of a PPO policy
-then pays one torch call per decision. Here every match of an evaluation (each seed twice,
-seats swapped) is one game of a :class:`hgin_env.batch.BatchGame` seeded with that seed, so
-it deals the very same cards as ``play_match``; each side acts through the batched agent
+then pays one torch call per decision. Here every match of an evaluation (each seed in
+every seating of its format: the duel's two, a partnership's two, three-hand's six) is one
+match of a :class:`hgin_env.batch.BatchGame` seeded with that seed, so it deals the very
+same cards as ``play_match``; each side acts through the batched agent
 interface (:mod:`agents.batched`: a policy answers all its games in one torch call). The
 rows have ``play_match``'s keys, so :func:`eval.tournament.summarize_pair` reads them.
 
@@ -23,20 +24,29 @@ import numpy as np
 from hgin_env.batch import HAND_KINDS, BatchGame
 from hgin_env.rules import Rules, get_rules
 
+from .matches import seatings
+
 _STATS = ("hands_won", "knock_wins", "gin_wins", "undercut_wins", "knocks", "points")
 
 
 def play_matches_batched(agent_a: Any, agent_b: Any, seeds: Sequence[int], rules: Rules | str | dict | None,
                          label_a: str = "a", label_b: str = "b") -> list[dict[str, Any]]:
-    """Play each seed twice (A in seat 0, then in seat 1) with batched agents
-    (``act(obs, masks) -> actions``); one row per match, as ``play_match`` writes it."""
+    """Play each seed in every seating of its format (:func:`arena.matches.seatings`: the
+    duel A in seat 0, then in seat 1; a partnership A's team at seats (0, 2), then (1, 3);
+    three-hand A alone at each seat, then B alone at each) with batched agents
+    (``act(obs, masks) -> actions``, reading the format's layout); one row per match, as
+    ``play_match`` writes it."""
     rules = get_rules(rules)
-    games = [(int(s), seat) for s in seeds for seat in (0, 1)]
+    arrangements = seatings(rules.format)
+    games = [(int(s), k) for s in seeds for k in range(len(arrangements))]
     n = len(games)
     if n == 0:
         return []
     batch = BatchGame(n, rules=rules, seeds=[s for s, _ in games])
-    a_seat = np.array([seat for _, seat in games])
+    a_side = np.zeros((n, rules.num_players), dtype=bool)  # a_side[i, seat]: agent A plays it
+    for i, (_, k) in enumerate(games):
+        a_side[i, list(arrangements[k])] = True
+    rows_of = np.arange(n)
     done = np.zeros(n, dtype=bool)
     stats = {side: {k: np.zeros(n, dtype=np.int64) for k in _STATS} for side in "ab"}
     dead = np.zeros(n, dtype=np.int64)
@@ -45,7 +55,7 @@ def play_matches_batched(agent_a: Any, agent_b: Any, seeds: Sequence[int], rules
     while not done.all():
         obs, masks = batch.observations(), batch.legal_action_masks()
         actions = np.full(n, -1, dtype=np.int64)
-        a_turn = ~done & (batch.current_player == a_seat)
+        a_turn = ~done & a_side[rows_of, batch.current_seat]
         b_turn = ~done & ~a_turn
         for turn, agent in ((a_turn, agent_a), (b_turn, agent_b)):
             idx = np.flatnonzero(turn)
@@ -57,8 +67,8 @@ def play_matches_batched(agent_a: Any, agent_b: Any, seeds: Sequence[int], rules
             if kind == "dead":
                 dead[i] += 1
             else:
-                knocker = "a" if result.knocker[i] == a_seat[i] else "b"
-                winner = "a" if result.hand_winner[i] == a_seat[i] else "b"
+                knocker = "a" if a_side[i, result.knocker[i]] else "b"
+                winner = "a" if a_side[i, result.hand_winner[i]] else "b"
                 stats[knocker]["knocks"][i] += 1
                 stats[winner]["hands_won"][i] += 1
                 stats[winner]["points"][i] += int(result.hand_points[i])
@@ -69,7 +79,8 @@ def play_matches_batched(agent_a: Any, agent_b: Any, seeds: Sequence[int], rules
             if done[i]:
                 continue
             done[i] = True
-            rows[i] = _row(games[i], fin, stats, int(dead[i]), i, label_a, label_b, rules.columns)
+            rows[i] = _row(games[i], arrangements[games[i][1]], fin, stats, int(dead[i]), i, label_a, label_b,
+                           rules)
     seconds = round((time.perf_counter() - start) / n, 4)
     out = []
     for row in rows:
@@ -79,27 +90,33 @@ def play_matches_batched(agent_a: Any, agent_b: Any, seeds: Sequence[int], rules
     return out
 
 
-def _row(game: tuple[int, int], fin: dict, stats: dict, dead: int, i: int, label_a: str, label_b: str,
-         columns: int) -> dict[str, Any]:
-    seed, a_seat = game
-    seat_of = {"a": a_seat, "b": 1 - a_seat}
+def _row(game: tuple[int, int], a_seats: tuple[int, ...], fin: dict, stats: dict, dead: int, i: int,
+         label_a: str, label_b: str, rules: Rules) -> dict[str, Any]:
+    """``play_match``'s row for a finished match (a side's column total is the mean over its
+    sheet rows: its two seats in three-hand when it sits at two, its team in a partnership)."""
+    seed, seating = game
+    side_of = {seat: ("a" if seat in a_seats else "b") for seat in range(rules.num_players)}
+    sheet_row = (lambda seat: seat % 2) if rules.format == "partnership" else (lambda seat: seat)
+    rows_of = {side: sorted({sheet_row(seat) for seat, x in side_of.items() if x == side}) for side in "ab"}
+    side_of_row = {row: side for side in "ab" for row in rows_of[side]}
     board = fin["scoreboard"]
-    row: dict[str, Any] = {
-        "seed": seed, "agent_a": label_a, "agent_b": label_b, "a_seat": a_seat,
-        "player_0": label_a if a_seat == 0 else label_b,
-        "player_1": label_b if a_seat == 0 else label_a,
-    }
-    for j in range(columns):
-        row[f"a_col{j + 1}"] = int(board["columns"][seat_of["a"]][j])
-        row[f"b_col{j + 1}"] = int(board["columns"][seat_of["b"]][j])
+    columns = np.asarray(fin["columns"])
+    row: dict[str, Any] = {"seed": seed, "agent_a": label_a, "agent_b": label_b, "a_seat": seating}
+    if rules.format != "duel":
+        row["a_seats"] = "-".join(map(str, a_seats))
+    for seat in range(rules.num_players):
+        row[f"player_{seat}"] = label_a if side_of[seat] == "a" else label_b
+    for j in range(rules.columns):
+        for side in "ab":
+            row[f"{side}_col{j + 1}"] = int(round(float(np.mean([columns[r, j] for r in rows_of[side]]))))
         w = board["column_winners"][j]
-        row[f"col{j + 1}_winner"] = "" if w is None else (label_a if w == seat_of["a"] else label_b)
-    row["a_columns_won"] = fin["columns_won"][seat_of["a"]]
-    row["b_columns_won"] = fin["columns_won"][seat_of["b"]]
+        row[f"col{j + 1}_winner"] = "" if w is None else (label_a if side_of_row[w] == "a" else label_b)
+    won = fin["columns_won"]
+    row["a_columns_won"] = sum(won[r] for r in rows_of["a"])
+    row["b_columns_won"] = sum(won[r] for r in rows_of["b"])
     mw = fin["match_winner"]
-    side = None if mw is None else ("a" if mw == seat_of["a"] else "b")
-    row["winner"] = "draw" if side is None else (label_a if side == "a" else label_b)
-    row["winner_side"] = "" if side is None else side
+    row["winner"] = "draw" if mw is None else (label_a if side_of_row[mw] == "a" else label_b)
+    row["winner_side"] = "" if mw is None else side_of_row[mw]
     row["hands"] = fin["hands"]
     row["dead_hands"] = dead
     row["truncated"] = bool(fin["truncated"])

@@ -7,19 +7,23 @@ exploitability probe and the demo.
 from __future__ import annotations
 
 from agents.base import make_agent
+from hgin_env.observation import ObservationLayout
 from hgin_env.rules import get_rules
 
-from .matches import play_match
+from .matches import play_match, seatings
 from .stats import summarize_pair
 
 
 def evaluate_against(agent: object, opponent: str, matches: int, seed: int, rules: object) -> dict:
-    """Duplicate matches (each seed twice, seats swapped) in this process; returns the
+    """Duplicate matches (each seed in every seating of the format: twice in a duel or a
+    partnership, seats swapped; six times in three-hand) in this process; returns the
     tournament's pair summary with the agent as side A. A PPO agent plays all its matches
     at once on the batched engine (:func:`arena.batched_play.play_matches_batched`, the same
     deals and rows as ``play_match``); other agents play them one by one with ``play_match``."""
     rules = get_rules(rules)
-    seeds = range(seed, seed + max(1, matches // 2))
+    per_seed = len(seatings(rules.format))
+    seeds = range(seed, seed + max(1, matches // per_seed))
+    layout = ObservationLayout.for_rules(rules)
     model = getattr(agent, "model", None)
     if model is not None and hasattr(agent, "deterministic"):
         # A PPO policy: every match at once on the batched engine, one torch call per step.
@@ -28,11 +32,13 @@ def evaluate_against(agent: object, opponent: str, matches: int, seed: int, rule
         from .batched_play import play_matches_batched
 
         learner = BatchedPolicy(model, deterministic=agent.deterministic, seed=seed)
-        opp_b = make_batched_agent(opponent, seed=seed, columns=rules.columns)
+        opp_b = make_batched_agent(opponent, seed=seed, layout=layout)
         rows = play_matches_batched(learner, opp_b, list(seeds), rules, "learner", opponent)
     else:
-        opp = make_agent(opponent, seed=seed, columns=rules.columns)
-        rows = [play_match(agent, opp, s, seat, rules, "learner", opponent) for s in seeds for seat in (0, 1)]
+        kwargs: dict = {"columns": rules.columns} if rules.format == "duel" else {"layout": layout}
+        opp = make_agent(opponent, seed=seed, **kwargs)
+        rows = [play_match(agent, opp, s, seating, rules, "learner", opponent)
+                for s in seeds for seating in range(per_seed)]
     summary = summarize_pair(rows, "learner", opponent)
     for side in "ab":  # mean final total of each column
         summary[f"{side}_columns"] = [sum(r[f"{side}_col{j + 1}"] for r in rows) / len(rows)

@@ -8,9 +8,9 @@ from gymnasium.utils.env_checker import check_env
 
 from agents.ppo import CheckpointError, PPOAgent, checkpoint_meta, save_checkpoint
 from hgin_env.envs.single_agent import SingleAgentEnv, UniformRandomOpponent
-from hgin_env.summary import match_summary as format_summary
 from hgin_env.observation import ObservationLayout
 from hgin_env.rules import get_rules
+from hgin_env.summary import match_summary as format_summary
 
 FORMATS = ["hollywood_three_hand", "hollywood_partnership", "gin_three_hand", "gin_partnership"]
 
@@ -175,13 +175,6 @@ def test_maskable_ppo_learns_and_checkpoints_load_with_the_format_layout(profile
             break
     with pytest.raises(CheckpointError, match="layout"):
         PPOAgent.load(path, layout=ObservationLayout.for_rules(get_rules("hollywood")))
-
-
-def test_batched_training_env_stays_duel_only():
-    from train.envs import BatchedVecEnv
-
-    with pytest.raises(ValueError, match="duel only.*subproc or dummy"):
-        BatchedVecEnv(2, ["simple"], rules="hollywood_three_hand")
 
 
 def test_docs_adapter_example_prints_what_it_says():

@@ -234,3 +234,39 @@ def test_progress_bar_total_is_where_learning_stops():
     assert ProgressFps.planned_steps(1_000, 2_000, 256) == 2_000
     with pytest.raises(ValueError, match="rollout size"):
         ProgressFps.planned_steps(10, 0, 0)
+
+
+@pytest.mark.parametrize("profile,partner", [("gin_three_hand", ""), ("gin_partnership", "simple")])
+def test_a_format_trains_on_the_batched_engine_by_default(profile, partner, tmp_path):
+    """``train.ppo --rules FORMAT``: the batched engine, the format's layout in the network
+    and the checkpoint, the periodic evaluation in the format's seatings, a privileged
+    critic over every hidden hand, a partner agent."""
+    from hgin_env.batch import privileged_size
+    from hgin_env.observation import ObservationLayout
+    from hgin_env.rules import get_rules
+
+    # A low target and a hand cap: an untrained deterministic policy may never knock, and two
+    # copies of it at a three-hand table redeal dead hands until the cap.
+    rules = get_rules(profile).replace(target=40, max_hands=12, name=profile)
+    args = Args(run_name="fmt", out_dir=str(tmp_path), rules=rules.to_dict(), total_timesteps=512, n_envs=8,
+                n_steps=32,
+                batch_size=128, n_epochs=1, eval_every=256, eval_matches=2, eval_opponents="simple",
+                checkpoint_every=0, opponents="simple:1,expert:1", privileged_critic=True, partner=partner,
+                progress_bar=False)
+    assert args.vec_env == "batched"
+    model_path = train(args)
+    meta = read_meta(model_path)
+    assert meta["observation_format"] == rules.format
+    assert meta["observation_size"] == ObservationLayout.for_rules(rules).size
+    assert meta["privileged_size"] == privileged_size(rules.format)
+    agent = PPOAgent.load(model_path, layout=ObservationLayout.for_rules(rules))
+    assert agent.model.policy.format == rules.format
+    rows = (tmp_path / "fmt" / "eval.csv").read_text().splitlines()
+    assert len(rows) >= 2 and rows[1].split(",")[1] == "simple"
+
+
+def test_format_refusals():
+    with pytest.raises(ValueError, match="--partner is for a partnership"):
+        train(Args(rules="gin_three_hand", partner="simple", progress_bar=False))
+    with pytest.raises(ValueError, match="--imitation-matches records duel demonstrations"):
+        train(Args(rules="gin_partnership", imitation_matches=2, progress_bar=False))

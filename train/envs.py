@@ -79,13 +79,17 @@ class TrainingEnv(SingleAgentEnv):
         return obs, reward, terminated, truncated, info
 
 
-def batched_opponent(spec: str, seed: int, columns: int) -> object:
+def batched_opponent(spec: str, seed: int, columns: int | None = None,
+                     layout: ObservationLayout | None = None) -> object:
     """A batched opponent from a spec: ``random``, ``simple``, ``expert`` (numpy over the
     batch), ``ppo:PATH`` (one torch call per batch, most likely move), ``snapshot:PATH``
     (the same, sampling its policy), ``self`` (the live learner, see :class:`LivePolicy`),
-    or any other registered name (``search``...) row by row."""
+    or any other registered name (``search``...) row by row. It reads ``layout`` (any
+    format's), or the duel layout of ``columns``."""
     from agents.batched import make_batched_agent
 
+    if layout is None:
+        layout = ObservationLayout(3 if columns is None else columns)
     if spec == "self":
         return LivePolicy(seed=seed)
     if spec.startswith("snapshot:"):
@@ -93,9 +97,9 @@ def batched_opponent(spec: str, seed: int, columns: int) -> object:
         # deterministic snapshot would be an easier, exploitable target than the policy).
         from agents.ppo import PPOAgent
 
-        agent = PPOAgent.load(spec[len("snapshot:"):], seed=seed, columns=columns)
+        agent = PPOAgent.load(spec[len("snapshot:"):], seed=seed, layout=layout)
         return BatchedPolicy(agent.model, deterministic=False, seed=seed)
-    return make_batched_agent(spec, seed=seed, columns=columns)
+    return make_batched_agent(spec, seed=seed, layout=layout)
 
 
 class LivePolicy(BatchedPolicy):
@@ -123,53 +127,60 @@ class BatchedVecEnv(VecEnv):
     them. Finished matches report ``episode_summary``, ``opponent_spec`` and SB3's
     ``episode`` (return, length) in their info, like ``Monitor(TrainingEnv)``.
 
-    ``privileged=True`` appends :data:`hgin_env.batch.PRIVILEGED_SIZE` columns of hidden
-    facts (the opponent's hand, the next stock card, the opponent's deadwood) to every
+    ``privileged=True`` appends :func:`hgin_env.batch.privileged_size` columns of hidden
+    facts (the opponent's hand, the next stock card, the opponent's deadwood; in a
+    partnership also the partner's and its opponent's hands and deadwoods) to every
     observation the learner's *training* batch holds, for a privileged critic
     (:class:`train.policy.CardAwarePolicy` with ``privileged=...``): the actor reads only the
     first ``ObservationLayout.size`` columns, so the saved policy plays from the ordinary
     observation. Opponents always get the ordinary observation.
+
+    Every format (``rules``): the learner takes one seat, the opponent drawn for the match
+    every other one; in a partnership the learner plays its partner's seat too, unless
+    ``partner_spec`` names an agent for it (any spec above; ``self`` = the live policy,
+    sampled, its moves not trained on).
     """
 
     def __init__(self, n_envs: int, opponent_specs: Sequence[str], opponent_weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "points", match_bonus: float = 0.0,
                  seed: int = 0, shaping: float = 0.0, shaping_gamma: float = 1.0,
-                 shaping_potential: str = "deadwood", privileged: bool = False):
-        from hgin_env.batch import PRIVILEGED_SIZE
+                 shaping_potential: str = "deadwood", privileged: bool = False, partner_spec: str | None = None):
+        from hgin_env.batch import privileged_size
         from hgin_env.batch.vector import LearnerBatch
         from hgin_env.observation import observation_bounds
         from hgin_env.rules import get_rules
 
         self.rules = get_rules(rules)
-        if self.rules.format != "duel":
-            raise ValueError(f"the batched engine (--vec-env batched) plays the duel only; "
-                             f"format={self.rules.format!r} trains with --vec-env subproc or "
-                             f"dummy (TrainingEnv)")
+        self.layout = ObservationLayout.for_rules(self.rules)
         self._seed = seed
         self._cache: dict[str, object] = {}
         self.opponent_specs = list(opponent_specs)
+        self.partner_spec = partner_spec
+        partner = None if partner_spec is None else self._build([partner_spec], offset=999)[0]
         self.core = LearnerBatch(n_envs, self._build(opponent_specs), opponent_weights, self.rules, reward,
                                  match_bonus, seed, names=self.opponent_specs, shaping=shaping,
-                                 shaping_gamma=shaping_gamma, shaping_potential=shaping_potential)
-        low, high = observation_bounds(self.rules.columns)
+                                 shaping_gamma=shaping_gamma, shaping_potential=shaping_potential,
+                                 partner=partner)
+        low, high = observation_bounds(self.rules.columns, self.rules.format)
         self.privileged = privileged
-        if privileged:  # the privileged columns are 0/1 bits and a deadwood fraction
-            low = np.concatenate([low, np.zeros(PRIVILEGED_SIZE, dtype=low.dtype)])
-            high = np.concatenate([high, np.ones(PRIVILEGED_SIZE, dtype=high.dtype)])
+        if privileged:  # the privileged columns are 0/1 bits and deadwood fractions
+            width = privileged_size(self.rules.format)
+            low = np.concatenate([low, np.zeros(width, dtype=low.dtype)])
+            high = np.concatenate([high, np.ones(width, dtype=high.dtype)])
         self.render_mode = None
         super().__init__(n_envs, gymnasium.spaces.Box(low, high, dtype=np.float32), gymnasium.spaces.Discrete(108))
         self._actions: np.ndarray | None = None
 
-    def _build(self, specs: Sequence[str]) -> list:
+    def _build(self, specs: Sequence[str], offset: int = 0) -> list:
         out = []
         for i, spec in enumerate(specs):
             if spec not in self._cache:
-                self._cache[spec] = batched_opponent(spec, seed=self._seed * 1000 + i, columns=self.rules.columns)
+                self._cache[spec] = batched_opponent(spec, seed=self._seed * 1000 + offset + i, layout=self.layout)
             out.append(self._cache[spec])
         # Forget opponents that left the pool (a league drops old snapshots: their models
-        # would otherwise stay in memory for the whole run).
+        # would otherwise stay in memory for the whole run); the partner's agent stays.
         for spec in set(self._cache) - set(specs):
-            if spec != "self":
+            if spec != "self" and spec != self.partner_spec:
                 del self._cache[spec]
         return out
 

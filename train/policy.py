@@ -192,7 +192,9 @@ def _probabilities(log_p: th.Tensor, mask: th.Tensor | None) -> th.Tensor:
 class CardAwarePolicy(MaskableActorCriticPolicy):
     """MaskablePPO policy with :class:`CardExtractor` and :class:`CardHead`.
 
-    ``columns`` (policy_kwargs) selects the observation layout; 3 for Hollywood profiles.
+    ``columns`` and ``format`` (policy_kwargs) select the observation layout
+    (``ObservationLayout(columns, format)``: 3 columns for Hollywood profiles; the duel's,
+    or a three-hand or partnership layout, whose format slices the trunks read with the rest).
     ``hidden``/``summary`` size the actor and critic trunks, ``card_hidden`` the per-card
     scorer (the defaults are the imitation policy ``hgin_ppo.zip``'s; ``train.ppo`` picks
     smaller ones for 2-core training, as the shipped policy has, see its docstring).
@@ -216,9 +218,10 @@ class CardAwarePolicy(MaskableActorCriticPolicy):
 
     def __init__(self, *args, columns: int = 3, hidden: int = 256, summary: int = 128,
                  card_hidden: int = 64, relations: bool = False, knock_bound: float = 0.0,
-                 privileged: int = 0, shared_trunk: bool = False, **kwargs):
-        self.layout = ObservationLayout(columns)
+                 privileged: int = 0, shared_trunk: bool = False, format: str = "duel", **kwargs):
+        self.layout = ObservationLayout(columns, format)
         self.columns = columns
+        self.format = format
         self.sizes = {"hidden": hidden, "summary": summary, "card_hidden": card_hidden}
         self.relations = relations
         self.knock_bound = float(knock_bound)
@@ -278,6 +281,8 @@ class CardAwarePolicy(MaskableActorCriticPolicy):
     def _get_constructor_parameters(self) -> dict:
         data = super()._get_constructor_parameters()
         data["columns"] = self.columns
+        if self.format != "duel":  # absent in the duel's checkpoints (from before the formats)
+            data["format"] = self.format
         data.update(self.sizes)
         if self.relations:  # absent (False) in checkpoints from before the option
             data["relations"] = True

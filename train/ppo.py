@@ -22,11 +22,15 @@ other seat, the Expert as :class:`agents.batched.BatchedExpert`). ``--vec-env su
 ``TrainingEnv`` per process), kept for comparison.
 
 Three-hand and partnership (``--rules hollywood_three_hand``, ``hollywood_partnership``, ...)
-train on ``TrainingEnv`` (``--vec-env subproc`` or ``dummy``): the learner takes one seat,
-the opponent drawn for the match plays every other one (the partner too), and the network
-reads the format's observation layout, which the checkpoint's metadata records. The
-batched engine, the periodic duel evaluations and the imitation warm start are duel-only
-and are refused for a format (``--eval-every 0``, ``--imitation-matches 0``).
+train on the batched engine too (the default): the learner takes one seat, the opponent
+drawn for the match plays every other one; in a partnership the learner plays its
+partner's seat as well (one trajectory per match on the team's reward), unless
+``--partner SPEC`` names an agent for it. The network reads the format's observation
+layout, which the checkpoint's metadata records; the periodic evaluations play the
+format's duplicate seatings (``arena.matches.seatings``). The imitation warm start records
+duel demonstrations and is refused for a format (``--imitation-matches 0``).
+``--vec-env subproc`` trains a format on ``TrainingEnv`` (the opponent agent plays the
+partner there).
 
 Why these defaults on 2 cores: with the batched engine the environment costs little
 (about a tenth of the time); the PPO update is the rest, so the network and minibatches
@@ -85,6 +89,9 @@ class Args:
     shaping_potential: str = field(default="deadwood", metadata={
         "help": "the shaping potential: 'deadwood' (best deadwood now) or 'lookahead' (also the "
                 "expected deadwood after the next draw)"})
+    partner: str = field(default="", metadata={
+        "help": "partnership: the agent spec of the learner's partner ('' = the learner plays both seats of "
+                "its team; 'self' = the live policy, sampled, not trained on; simple, expert, ppo:PATH...)"})
     opponents: str = field(default="simple:0.5,expert:0.5", metadata={
         "help": "opponent mixture 'name:weight,...' (random, simple, expert, ppo:PATH; with "
                 "'batched' also self = the live learner on the other seat)"})
@@ -242,7 +249,7 @@ def train(args: Args) -> Path:
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     from agents.ppo import check_layout, checkpoint_meta, load_error, read_meta, save_checkpoint
-    from hgin_env.batch import PRIVILEGED_SIZE
+    from hgin_env.batch import privileged_size
     from hgin_env.observation import ObservationLayout
     from hgin_env.rules import get_rules
     from train.callbacks import (
@@ -265,13 +272,14 @@ def train(args: Args) -> Path:
     torch.distributions.Distribution.set_default_validate_args(False)
     args = resolved(args)
     rules = get_rules(args.rules)
-    if rules.format != "duel":  # formats train on TrainingEnv (SingleAgentEnv), checked before anything is written
-        for flag, unsupported in (("--vec-env batched", args.vec_env == "batched"),
-                                  ("--eval-every (duel evaluations)", args.eval_every > 0),
-                                  ("--imitation-matches (duel demonstrations)", args.imitation_matches > 0)):
-            if unsupported:
-                raise ValueError(f"{flag} is for the duel; format={rules.format!r} trains with "
-                                 f"--vec-env subproc or dummy, --eval-every 0, --imitation-matches 0")
+    if rules.format != "duel" and args.imitation_matches > 0:  # checked before anything is written
+        raise ValueError(f"--imitation-matches records duel demonstrations; format={rules.format!r} "
+                         f"trains by PPO alone (--imitation-matches 0)")
+    if args.partner and rules.format != "partnership":
+        raise ValueError(f"--partner is for a partnership; format={rules.format!r} has no partners")
+    if args.partner and args.vec_env != "batched":
+        raise ValueError("--partner plays the learner's partner on the batched engine (--vec-env batched); "
+                         "TrainingEnv's partner is its opponent agent")
     if args.knock_start_gap and not args.init_from:  # it sets the weights --init-from loads
         raise ValueError("--knock-start-gap starts from a checkpoint: give --init-from")
     for flag, on in (("--privileged-critic", args.privileged_critic), ("--league", args.league)):
@@ -302,7 +310,7 @@ def train(args: Args) -> Path:
             start_weights = MaskablePPO.load(path, device="cpu")
         except Exception as exc:  # SB3 raises many kinds on damaged files
             raise load_error(path, exc) from None
-    privileged = PRIVILEGED_SIZE if args.privileged_critic else 0
+    privileged = privileged_size(rules.format) if args.privileged_critic else 0
     meta = checkpoint_meta(rules, {"run": run_dir.name, "args": dataclasses.asdict(args)})
     if privileged:  # the network's extra input columns, read by its critic only
         meta["privileged_size"] = privileged
@@ -338,7 +346,7 @@ def train(args: Args) -> Path:
         envs = BatchedVecEnv(args.n_envs, specs, weights, rules=rules, reward=args.reward,
                              match_bonus=args.match_bonus, seed=args.seed, shaping=args.shaping,
                              shaping_gamma=args.gamma, shaping_potential=args.shaping_potential,
-                             privileged=args.privileged_critic)
+                             privileged=args.privileged_critic, partner_spec=args.partner or None)
     else:
         if "self" in specs:
             raise ValueError("the 'self' opponent needs --vec-env batched")
@@ -383,7 +391,8 @@ def train(args: Args) -> Path:
                   f"or --vec-env {args.vec_env}): the resumed run deals from its seed again", file=sys.stderr)
     else:
         policy = CardAwarePolicy if args.policy == "card" else "MlpPolicy"
-        policy_kwargs = {"columns": rules.columns, "hidden": args.hidden, "summary": args.summary,
+        policy_kwargs = {"columns": rules.columns, "format": rules.format, "hidden": args.hidden,
+                         "summary": args.summary,
                          "card_hidden": args.card_hidden, "relations": args.relations,
                          "knock_bound": args.knock_bound, "privileged": privileged,
                          "shared_trunk": args.shared_trunk} \

@@ -16,8 +16,9 @@ from .core import (
     BatchGame,
     StepResult,
     cards_of_masks,
+    privileged_size,
     privileged_slices,
 )
 
 __all__ = ["HAND_KINDS", "PRIVILEGED_SIZE", "PRIVILEGED_SLICES", "BatchGame", "StepResult", "cards_of_masks",
-           "privileged_slices"]
+           "privileged_size", "privileged_slices"]

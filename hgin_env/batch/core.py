@@ -55,7 +55,7 @@ from .formats import SEATINGS, Deal, SheetEntry
 from .tables import FRACTION, HAND_KINDS, HAND_OVER, KIND_CODE, TableBatch, bits, cards_of_masks
 
 __all__ = ["HAND_KINDS", "PRIVILEGED_SIZE", "PRIVILEGED_SLICES", "BatchGame", "StepResult", "cards_of_masks",
-           "privileged_slices"]
+           "privileged_size", "privileged_slices"]
 
 #: What :meth:`BatchGame.privileged_observations` holds in a duel, in order (name, width):
 #: facts the acting player cannot see. They exist for a training critic only (PerfectDou's
@@ -74,6 +74,11 @@ def privileged_slices(format: str = "duel") -> tuple[tuple[str, int], ...]:
     """The privileged features of a format, in order (name, width): every hidden hand the
     acting seat's format has, the next stock card and the hidden hands' deadwood / 100."""
     return PRIVILEGED_SLICES + (_PARTNER_SLICES if format == "partnership" else ())
+
+
+def privileged_size(format: str = "duel") -> int:
+    """Columns of :func:`privileged_slices`: 105 (duel, three-hand), 211 (partnership)."""
+    return sum(width for _, width in privileged_slices(format))
 
 
 @dataclass
@@ -432,7 +437,7 @@ class BatchGame(TableBatch):
         hand is over). A new array each call; for a training critic, never for a policy."""
         t = self.table_range if self._one_table else self.seating.acting_table
         q = 1 - self.current_player[t]
-        width = sum(w for _, w in privileged_slices(self.format))
+        width = privileged_size(self.format)
         out = np.zeros((self.n, width), dtype=np.float32)
         out[:, :NUM_CARDS] = bits(self.hands[t, q])
         pos = self.stock_pos[t]

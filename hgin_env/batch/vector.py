@@ -1,13 +1,15 @@
 """Vectorised single-learner environments over the batched engine.
 
 :class:`LearnerBatch` seats one learner in each of N matches of a
-:class:`hgin_env.batch.BatchGame` against opponents that act on whole batches
-(``opponent.act(obs[k, 394], masks[k, 108]) -> actions[k]``, see :mod:`agents.batched`),
+:class:`hgin_env.batch.BatchGame` (any format) against opponents that act on whole batches
+(``opponent.act(obs[k, D], masks[k, 108]) -> actions[k]``, D the size of the format's
+layout, see :mod:`agents.batched`),
 and plays the opponents' moves inside ``step`` until the learner must act again in every
 match, as :class:`hgin_env.envs.single_agent.SingleAgentEnv` does for one match. Each match draws
 the learner's seat and its opponent (by weight) from the batch's seeded generator, so one
 seed fixes everything. An opponent may be the learner itself (a live policy object that
-the trainer keeps up to date): then the learner plays both seats.
+the trainer keeps up to date): then the learner plays every seat. In a partnership the
+learner's partner is the learner too unless ``partner`` names an agent for it.
 
 :class:`HollywoodVectorEnv` is the Gymnasium ``VectorEnv`` face of it (same-step
 autoreset: a finished match's last learner observation is in ``infos["final_obs"]``);
@@ -61,12 +63,21 @@ class LearnerBatch:
     potential-based deadwood shaping (:class:`hgin_env.rewards.PotentialShaping`, one slot
     per match, the same terms as ``raw_env(shaping=w, shaping_gamma=γ)``); set
     ``shaping_gamma`` to the learner's discount.
+
+    Every format (``rules``): the learner's seat is drawn among the match's seats; the
+    opponent drawn for the match plays every other seat (both opponents in three-hand, the
+    other team in a partnership), like ``SingleAgentEnv``. In a partnership the learner's
+    partner (seat + 2 mod 4) is the learner too by default (``partner=None``: the learner
+    acts at both seats of its team, in one trajectory per match, on the team's shared
+    reward), or ``partner`` (a batched agent, e.g. ``"expert"``'s, or the live policy)
+    plays it.
     """
 
     def __init__(self, n: int, opponents: Sequence[Any], weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "match",
                  match_bonus: float = 0.0, seed: int | None = None, names: Sequence[str] | None = None,
-                 shaping: float = 0.0, shaping_gamma: float = 1.0, shaping_potential: str = "deadwood"):
+                 shaping: float = 0.0, shaping_gamma: float = 1.0, shaping_potential: str = "deadwood",
+                 partner: Any | None = None):
         self.n = n
         self.seed_value = seed
         self.reward_mode = reward
@@ -74,11 +85,17 @@ class LearnerBatch:
         # The engine pays the reward mode and the match bonus (hgin_env.rewards.step_rewards).
         self.batch = BatchGame(n, rules=rules, seed=seed, reward=reward, match_bonus=match_bonus)
         self.rules = self.batch.rules
+        self.num_seats = self.rules.num_players
+        if partner is not None and (self.rules.format != "partnership" or not hasattr(partner, "act")):
+            raise ValueError(f"partner must be a batched agent (act(observations, masks) -> actions), and only "
+                             f"format='partnership' has partners (format={self.rules.format!r})")
+        #: The partner's agent (partnership), None: the learner plays its partner's seat too.
+        self.partner = partner
         self.shaping = PotentialShaping(ObservationLayout.for_rules(self.rules), shaping, shaping_gamma,
                                         potential=shaping_potential, num_players=n) if shaping else None
         self.rng = np.random.default_rng(None if seed is None else [seed, 1])
         self.set_opponents(opponents, weights, names)
-        self.seat = self.rng.integers(2, size=n)
+        self.seat = self.rng.integers(self.num_seats, size=n)
         self.opponent_index = self._draw_opponents(n)
         self.episode_return = np.zeros(n, dtype=np.float64)
         self.episode_length = np.zeros(n, dtype=np.int64)
@@ -136,7 +153,7 @@ class LearnerBatch:
         self.batch.rng.bit_generator.state = state["batch"]
         self.rng.bit_generator.state = state["learner"]
         self.batch.restart_all()
-        self.seat = self.rng.integers(2, size=self.n)
+        self.seat = self.rng.integers(self.num_seats, size=self.n)
         self.opponent_index = self._draw_opponents(self.n)
         self.episode_return[:] = 0.0
         self.episode_length[:] = 0
@@ -201,6 +218,15 @@ class LearnerBatch:
 
     def _finish(self, i: int, fin: dict) -> None:
         me = int(self.seat[i])
+        if self.episode_length[i] == 0:
+            # A match that ended before the learner's first decision in it (a tiny target,
+            # a three-hand learner sitting out): no episode of the learner's; its rewards
+            # are dropped and the next match starts, as SingleAgentEnv deals another.
+            self._pending_rewards[i] -= self.episode_return[i]
+            self.episode_return[i] = 0.0
+            self.seat[i] = self.rng.integers(self.num_seats)
+            self.opponent_index[i] = self._draw_opponents(1)[0]
+            return
         if self.shaping is not None:  # Φ = 0 at the end: pay −Φ(last) (module rewards)
             end = self.shaping.at_end(i)
             self._pending_rewards[i] += end
@@ -215,7 +241,7 @@ class LearnerBatch:
         self.episode_return[i] = 0.0
         self.episode_length[i] = 0
         # The next match (already dealt by the engine): a new seat and opponent.
-        self.seat[i] = self.rng.integers(2)
+        self.seat[i] = self.rng.integers(self.num_seats)
         self.opponent_index[i] = self._draw_opponents(1)[0]
 
     def _shape(self) -> None:
@@ -226,25 +252,42 @@ class LearnerBatch:
         self._pending_rewards += terms.astype(np.float32)
         self.episode_return += terms
 
+    def learner_acts(self) -> np.ndarray:
+        """bool [N]: the learner acts in the match now (at its seat, or at its partner's
+        when the learner plays both)."""
+        seat = self.batch.current_seat
+        mine = seat == self.seat
+        if self.rules.format == "partnership" and self.partner is None:
+            mine |= seat == (self.seat + 2) % 4
+        return mine
+
     def _play_opponents(self) -> None:
-        """Let the opponents act until every match waits for its learner."""
+        """Let the opponents (and a partner agent) act until every match waits for its learner."""
         batch = self.batch
+        partnership = self.rules.format == "partnership"
         while True:
-            waiting = batch.current_player != self.seat
+            waiting = ~self.learner_acts()
             if not waiting.any():
                 return
             obs, masks = batch.observations(), batch.legal_action_masks()
             actions = np.full(self.n, -1, dtype=np.int64)
-            for k, opponent in enumerate(self.opponents):
-                idx = np.flatnonzero(waiting & (self.opponent_index == k))
+            groups: list[tuple[np.ndarray, Any]] = []
+            if partnership and self.partner is not None:
+                at_partner = batch.current_seat == (self.seat + 2) % 4
+                groups.append((waiting & at_partner, self.partner))
+                waiting = waiting & ~at_partner
+            groups += [(waiting & (self.opponent_index == k), opponent) for k, opponent in enumerate(self.opponents)]
+            for rows, agent in groups:
+                idx = np.flatnonzero(rows)
                 if idx.size:
                     # Checked as the learner's are (an int64 buffer would truncate floats).
-                    actions[idx] = as_actions(opponent.act(obs[idx], masks[idx]), idx.size, masks[idx])
+                    actions[idx] = as_actions(agent.act(obs[idx], masks[idx]), idx.size, masks[idx])
             self._apply(actions)
 
 
 class HollywoodVectorEnv(gymnasium.vector.VectorEnv):
-    """Gymnasium ``VectorEnv`` over :class:`LearnerBatch` (same-step autoreset).
+    """Gymnasium ``VectorEnv`` over :class:`LearnerBatch` (same-step autoreset), any format
+    (observations in ``ObservationLayout.for_rules(rules)``; ``partner`` as there).
 
     ``infos`` holds ``action_mask`` (bool [N, 108]) every step, and for the matches that
     ended: ``final_obs``, ``episode_summary`` and ``opponent_spec`` (object arrays with
@@ -259,14 +302,14 @@ class HollywoodVectorEnv(gymnasium.vector.VectorEnv):
     def __init__(self, num_envs: int, opponents: Sequence[Any], weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "match", match_bonus: float = 0.0,
                  seed: int | None = None, shaping: float = 0.0, shaping_gamma: float = 1.0,
-                 shaping_potential: str = "deadwood"):
+                 shaping_potential: str = "deadwood", partner: Any | None = None):
         # What a reseeding reset() builds the batch with again.
         self._batch_kwargs = {"opponents": opponents, "weights": weights, "rules": rules, "reward": reward,
                               "match_bonus": match_bonus, "shaping": shaping, "shaping_gamma": shaping_gamma,
-                             "shaping_potential": shaping_potential}
+                              "shaping_potential": shaping_potential, "partner": partner}
         self.core = LearnerBatch(num_envs, seed=seed, **self._batch_kwargs)
         self.num_envs = num_envs
-        low, high = observation_bounds(self.core.rules.columns)
+        low, high = observation_bounds(self.core.rules.columns, self.core.rules.format)
         self.single_observation_space = gymnasium.spaces.Box(low, high, dtype=np.float32)
         self.single_action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, num_envs)
