@@ -73,8 +73,8 @@ class Args:
     seed: int = field(default=0, metadata={"help": "seed of the environments and the network"})
     total_timesteps: int = field(default=1_000_000, metadata={"help": "learner decisions to train for"})
     n_envs: int = field(default=0, metadata={
-        "help": "parallel environments: matches in the batch with 'batched' (0 = 128), processes with "
-                "'subproc'/'dummy' (0 = 4) (default: 0 = by --vec-env)"})
+        "help": "parallel environments: matches in the batch with 'batched' (0 = 128; three-hand 256), "
+                "processes with 'subproc'/'dummy' (0 = 4) (default: 0 = by --vec-env)"})
     vec_env: str = field(default="batched", metadata={
         "help": "'batched' (numpy batch in-process), 'subproc' (one env per process) or 'dummy'"})
     rules: str = field(default="hollywood", metadata={"help": "rules profile name"})
@@ -123,7 +123,8 @@ class Args:
         "help": "loss weight of recorded decisions where a knock was legal"})
     learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate"})
     n_steps: int = field(default=0, metadata={
-        "help": "rollout steps per environment per update (default: 0 = 32 with 'batched', 1024 otherwise)"})
+        "help": "rollout steps per environment per update (default: 0 = 32 with 'batched' (three-hand 16), "
+                "1024 otherwise)"})
     batch_size: int = field(default=1024, metadata={"help": "minibatch size"})
     n_epochs: int = field(default=4, metadata={"help": "PPO epochs per update"})
     gamma: float = field(default=0.995, metadata={"help": "discount factor"})
@@ -219,11 +220,24 @@ def parse_mixture(text: str) -> tuple[list[str], list[float]]:
     return specs, weights
 
 
+#: The batched engine's default (matches, rollout steps per match) per format. A
+#: three-hand learner sits out every hand it lost: its match then waits a whole hand (about
+#: 60 opponent decisions, one engine step each) before the learner acts again, so every
+#: learner step carries a tail of small engine steps; twice the matches share that tail
+#: (and half the rollout steps keep 4,096 decisions per update): 2,146 against 1,583
+#: env steps/s of training on 2 cores (docs/training.md, Formats).
+BATCHED_DEFAULTS = {"duel": (128, 32), "three_hand": (256, 16), "partnership": (128, 32)}
+
+
 def resolved(args: Args) -> Args:
     """``args`` with the by-environment defaults filled in (``--n-envs 0``, ``--n-steps 0``)."""
-    batched = args.vec_env == "batched"
-    return dataclasses.replace(args, n_envs=args.n_envs or (128 if batched else 4),
-                               n_steps=args.n_steps or (32 if batched else 1024))
+    if args.vec_env == "batched":
+        from hgin_env.rules import get_rules
+
+        n_envs, n_steps = BATCHED_DEFAULTS[get_rules(args.rules).format]
+    else:
+        n_envs, n_steps = 4, 1024
+    return dataclasses.replace(args, n_envs=args.n_envs or n_envs, n_steps=args.n_steps or n_steps)
 
 
 #: PPO settings a resumed run takes from its arguments (the rest is the checkpoint's).

@@ -260,6 +260,21 @@ class BatchGame(TableBatch):
         self._obs_fresh = True
         return self._obs
 
+    def observations_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(observations, masks) of the acting seats of matches ``rows`` only (new arrays,
+        the rows of :meth:`observations` and :meth:`legal_action_masks`): what a loop that
+        moves a few matches at a time needs (a three-hand learner sitting a hand out waits
+        while its two opponents play the whole hand), at the cost of those rows."""
+        if self._obs_fresh and self._mask_fresh:
+            return self._obs[rows], self._mask[rows]
+        t = rows if self._one_table else self.seating.acting_table[rows]
+        obs = np.empty((rows.size, self.layout.size), dtype=np.float32)
+        self.table_observations(obs, t)
+        obs[:, self._ctx_slice] = self.context[rows, self.current_seat[rows]]
+        masks = np.zeros((rows.size, A.NUM_ACTIONS), dtype=bool)
+        self.table_masks(t, masks)
+        return obs, masks
+
     # ------------------------------------------------------------------ stepping
     def step(self, actions: np.ndarray, checked: bool = False) -> StepResult:
         """Apply one action per match (its acting seat's).

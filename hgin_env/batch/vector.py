@@ -266,22 +266,26 @@ class LearnerBatch:
         batch = self.batch
         partnership = self.rules.format == "partnership"
         while True:
-            waiting = ~self.learner_acts()
-            if not waiting.any():
+            rows = np.flatnonzero(~self.learner_acts())
+            if not rows.size:
                 return
-            obs, masks = batch.observations(), batch.legal_action_masks()
+            # Only the waiting matches' rows: after the first pass they are few (matches
+            # whose learner sits a hand out, or waits for the other table), for many passes.
+            obs, masks = batch.observations_of(rows)
             actions = np.full(self.n, -1, dtype=np.int64)
+            todo = np.ones(rows.size, dtype=bool)
             groups: list[tuple[np.ndarray, Any]] = []
             if partnership and self.partner is not None:
-                at_partner = batch.current_seat == (self.seat + 2) % 4
-                groups.append((waiting & at_partner, self.partner))
-                waiting = waiting & ~at_partner
-            groups += [(waiting & (self.opponent_index == k), opponent) for k, opponent in enumerate(self.opponents)]
-            for rows, agent in groups:
-                idx = np.flatnonzero(rows)
+                at_partner = batch.current_seat[rows] == (self.seat[rows] + 2) % 4
+                groups.append((at_partner, self.partner))
+                todo &= ~at_partner
+            index = self.opponent_index[rows]
+            groups += [(todo & (index == k), opponent) for k, opponent in enumerate(self.opponents)]
+            for sel, agent in groups:
+                idx = np.flatnonzero(sel)
                 if idx.size:
                     # Checked as the learner's are (an int64 buffer would truncate floats).
-                    actions[idx] = as_actions(agent.act(obs[idx], masks[idx]), idx.size, masks[idx])
+                    actions[rows[idx]] = as_actions(agent.act(obs[idx], masks[idx]), idx.size, masks[idx])
             self._apply(actions)
 
 
