@@ -101,8 +101,10 @@ def clear_caches() -> None:
     observation.take_deadwood.cache_clear()
 
 
-def drive_aec(make: Callable[[], Any], steps: int, seed: int) -> dict[str, float]:
-    """Random legal play the standard AEC way (agent_iter / last / step), whole hands."""
+def drive_aec(make: Callable[[], Any], steps: int, seed: int, whole_episodes: bool = True) -> dict[str, float]:
+    """Random legal play the standard AEC way (agent_iter / last / step), whole hands (an
+    episode each); ``whole_episodes=False`` stops at ``steps`` decisions inside a match (a
+    format's episode is a whole match) and counts its finished hands."""
     rng = _Uniform(seed)
     flatnonzero = np.flatnonzero
     clear_caches()
@@ -120,7 +122,12 @@ def drive_aec(make: Callable[[], Any], steps: int, seed: int) -> dict[str, float
                 action = int(legal[rng.pick(len(legal))])
                 n += 1
             env.step(action)
-        hands += 1
+            if not whole_episodes and n >= steps:
+                break
+        if not whole_episodes:
+            hands += len(env.match.hand_history)
+        else:
+            hands += 1
         if n >= steps:
             break
         env.reset()
@@ -158,7 +165,7 @@ def drive_heuristic(name: str, hands: int, seed: int) -> dict[str, float]:
     return {"seconds": time.perf_counter() - t0, "steps": n, "hands": hands}
 
 
-def drive_batch(n: int, steps: int, seed: int) -> dict[str, float]:
+def drive_batch(n: int, steps: int, seed: int, rules: str = "hollywood") -> dict[str, float]:
     """Random legal play on the batched engine: every step builds all N observations and
     masks, draws one uniform legal action per game (``agents.batched.BatchedRandom``) and
     steps. Construction (dealing the first N hands) is not timed."""
@@ -166,8 +173,8 @@ def drive_batch(n: int, steps: int, seed: int) -> dict[str, float]:
     from hgin_env.batch import BatchGame
 
     clear_caches()
-    batch = BatchGame(n, seed=seed)
-    agent = BatchedRandom(seed=seed)
+    batch = BatchGame(n, rules=rules, seed=seed)
+    agent = BatchedRandom(seed=seed, layout=batch.layout)
     since = np.zeros(n, dtype=np.int64)  # decisions of each game's current hand
     lengths = []
     t0 = time.perf_counter()

@@ -10,6 +10,8 @@ from typing import Any
 DEFAULT_OUT = Path("runs/bench")
 OPENSPIEL_OBS = "OpenSpiel gin_rummy (Python, obs + mask)"
 GROUPS = ("meld", "discard", "env", "heuristic", "batch", "expert", "train")
+#: The formats' rows of the batch group (beside the duel's), one profile per format.
+FORMAT_PROFILES = ("hollywood_three_hand", "hollywood_partnership")
 
 
 # ----------------------------------------------------------------------------- sizes

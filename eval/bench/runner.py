@@ -25,7 +25,7 @@ from eval.bench.drivers import (
     time_batch,
     time_passes,
 )
-from eval.bench.results import GROUPS, OPENSPIEL_OBS, Bench, Sizes
+from eval.bench.results import FORMAT_PROFILES, GROUPS, OPENSPIEL_OBS, Bench, Sizes
 from hgin_env.melds import (
     deadwood_after_discard_mask,
     deadwood_of_mask,
@@ -238,6 +238,8 @@ class Runner:
             record("ours raw_env", rep, True, "AEC raw_env(episode='hand'): observation + mask per decision")
 
         out = [batched, raw]
+        for profile in FORMAT_PROFILES:
+            out += self.format_contenders(profile, record)
         if self.anchors is not None:
             w = self.anchors
 
@@ -254,6 +256,28 @@ class Runner:
 
             out += [observed, bare]
         return out
+
+    def format_contenders(self, profile: str, record: Callable) -> list[Callable[[int], None]]:
+        """A format's rows beside the duel's: the batched engine and the AEC env, random
+        play with an observation and a mask at every decision (the AEC env's episode is the
+        whole match: the run stops inside it at the step count)."""
+        from hgin_env import hollywood_gin_v0
+
+        s = self.s
+        offset = 100 * (1 + FORMAT_PROFILES.index(profile))
+
+        def batched(r: int) -> None:
+            rep = drive_batch(s.batch_n, s.batch_steps, self.seed + 8000 + offset + r, rules=profile)
+            record(f"ours BatchGame N={s.batch_n} ({profile})", rep, True,
+                   f"{profile}: observations() + legal_action_masks() + BatchedRandom + step, one core")
+
+        def raw(r: int) -> None:
+            rep = drive_aec(lambda: hollywood_gin_v0.raw_env(rules=profile), s.os_observed_steps,
+                            self.seed + 8500 + offset + r, whole_episodes=False)
+            record(f"ours raw_env ({profile})", rep, True,
+                   f"{profile}: AEC raw_env, observation + mask per decision")
+
+        return [batched, raw]
 
     def agent_contenders(self) -> list[Callable[[int], None]]:
         """Batched agents deciding on the same stored states (observations + masks of a

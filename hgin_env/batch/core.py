@@ -313,7 +313,7 @@ class BatchGame(TableBatch):
         else:
             going = ~out.hand_over[moved]
             self.seating.after_moves(moved[going], player_before[going])
-            refresh = np.union1d(acting, np.array(dealt, dtype=np.int64))
+            refresh = np.union1d(acting, np.array(dealt, dtype=np.int64)) if dealt else acting
         self._after_step(refresh)
         return out
 
