@@ -1,12 +1,14 @@
-"""Differential check of the batched engine against the scalar ``Game``, step by step.
+"""Differential check of the batched engine against the scalar engine, step by step.
 
 Match ``i`` of a :class:`hgin_env.batch.BatchGame` is played with the same seed (hence the
-same decks) by a scalar :class:`hgin_env.game.Game`, and both receive the same actions. At
-every step the check compares, for every game: the acting player, the legal-action mask,
-the observation vector (bit for bit against :func:`hgin_env.observation.encode`), and
-whenever a hand ends its kind, winner, knocker, points and the scoreboard (columns,
-column winners, wins, settlement, match winner). A finished match restarts in both with
-the batch's next seed.
+same decks) by a scalar :class:`hgin_env.match.Match` (its duel ``Game``), and both
+receive the same actions. At every step the check compares, for every game: the acting
+player, the legal-action mask, the observation vector (bit for bit against
+:func:`hgin_env.observation.encode`), each seat's reward (the batch's against
+:func:`hgin_env.rewards.seat_rewards` of the scalar match; the profiles take the reward
+modes in turn, the dense ones with a match bonus), and whenever a hand ends its kind,
+winner, knocker, points and the scoreboard (columns, column winners, wins, settlement,
+match winner). A finished match restarts in both with the batch's next seed.
 
 Actions come from a seeded mix that reaches every part of the rules: uniformly random
 moves, but knocking (or big gin) often when legal and always with gin, and discarding the
@@ -31,8 +33,9 @@ import numpy as np
 from hgin_env import actions as A
 from hgin_env.batch import HAND_KINDS, BatchGame
 from hgin_env.cards import NUM_CARDS
-from hgin_env.game import Game
+from hgin_env.match import Match
 from hgin_env.observation import encode
+from hgin_env.rewards import REWARD_MODES, seat_rewards
 from hgin_env.rules import PROFILES, Rules, get_rules, profile_names
 
 #: The named profiles plus variants that switch on what no profile uses (big gin, an ace
@@ -83,8 +86,11 @@ def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0,
     for k, (name, rules) in enumerate(profiles.items()):
         rules = get_rules(rules)
         rng = np.random.default_rng([seed, k])
-        batch = BatchGame(n, rules=rules, seed=seed * 1000 + k)
-        games = [Game(rules=rules, seed=int(s)) for s in batch.match_seeds]
+        mode = REWARD_MODES[k % len(REWARD_MODES)]
+        bonus = 0.0 if mode == "match" else 0.5
+        batch = BatchGame(n, rules=rules, seed=seed * 1000 + k, reward=mode, match_bonus=bonus)
+        matches_ = [Match(rules, seed=int(s)) for s in batch.match_seeds]
+        games = [m.duel_game for m in matches_]
         kinds: Counter[str] = Counter()
         done_hands = matches = steps = decisions = 0
         while done_hands < hands and (max_steps is None or steps < max_steps):
@@ -110,12 +116,19 @@ def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0,
             for i, game in enumerate(games):
                 if actions[i] < 0:
                     assert not result.hand_over[i], f"{name}: a waiting game changed"
+                    assert not result.rewards[i].any(), f"{name}: a waiting game was paid"
                     continue
-                record = game.apply(int(actions[i]))
+                match = matches_[i]
+                before = list(match.sheet.column_winners)
+                finished = match.apply(int(actions[i]))
                 where = f"{name}: game {i} step {steps}"
-                if record is None:
+                paid = seat_rewards(mode, match, before, bonus) if finished else np.zeros(2)
+                if not np.allclose(result.rewards[i], paid, atol=1e-6):
+                    raise AssertionError(f"{mode} rewards differ, {where}: batch {result.rewards[i]} scalar {paid}")
+                if not finished:
                     assert not result.hand_over[i], f"batch ended a hand the game did not, {where}"
                     continue
+                record = finished[0].record
                 done_hands += 1
                 kinds[record.kind] += 1
                 assert result.hand_over[i], f"game ended a hand the batch did not, {where}"
@@ -130,7 +143,8 @@ def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0,
                     assert summary["truncated"] == game.truncated, f"truncation differs, {where}"
                     assert summary["match_winner"] == game.match_winner, f"match winner differs, {where}"
                     matches += 1
-                    games[i] = Game(rules=rules, seed=int(batch.match_seeds[i]))
+                    matches_[i] = Match(rules, seed=int(batch.match_seeds[i]))
+                    games[i] = matches_[i].duel_game
                 else:
                     assert not result.match_over[i], f"match end differs, {where}"
                     board = batch.boards[i]

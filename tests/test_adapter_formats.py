@@ -8,9 +8,9 @@ from gymnasium.utils.env_checker import check_env
 
 from agents.ppo import CheckpointError, PPOAgent, checkpoint_meta, save_checkpoint
 from hgin_env.envs.single_agent import SingleAgentEnv, UniformRandomOpponent
-from hgin_env.summary import match_summary as format_summary
 from hgin_env.observation import ObservationLayout
 from hgin_env.rules import get_rules
+from hgin_env.summary import match_summary
 
 FORMATS = ["hollywood_three_hand", "hollywood_partnership", "gin_three_hand", "gin_partnership"]
 
@@ -109,7 +109,7 @@ def test_three_hand_reward_is_the_seats_reward_and_summary_matches_the_sheet():
         summary = info["episode_summary"]
         # points mode: the seat's hand points won minus lost, / 100
         assert sum(rewards) == pytest.approx((summary["points"] - summary["opponent_points"]) / 100)
-        assert summary == format_summary(match, 2)
+        assert summary == match_summary(match, 2)
         assert summary["column_totals"] == match.sheet.columns[2].tolist()
         assert summary["won"] == (match.match_winner == 2)
         assert summary["hands"] == sum(1 for h in match.hand_history if 2 in h.seats)

@@ -108,3 +108,95 @@ def test_action_kinds_cover_every_action_once() -> None:
     assert A.is_knock(52) and not A.is_knock(51) and A.is_discard(51) and not A.is_discard(104)
     with pytest.raises(ValueError, match="108"):
         A.move_kind(108)
+
+
+#: hgin_env's own layers, bottom up (docs/architecture.md): each module may import modules of
+#: its own layer and the ones before it, never one above. The package front (``__init__``,
+#: ``hollywood_gin_v0``) and the deprecation shims at old paths sit on top.
+ENGINE_LAYERS: list[tuple[str, set[str]]] = [
+    ("engine", {"cards", "rules", "actions", "melds", "scoring", "sheets", "game", "match"}),
+    ("observer", {"observation", "rewards", "loop", "summary", "determinize"}),
+    ("render", {"render"}),
+    ("batch", {"batch"}),
+    ("envs", {"envs"}),
+]
+ENGINE_TOP = {"__init__", "hollywood_gin_v0", "env", "adapters", "vector", "rllib_adapter", "render_image"}
+
+
+def _engine_imports() -> dict[str, set[str]]:
+    """hgin_env module (dotted, below hgin_env) -> the hgin_env modules it imports (any
+    nesting: a function-level import counts too)."""
+    import ast
+
+    base = ROOT / "hgin_env"
+    graph: dict[str, set[str]] = {}
+    for path in sorted(base.rglob("*.py")):
+        parts = list(path.relative_to(base).with_suffix("").parts)
+        module = ".".join(parts)
+        package = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    anchor = package[:len(package) - (node.level - 1)] if node.level > 1 else package
+                    stem = anchor + (node.module.split(".") if node.module else [])
+                elif node.module and node.module.split(".")[0] == "hgin_env":
+                    stem = node.module.split(".")[1:]
+                else:
+                    continue
+                names = [stem] if stem else []
+                names += [stem + [alias.name] for alias in node.names]  # `from . import actions`
+                for name in names:
+                    where = base / Path(*name)
+                    if where.with_suffix(".py").exists() or (where / "__init__.py").exists():
+                        targets.add(".".join(name))
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("hgin_env."):
+                        targets.add(alias.name[len("hgin_env."):])
+        graph[module] = targets - {module}
+    return graph
+
+
+def _engine_layer(module: str) -> int | None:
+    top = module.split(".")[0]
+    if top in ENGINE_TOP:
+        return None
+    for level, (_, members) in enumerate(ENGINE_LAYERS):
+        if top in members:
+            return level
+    raise AssertionError(f"hgin_env.{module} is in no layer of ENGINE_LAYERS: place it there")
+
+
+def test_engine_imports_point_down_and_form_no_circle() -> None:
+    """Inside hgin_env: no module imports one of a higher layer (the engine imports no
+    observer, renderer, reward, batched engine or env), and no import circle at all."""
+    graph = _engine_imports()
+    bad = []
+    for module, targets in graph.items():
+        level = _engine_layer(module)
+        if level is None:
+            continue
+        for target in targets:
+            other = _engine_layer(target)
+            if other is None or other > level:
+                bad.append(f"hgin_env.{module} imports hgin_env.{target}")
+    assert not bad, f"imports that run up a layer: {bad}"
+    # No circle: a depth-first search over the module graph (package __init__ files excluded,
+    # they only re-export what their modules define).
+    edges = {m: {t for t in ts if not t.endswith("__init__") and t in graph} for m, ts in graph.items()
+             if not m.endswith("__init__")}
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in edges.get(node, ()):
+            if state.get(nxt) == 1:
+                raise AssertionError(f"import circle: {' -> '.join(path + [node, nxt])}")
+            if nxt not in state:
+                visit(nxt, path + [node])
+        state[node] = 2
+
+    for node in edges:
+        if node not in state:
+            visit(node, [])

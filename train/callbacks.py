@@ -60,7 +60,7 @@ EPISODE_FIELDS = ["timesteps", "opponent", "won", "lost", "truncated", "columns_
 
 
 def episode_row(s: dict, timesteps: int, opponent: str) -> dict:
-    """One ``episodes.csv`` row (``EPISODE_FIELDS``) from ``hgin_env.envs.single_agent.episode_summary``."""
+    """One ``episodes.csv`` row (``EPISODE_FIELDS``) from ``hgin_env.summary``."""
     cols = list(s["column_totals"]) + [0, 0, 0]
     opp = list(s["opponent_column_totals"]) + [0, 0, 0]
     row = {"timesteps": timesteps, "opponent": opponent, "won": int(s["won"]),

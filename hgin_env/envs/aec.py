@@ -51,6 +51,7 @@ env.close()
 | `rules`       | `"hollywood"`| a profile name, a `hgin_env.rules.Rules`, or a dict of options    |
 | `episode`     | `"match"`    | `"match"`: a whole match; `"hand"`: one hand per episode          |
 | `reward`      | `"match"`    | `"match"`, `"columns"` or `"points"` (see Rewards)               |
+| `match_bonus` | `0.0`        | `"columns"`/`"points"`: also pay `match_bonus` × the match outcome at its end |
 | `shaping`     | `0.0`        | weight of potential-based deadwood shaping added to `reward` (0 = off) |
 | `shaping_gamma` | `1.0`      | discount of the shaping terms: set it to the learner's `gamma`   |
 | `shaping_potential` | `"deadwood"` | the potential Φ: `"deadwood"` or `"lookahead"` (below)   |
@@ -152,11 +153,16 @@ deadwood after one more draw from the cards the player has not seen)/100 instead
 
 ### Infos
 
-After every hand each agent's info holds `hand` (the finished hand: kind, points, winner,
-knocker, deadwoods, melds and lay-offs shown, as a dict with agent names) and
-`scoreboard` (2x3 `columns` with rows ordered player_0/player_1, `column_winners`,
-`wins`, `settlement`); at match end also `match_winner` (agent name or None).
-`hands_played` counts hands so far. These stay until the next hand ends.
+One info builder serves every format (the duel is the two-seat case); seats are named
+by their agents (`player_1`) and sheet rows by their labels (`player_1`, `team_0`)
+everywhere. From `reset` on, each agent's info holds `hands_played`, `scoreboard` (the
+sheet: 2x3 `columns` with rows ordered player_0/player_1, `column_winners` and
+`match_winner` as row labels, `wins`, `settlement`) and `seat` (`Match.seat_context` with
+seats named: its table, opponent, dealer, who sits out, partner, sheet row). After every
+hand it also holds `hand` (the finished hand: kind, points, winner, loser, knocker,
+dealer, the two `seats` that played, deadwoods, melds and lay-offs shown); at the match's
+end (not a truncation) `match_winner` (the winning row's label, or None for a draw).
+These are rebuilt when a hand ends and stay until the next one.
 
 ### Illegal actions, refusals and copies
 
@@ -215,8 +221,8 @@ seats: 0 = this seat, 1 = the next seat, 2 = the one after):
 
 Sizes with 3 columns: three-hand 434, partnership 402 (1 column: 404 and 390).
 
-**Rewards** (same modes, `hgin_env.rewards.seat_rewards`), zero-sum over all seats,
-partners identical:
+**Rewards** (same modes, the one reward function `hgin_env.rewards.step_rewards`), zero-sum
+over all seats, partners identical:
 
 | `reward`    | three-hand                                  | partnership (both partners alike)      |
 |-------------|---------------------------------------------|----------------------------------------|
@@ -224,15 +230,12 @@ partners identical:
 | `"columns"` | column winner +1/C, each other -1/(2C)      | column's team +1/C, the other -1/C     |
 | `"points"`  | hand winner +pts/100, loser -pts/100, sitter 0 | at each round's end: ± round score/100 |
 
-**Infos.** After each hand every agent's info holds `hand` (`number`, `table`, `seats`
-(the two seats that played), `dealer`, `sitting_out`, `knocker`, `winner` (a seat, or None
-for a dead hand), `loser`, `points`, `kind`, `result`), after a partnership round also
-`round` (`winner` team or None, `points` (the team score), `team_points`, `hands`, ...);
-always `scoreboard` (the sheet: `labels`, `columns` with one row per player or team,
-`column_winners` as row numbers, `wins`, `settlement`, `match_over`, `match_winner`; for
-partnerships `teams` = [[0, 2], [1, 3]]), `seat` (`Match.seat_context`: its table,
-opponent, sitter, partner, whether the partner's hand runs, its sheet row, round) and
-`hands_played`; at match end `match_winner` (a seat or a team).
+**Infos.** The same builder as the duel's (above): `hand` also carries `table`, `round`
+and `sitting_out`; after a partnership round `round` (`winner` team label or None,
+`points` (the team score), `team_points`, `hands`, `dealing_team`, ...); `scoreboard` has
+one row per player or team, and for partnerships `teams` (each team's agents,
+`[["player_0", "player_2"], ["player_1", "player_3"]]`); at match end `match_winner`
+(`player_2`, `team_0`).
 
 ### Version history
 
