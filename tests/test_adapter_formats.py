@@ -123,13 +123,13 @@ def test_partners_share_the_team_reward(reward):
     env = SingleAgentEnv(opponent=UniformRandomOpponent(7), rules=short("hollywood_partnership"),
                          reward=reward, seat=1)
     paid: list[dict] = []
-    step = env.aec.step
+    play_step = env.aec._play  # what step() and play_checked() both run
 
-    def recording_step(action):  # every AEC step's rewards, the opponents' steps included
-        step(action)
+    def recording_step(agent, action):  # every AEC step's rewards, the opponents' steps included
+        play_step(agent, action)
         paid.append(dict(env.aec.rewards))
 
-    env.aec.step = recording_step
+    env.aec._play = recording_step
     trace, info = play(env, 4)
     assert all(r["player_1"] == r["player_3"] == -r["player_0"] == -r["player_2"] for r in paid)
     total = sum(trace[2:][1::4])
@@ -232,17 +232,17 @@ def test_episode_rewards_add_up_to_the_seats_return(reward):
     rules = get_rules("hollywood_three_hand").replace(target=25, name="short_three").to_dict()
     env = SingleAgentEnv(opponent=UniformRandomOpponent(1), rules=rules, reward=reward, seat=0)
     paid: list[float] = []
-    step, reset = env.aec.step, env.aec.reset
+    play_step, reset = env.aec._play, env.aec.reset  # _play: what step() and play_checked() run
 
-    def recording_step(action):
-        step(action)
+    def recording_step(agent, action):
+        play_step(agent, action)
         paid.append(env.aec.rewards["player_0"])
 
     def recording_reset(**kwargs):
         paid.clear()
         reset(**kwargs)
 
-    env.aec.step, env.aec.reset = recording_step, recording_reset
+    env.aec._play, env.aec.reset = recording_step, recording_reset
     for seed in range(6):
         trace, _ = play(env, seed)
         assert sum(trace[2:][1::4]) == pytest.approx(sum(paid))

@@ -395,6 +395,17 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"{agent} must act (action=None is only for finished agents)")
         self._play(agent, as_action(action))
 
+    def play_checked(self, action: int) -> None:
+        """``step`` for the acting agent's action that the caller has checked already: an
+        ``int`` id, legal now (``env()``'s wrapper and the single-agent adapter check each
+        action once, where it arrives). Nothing is checked again; an unchecked action here
+        would corrupt the match, so anything else calls ``step``."""
+        self._legality_checked = True
+        try:
+            self._play(self.agent_selection, action)
+        finally:
+            self._legality_checked = False
+
     def _play(self, agent: str, action: int) -> None:
         """``step`` for an action id of the acting agent whose type and range are checked
         (``checked``: its legality too, by ``env()``'s wrapper); one path for every format."""
@@ -678,11 +689,7 @@ class GuardedEnv(raw_env):
             self._deads_step_first()
             self._illegal_end = True
             return
-        self._legality_checked = True  # checked just above: Match.apply trusts it
-        try:
-            self._play(agent, action)
-        finally:
-            self._legality_checked = False
+        self.play_checked(action)
 
 
 def env(**kwargs: Any) -> AECEnv:
