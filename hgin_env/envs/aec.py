@@ -427,8 +427,9 @@ class raw_env(AECEnv, EzPickle):
             self.terminations = dict.fromkeys(self.agents, not match.truncated)
             self.truncations = dict.fromkeys(self.agents, match.truncated)
         else:
-            self.game = match.current_game
-            self.agent_selection = self.possible_agents[match.current_seat]  # type: ignore[index]
+            table = match.tables[match.current_table]
+            self.game = table.game
+            self.agent_selection = self.possible_agents[table.current_seat]
         if self.render_mode == "human":
             self.render()
 
