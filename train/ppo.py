@@ -68,6 +68,15 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # torch and SB3 load only when training starts (``--help`` stays quick)
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import VecEnv
+
+    from hgin_env.rules import Rules
+    from train.league import League
 
 
 @dataclass
@@ -281,11 +290,12 @@ class Start:
     run_dir: Path
     #: The ``--resume`` checkpoint's metadata (empty for a new run).
     resume_meta: dict
-    #: The network of ``--init-from`` (loaded whole, so a damaged file is refused up front).
-    weights: object | None
+    #: The checkpoints given, each loaded whole so a damaged file is refused up front; the
+    #: last one (``--init-from``'s when given) is what a new model starts from.
+    weights: MaskablePPO | None
 
 
-def find_start(args: Args, rules) -> Start:
+def find_start(args: Args, rules: Rules) -> Start:
     """The run folder (``--out-dir/--run-name``, or the resumed checkpoint's own folder), and
     every checkpoint given (``--resume``, ``--init-from``) read, checked against the rules
     and the observation layout, and loaded."""
@@ -313,7 +323,7 @@ def find_start(args: Args, rules) -> Start:
     return Start(run_dir, resume_meta, weights)
 
 
-def run_meta(args: Args, rules, run_dir: Path) -> dict:
+def run_meta(args: Args, rules: Rules, run_dir: Path) -> dict:
     """The metadata every checkpoint of the run carries (``hgin_meta.json``)."""
     from agents.ppo import checkpoint_meta
     from hgin_env.batch import PRIVILEGED_SIZE
@@ -324,7 +334,7 @@ def run_meta(args: Args, rules, run_dir: Path) -> dict:
     return meta
 
 
-def make_league(args: Args, start: Start):
+def make_league(args: Args, start: Start) -> League | None:
     """``--league``: the PFSP league of the ``--opponents`` (train/league.py); resumed, the
     league saved with the checkpoint, joined by any opponent named again. None without it."""
     if not args.league:
@@ -350,7 +360,7 @@ def make_league(args: Args, start: Start):
     return league
 
 
-def make_envs(args: Args, rules, specs: list[str], weights: list[float]):
+def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float]) -> VecEnv:
     """The learner's environments against the opponent mixture, one seat at random: the
     batched engine (``--vec-env batched``), or one ``TrainingEnv`` per process or in a loop."""
     if args.vec_env == "batched":
@@ -380,7 +390,7 @@ def make_envs(args: Args, rules, specs: list[str], weights: list[float]):
     return vec_cls([make_env(i) for i in range(args.n_envs)])
 
 
-def new_model(args: Args, envs, rules, start: Start):
+def new_model(args: Args, envs: VecEnv, rules: Rules, start: Start) -> MaskablePPO:
     """A fresh MaskablePPO (the card-aware policy or an MLP), started from ``--init-from``'s
     weights when given."""
     from sb3_contrib import MaskablePPO
@@ -407,7 +417,7 @@ def new_model(args: Args, envs, rules, start: Start):
     return model
 
 
-def resumed_model(args: Args, envs) -> tuple[object, int, dict]:
+def resumed_model(args: Args, envs: VecEnv) -> tuple[MaskablePPO, int, dict]:
     """``--resume``: the checkpoint's model on ``envs`` with the run's PPO settings, its step,
     and what was saved beside it (``train.callbacks.save_resume_state``); the environments
     deal on from the saved generator state. The environments are closed on a refusal."""
@@ -449,7 +459,7 @@ def open_run_folder(args: Args, run_dir: Path, start_step: int | None) -> None:
         rewind_run(run_dir, start_step)
 
 
-def imitation_warm_start(args: Args, model, rules, run_dir: Path, meta: dict) -> None:
+def imitation_warm_start(args: Args, model: MaskablePPO, rules: Rules, run_dir: Path, meta: dict) -> None:
     """``--imitation-matches N``: clone the teacher's play over N matches before PPO
     (train/imitation.py says why); writes ``imitation.json`` and ``model_imitation.zip``."""
     from agents.ppo import save_checkpoint
@@ -467,7 +477,7 @@ def imitation_warm_start(args: Args, model, rules, run_dir: Path, meta: dict) ->
     save_checkpoint(model, run_dir / "model_imitation.zip", meta)
 
 
-def set_up_logging(model, run_dir: Path, start_step: int | None, resume_state: dict) -> None:
+def set_up_logging(model: MaskablePPO, run_dir: Path, start_step: int | None, resume_state: dict) -> None:
     """SB3's logger to ``progress.csv`` and TensorBoard ``tb/``, continued at the checkpoint's
     step when resuming."""
     from stable_baselines3.common.logger import Logger
@@ -481,8 +491,8 @@ def set_up_logging(model, run_dir: Path, start_step: int | None, resume_state: d
             model.logger.record(key, value)
 
 
-def make_callbacks(args: Args, run_dir: Path, rules, meta: dict, league, specs: list[str],
-                   weights: list[float]) -> list:
+def make_callbacks(args: Args, run_dir: Path, rules: Rules, meta: dict, league: League | None,
+                   specs: list[str], weights: list[float]) -> list[BaseCallback]:
     """Outcome logging, progress bar, evaluations, the league, checkpoints, self-play snapshots."""
     from train.callbacks import Checkpoints, HollywoodLogger, PeriodicEval, ProgressFps, SelfPlaySnapshots
 
