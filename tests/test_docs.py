@@ -200,3 +200,85 @@ def test_engine_imports_point_down_and_form_no_circle() -> None:
     for node in edges:
         if node not in state:
             visit(node, [])
+
+
+# ----------------------------------------------------------------------------- the built site
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The documentation site as ``make test`` builds it (``mkdocs build --strict``)."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("site")
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def _site_links(site: Path) -> list[tuple[str, str, Path]]:
+    """Every link and image of the built pages that stays on the site: (page, URL, target file)."""
+    from urllib.parse import unquote, urlsplit
+
+    out = []
+    for page in sorted(site.rglob("*.html")):
+        for url in re.findall(r'\b(?:href|src)="([^"]*)"', page.read_text(encoding="utf-8")):
+            parts = urlsplit(url)
+            if parts.scheme or parts.netloc or not parts.path:
+                continue
+            base = site if parts.path.startswith("/") else page.parent  # 404.html links from the root
+            target = (base / unquote(parts.path).lstrip("/")).resolve()
+            out.append((str(page.relative_to(site)), url, target / "index.html" if target.is_dir() else target))
+    return out
+
+
+def test_every_link_of_the_site_resolves_on_the_site(site: Path) -> None:
+    """Links to source files, notebooks, run logs and folders open them on the site too
+    (docs/hooks/repository_links.py serves them), as they do in the repository."""
+    links = _site_links(site)
+    broken = [(page, url) for page, url, target in links if not target.is_file()]
+    assert not broken, f"links the site does not hold: {broken[:20]}"
+    served = {target.relative_to(site).as_posix() for _, _, target in links}
+    for path in ("repository/hgin_env/rewards.py", "repository/notebooks/01_quickstart.ipynb",
+                 "runs/exploit_5m_self/result.json", "runs/exploit_simple/index.html",
+                 "repository/agents/policies/hgin_ppo_training/index.html"):
+        assert path in served, path
+    assert (site / "repository/hgin_env/rewards.py").read_text() == (ROOT / "hgin_env/rewards.py").read_text()
+
+
+RAW_ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|attr|data|exc|obj|const):(?:`|<code>)")
+
+
+def test_api_pages_render_sphinx_roles_as_cross_references(site: Path) -> None:
+    """The docstrings' ``:class:`...``` roles (docs/hooks/sphinx_roles.py) come out as links to
+    the API entries, never as raw text."""
+    raw = {str(page.relative_to(site)): len(RAW_ROLE.findall(page.read_text(encoding="utf-8")))
+           for page in site.rglob("*.html")}
+    assert not {page: n for page, n in raw.items() if n}, "raw Sphinx roles in the built site"
+    api = (site / "api" / "index.html").read_text(encoding="utf-8")
+    # hgin_env.observation's docstrings: :class:`~hgin_env.match.Match` -> a link to Match's entry.
+    link = r'<a class="autorefs autorefs-internal"[^>]*href="#hgin_env\.match\.Match"[^>]*><code>Match</code>'
+    assert re.search(link, api)
+
+
+def test_sphinx_roles_resolve_where_the_docstring_stands() -> None:
+    import importlib.util
+
+    import griffe
+
+    spec = importlib.util.spec_from_file_location("sphinx_roles", ROOT / "docs" / "hooks" / "sphinx_roles.py")
+    roles = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(roles)
+    assert roles.split_role("~hgin_env.match.Match") == ("Match", "hgin_env.match.Match")
+    assert roles.split_role("Match.observation <hgin_env.match.Match.observation>") == (
+        "Match.observation", "hgin_env.match.Match.observation")
+    assert roles.split_role("encode") == ("encode", "encode")
+    module = griffe.load("hgin_env.match", search_paths=[str(ROOT)])
+    match = module["Match"]
+    assert roles.resolve(match, "Match.play") == "hgin_env.match.Match.play"  # a name of its module
+    assert roles.resolve(match, "apply") == "hgin_env.match.Match.apply"  # a member of its class
+    assert roles.resolve(match, "agents.batched.BatchedExpert") == "agents.batched.BatchedExpert"
+    text = roles.convert("see :meth:`~hgin_env.match.Match.play` and :func:`nowhere`", match)
+    assert text == ('see <autoref identifier="hgin_env.match.Match.play" optional><code>play</code></autoref> '
+                    'and <autoref identifier="nowhere" optional><code>nowhere</code></autoref>')
