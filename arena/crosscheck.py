@@ -24,6 +24,7 @@ from agents.openspiel import (
     OS_DRAW_STOCK,
     OS_DRAW_UPCARD,
     OS_KNOCK,
+    OS_MAX_UPCARD_DRAWS,
     OS_PASS,
     from_openspiel_card,
     load_openspiel_game,
@@ -179,9 +180,9 @@ def _explain_sets(game: Game, state: Any, ours: set[int], theirs: set[int]) -> l
 
 
 # --------------------------------------------------------------------------- one hand
-def _to_openspiel(game: Game, action: int) -> list[int]:
-    """The OpenSpiel moves of one move of ours before it is applied (a knock's showdown comes
-    later, from our result)."""
+def openspiel_actions(action: int) -> list[int]:
+    """OpenSpiel's actions for one move of ours (a knock: the knock and its discard; the
+    showdown's melds come from our result)."""
     if action == A.TAKE_DISCARD:
         return [OS_DRAW_UPCARD]
     if action == A.DRAW_STOCK:
@@ -223,9 +224,10 @@ def lockstep_hand(seed: int, players: Sequence[Any], params: Mapping[str, Any] |
     record = None
     while not game.is_over:
         if state.is_terminal():
-            takes = sum(1 for a in state.history() if a == OS_DRAW_UPCARD)
-            if takes >= 50 and game.action_history[-1] == A.TAKE_DISCARD:
-                differ("upcard_draw_cap", f"OpenSpiel ended the hand at its {takes}th upcard draw, turn {game.turns}")
+            takes = sum(1 for a in state.history() if a == OS_DRAW_UPCARD)  # a first-upcard take too
+            if takes >= OS_MAX_UPCARD_DRAWS and game.action_history[-1] == A.TAKE_DISCARD:
+                differ("upcard_draw_cap", f"OpenSpiel ended the hand at its {OS_MAX_UPCARD_DRAWS}th draw of "
+                                          f"the upcard in the draw phase, our turn {game.turns}")
             else:
                 differ("unexplained", f"OpenSpiel's hand is over, ours is at turn {game.turns}")
             return report
@@ -246,7 +248,7 @@ def lockstep_hand(seed: int, players: Sequence[Any], params: Mapping[str, Any] |
         record = game.apply(action)
         if refused:  # counted above (min_deadwood_shortcut): OpenSpiel cannot follow this hand
             return report
-        if not play(_to_openspiel(game, action), A.describe_action(action)):
+        if not play(openspiel_actions(action), A.describe_action(action)):
             return report
     assert record is not None
     if record.knocker is None:  # dead: after the last discard OpenSpiel is at its wall
@@ -263,7 +265,8 @@ def lockstep_hand(seed: int, players: Sequence[Any], params: Mapping[str, Any] |
             return report
         laid, own, dw = defender_plan(result.knocker_melds, record.final_hands[1 - knocker], gin)
         if dw != result.defender_deadwood:
-            differ("unexplained", f"the defender's reply as OpenSpiel lays it leaves {dw}, ours {result.defender_deadwood}")
+            differ("unexplained", f"the defender's reply as OpenSpiel lays it leaves {dw}, "
+                                  f"ours {result.defender_deadwood}")
             return report
         layoffs = [] if gin else [*(to_openspiel_card(c) for c in laid), OS_PASS]
         if not play([*layoffs, *meld_actions(own), OS_PASS], "the defender's lay-offs and melds"):
@@ -327,4 +330,4 @@ def crosscheck(hands: int, seed: int = 0, agents: Sequence[str] = DEFAULT_AGENTS
 
 
 __all__ = ["CATEGORIES", "DEFAULT_AGENTS", "Category", "CrosscheckReport", "Difference", "crosscheck",
-           "lockstep_hand", "openspiel_moves", "pairings"]
+           "lockstep_hand", "openspiel_actions", "openspiel_moves", "pairings"]

@@ -77,6 +77,12 @@ class Deal:
                    tuple(reversed(game.stock)))
 
     @classmethod
+    def from_seed(cls, seed: int, rules: Rules | str | dict | None = None) -> Deal:
+        """The deal of ``Game(rules, seed, single_hand=True, first_dealer=1)``: our engine's
+        shuffle for that seed."""
+        return cls.from_game(Game(rules, seed=seed, single_hand=True, first_dealer=1))
+
+    @classmethod
     def from_openspiel(cls, state: Any) -> Deal:
         """The deal of an OpenSpiel ``gin_rummy`` state from its chance outcomes: the 21 that
         deal, then each stock card drawn so far; the cards still in its stock follow in id
