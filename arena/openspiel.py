@@ -19,7 +19,7 @@ are in docs/openspiel.md.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agents.openspiel import (
@@ -27,7 +27,6 @@ from agents.openspiel import (
     OS_DRAW_UPCARD,
     OS_KNOCK,
     OS_MAX_UPCARD_DRAWS,
-    OS_MELD_BASE,
     OS_PASS,
     from_openspiel_card,
     load_openspiel_game,
@@ -306,7 +305,6 @@ class HandOutcome:
     moves: int = 0
     #: the mirror's moves: why it stopped following, if it did before the showdown
     mirror_stopped: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 def _follow(mirror: Game, phase: str, action: int) -> str:
@@ -382,6 +380,6 @@ def play_openspiel_hand(deal: Deal, seats: Sequence[AgentSeat | BotSeat],
     return outcome
 
 
-__all__ = ["HAND_SIZE", "OS_MELD_BASE", "AgentSeat", "BotSeat", "Deal", "HandOutcome", "SeatCounts",
+__all__ = ["HAND_SIZE", "AgentSeat", "BotSeat", "Deal", "HandOutcome", "SeatCounts",
            "answer_chance", "defender_plan", "hand_of", "knocker_actions", "laid_melds", "outcome_of",
            "phase_name", "play_openspiel_hand"]

@@ -13,8 +13,8 @@ Command line::
     python -m eval.peer --agents expert ppo: --deals 1000 --out runs/peer
 
 It prints one table row per agent (points per hand and its CI, hands won and lost, gins and
-undercuts, what the bot lost by laying no melds against gin) and writes ``hands.csv``,
-``summary.json`` and ``table.md`` to ``--out``. docs/results.md has the figures.
+undercuts, what the bot lost by laying no melds against gin) and writes ``hands.csv`` and
+``summary.json`` to ``--out``; ``--summarize DIR`` prints the table again from them. docs/results.md has the figures.
 """
 
 from __future__ import annotations
@@ -91,6 +91,10 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
     points = float(np.mean([r["points"] for r in rows])) if rows else float("nan")
     cost = float(np.mean([r["bot_gin_melds_cost"] for r in rows])) if rows else 0.0
+    fair: dict[int, list[int]] = {}  # the points had the bot laid its melds against gin
+    for r in rows:
+        fair.setdefault(r["deal_seed"], []).append(r["points"] - r["bot_gin_melds_cost"])
+    fair_lo, fair_hi = mean_interval([float(np.mean(v)) for v in fair.values()])
     return {
         "agent": rows[0]["agent"] if rows else "", "deals": len(by_deal), "hands": hands,
         "points_per_hand": points, "ci_low": lo, "ci_high": hi,
@@ -101,6 +105,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "bot_undercuts": rate(lambda r: r["kind"] == "undercut" and r["knocker"] == "agent"),
         "no_knock": rate(lambda r: r["knocker"] == ""),
         "bot_gin_melds_cost": cost, "points_if_bot_laid_melds": points - cost,
+        "fair_ci_low": fair_lo, "fair_ci_high": fair_hi,
         "refused_knocks": sum(r["refused_knocks"] for r in rows),
         "wall_knocks": sum(r["wall_knocks"] for r in rows),
     }
@@ -109,7 +114,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def markdown(summaries: Sequence[dict[str, Any]]) -> str:
     """The results table (docs/results.md)."""
     lines = ["| agent | deals (hands) | points per hand (95% CI) | won / lost % | gin % ours / bot's | "
-             "undercuts % ours / bot's | without the bot's gin fault | refused knocks |",
+             "undercuts % ours / bot's | had the bot laid its melds against gin | refused knocks |",
              "|---|---|---|---|---|---|---|---|"]
     for s in summaries:
         lines.append(
@@ -117,14 +122,46 @@ def markdown(summaries: Sequence[dict[str, Any]]) -> str:
             f"({s['ci_low']:+.2f} to {s['ci_high']:+.2f}) | {100 * s['won']:.1f} / {100 * s['lost']:.1f} | "
             f"{100 * s['agent_gin']:.1f} / {100 * s['bot_gin']:.1f} | "
             f"{100 * s['agent_undercuts']:.1f} / {100 * s['bot_undercuts']:.1f} | "
-            f"{s['points_if_bot_laid_melds']:+.2f} | {s['refused_knocks']} |")
+            f"{s['points_if_bot_laid_melds']:+.2f} ({s['fair_ci_low']:+.2f} to {s['fair_ci_high']:+.2f}) | "
+            f"{s['refused_knocks']} |")
     return "\n".join(lines)
+
+
+def save(out: Path, rows: Sequence[dict[str, Any]], summaries: Sequence[dict[str, Any]], meta: dict) -> None:
+    """``hands.csv`` (one row per hand) and ``summary.json`` (the table's figures) in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "hands.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=HAND_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    (out / "summary.json").write_text(json.dumps({**meta, "summaries": list(summaries)}, indent=1) + "\n",
+                                      encoding="utf-8")
+
+
+def load_hands(path: Path) -> list[dict[str, Any]]:
+    """The rows of a ``hands.csv``, numbers as ints."""
+    text = ("agent", "kind", "knocker")
+    with open(path, newline="", encoding="utf-8") as f:
+        return [{k: (v if k in text else int(v)) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def resummarize(folder: Path) -> list[dict[str, Any]]:
+    """Rebuild a folder's ``summary.json`` from its ``hands.csv``."""
+    rows = load_hands(folder / "hands.csv")
+    agents = list(dict.fromkeys(r["agent"] for r in rows))
+    summaries = [summarize([r for r in rows if r["agent"] == a]) for a in agents]
+    meta = {k: v for k, v in json.loads((folder / "summary.json").read_text()).items() if k != "summaries"} \
+        if (folder / "summary.json").is_file() else {}
+    save(folder, rows, summaries, meta)
+    return summaries
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m eval.peer", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--agents", nargs="+", required=True,
+    p.add_argument("--summarize", metavar="DIR", default=None,
+                   help="play nothing: print the table of DIR's hands.csv and rebuild its summary.json")
+    p.add_argument("--agents", nargs="+", default=None,
                    help="our agents (make_agent names, label=name to rename), e.g. expert ppo:")
     p.add_argument("--deals", "--hands", dest="deals", type=int, default=1000,
                    help="deals per agent, each played twice with the seats swapped (default 1000; "
@@ -132,7 +169,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0, help="first deal's seed; deal i is seed + i (default 0)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="an OpenSpiel gin_rummy parameter (repeatable), e.g. knock_card=7")
-    p.add_argument("--out", default=None, help="folder for hands.csv, summary.json and table.md")
+    p.add_argument("--out", default=None, help="folder for hands.csv and summary.json")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p.parse_args(argv)
 
@@ -140,7 +177,15 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point (see ``--help``); 2 after a one-line error on stderr."""
     args = _parse_args(argv)
+    if args.summarize:
+        if not (Path(args.summarize) / "hands.csv").is_file():
+            print(f"error: --summarize {args.summarize}: no hands.csv there", file=sys.stderr)
+            return 2
+        print(markdown(resummarize(Path(args.summarize))))
+        return 0
     try:
+        if not args.agents:
+            raise ValueError("--agents: name at least one agent, e.g. --agents expert ppo:")
         if args.deals < 1:
             raise ValueError(f"--deals {args.deals}: must be >= 1")
         params = dict(parse_param(t) for t in args.param)
@@ -173,16 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{time.perf_counter() - start:.0f} s")
     print(markdown(summaries))
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        with open(out / "hands.csv", "w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=HAND_COLUMNS)
-            writer.writeheader()
-            writer.writerows(rows)
-        meta = {"deals": args.deals, "seed": args.seed, "params": params, "agents": args.agents}
-        (out / "summary.json").write_text(json.dumps({**meta, "summaries": summaries}, indent=1) + "\n",
-                                          encoding="utf-8")
-        (out / "table.md").write_text(markdown(summaries) + "\n", encoding="utf-8")
+        save(Path(args.out), rows, summaries, {"deals": args.deals, "seed": args.seed, "params": params,
+                                               "agents": args.agents})
     return 0
 
 

@@ -146,6 +146,10 @@ def test_a_deal_goes_to_openspiel_and_back() -> None:
         match.apply(match.legal_actions()[0])
     later = Deal.from_game(match)
     assert later.hands[0] == match.hand_cards(1 - match.dealer)
+    with pytest.raises(ValueError, match="each of the 52 cards once"):
+        Deal((deal.hands[0], deal.hands[0]), deal.upcard, deal.stock)
+    with pytest.raises(ValueError, match="10 cards"):
+        Deal((deal.hands[0][:9], deal.hands[1]), deal.upcard, deal.stock)
     with pytest.raises(ValueError, match="before its first move"):
         game.apply(game.legal_actions()[0])
         Deal.from_game(game)
@@ -312,6 +316,13 @@ def test_peer_script(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert len(lines) == 1 + 16 and lines[0].split(",") == peer.HAND_COLUMNS
     summary = json.loads((tmp_path / "summary.json").read_text())["summaries"]
     assert summary[1]["points_per_hand"] < 0 < summary[1]["lost"]
+    before = (tmp_path / "summary.json").read_text()
+    (tmp_path / "summary.json").unlink()
+    assert peer.main(["--summarize", str(tmp_path)]) == 0  # rebuilt from hands.csv alone
+    assert capsys.readouterr().out.strip() in text
+    assert json.loads((tmp_path / "summary.json").read_text())["summaries"] == json.loads(before)["summaries"]
+    assert peer.main(["--summarize", str(tmp_path / "none")]) == 2
+    assert peer.main(["--deals", "2", "--quiet"]) == 2  # no agent
     assert peer.main(["--agents", "nobody", "--deals", "2", "--quiet"]) == 2
     assert peer.main(["--agents", "expert", "--hands", "0", "--quiet"]) == 2
 
