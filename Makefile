@@ -1,6 +1,6 @@
 # Every target sets itself up on a fresh machine: it creates .venv and installs what it needs,
 # no more. `make demo` installs the package with its `train` extra (CPU torch, SB3, plots);
-# `make test` adds the test tools, the docs site and Ray RLlib; `make rllib` adds Ray alone.
+# `make test` adds the test tools, the docs site, Ray RLlib and OpenSpiel; `make rllib` adds Ray alone.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -12,7 +12,7 @@ export NO_MKDOCS_2_WARNING := 1
 # Extras per target (stamp $(VENV)/.<target>): each list is one install, so a new extra goes
 # into one variable.
 EXTRAS_demo := train
-EXTRAS_test := train,dev,docs,rllib,web
+EXTRAS_test := train,dev,docs,rllib,web,openspiel
 EXTRAS_docs := docs
 EXTRAS_rllib := train,rllib
 EXTRAS_web := train,web
