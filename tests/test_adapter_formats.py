@@ -125,8 +125,8 @@ def test_partners_share_the_team_reward(reward):
     paid: list[dict] = []
     play_step = env.aec._play  # what step() and play_checked() both run
 
-    def recording_step(agent, action):  # every AEC step's rewards, the opponents' steps included
-        play_step(agent, action)
+    def recording_step(agent, action, checked=False):  # every AEC step's rewards, the opponents' too
+        play_step(agent, action, checked)
         paid.append(dict(env.aec.rewards))
 
     env.aec._play = recording_step
@@ -234,8 +234,8 @@ def test_episode_rewards_add_up_to_the_seats_return(reward):
     paid: list[float] = []
     play_step, reset = env.aec._play, env.aec.reset  # _play: what step() and play_checked() run
 
-    def recording_step(agent, action):
-        play_step(agent, action)
+    def recording_step(agent, action, checked=False):
+        play_step(agent, action, checked)
         paid.append(env.aec.rewards["player_0"])
 
     def recording_reset(**kwargs):

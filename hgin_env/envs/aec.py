@@ -326,8 +326,6 @@ class raw_env(AECEnv, EzPickle):
         self.game: Game | None = None
         self.game_seed: int | None = None
         self._seed_rng = np.random.default_rng()
-        #: Set by ``env()``'s wrapper around a step whose legality it checked (once per action).
-        self._legality_checked = False
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
@@ -397,24 +395,20 @@ class raw_env(AECEnv, EzPickle):
 
     def play_checked(self, action: int) -> None:
         """``step`` for the acting agent's action that the caller has checked already: an
-        ``int`` id, legal now (``env()``'s wrapper and the single-agent adapter check each
-        action once, where it arrives). Nothing is checked again; an unchecked action here
-        would corrupt the match, so anything else calls ``step``."""
-        self._legality_checked = True
-        try:
-            self._play(self.agent_selection, action)
-        finally:
-            self._legality_checked = False
+        ``int`` id, legal now (the single-agent adapter checks each action once, where it
+        arrives). Nothing is checked again; an unchecked action here would corrupt the
+        match, so anything else calls ``step``."""
+        self._play(self.agent_selection, action, checked=True)
 
-    def _play(self, agent: str, action: int) -> None:
+    def _play(self, agent: str, action: int, checked: bool = False) -> None:
         """``step`` for an action id of the acting agent whose type and range are checked
-        (``checked``: its legality too, by ``env()``'s wrapper); one path for every format."""
+        (``checked``: its legality too); one path for every format."""
         match = self.match
         assert match is not None
         sheet = match.sheet
         columns_before = list(sheet.column_winners) if self.reward_mode == "columns" else None
         # Match.apply checks legality (unless checked) before anything changes.
-        finished = match.apply(action, checked=self._legality_checked)
+        finished = match.apply(action, checked=checked)
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         if finished:
@@ -690,7 +684,7 @@ class GuardedEnv(raw_env):
             self._deads_step_first()
             self._illegal_end = True
             return
-        self.play_checked(action)
+        self._play(agent, action, checked=True)  # legality checked just above, once
 
 
 def env(**kwargs: Any) -> AECEnv:
