@@ -13,6 +13,11 @@ from pathlib import Path
 from typing import Any
 
 
+class StartError(Exception):
+    """The server cannot start (a bad option, the web extra missing): ``hgin`` reports it as
+    one line with exit code 2."""
+
+
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add the ``web`` subcommand to ``hgin``'s subparsers."""
     p = sub.add_parser(
@@ -50,17 +55,15 @@ def _is_loopback(host: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """Start the server and block until it is stopped (Ctrl-C)."""
-    from hgin_cli.common import CliError
-
     try:
         import uvicorn
 
         from .app import WebConfig, create_app
     except ImportError as exc:
-        raise CliError(f"'hgin web' needs the web extra (missing {exc.name!r}): "
+        raise StartError(f"'hgin web' needs the web extra (missing {exc.name!r}): "
                        "pip install 'hgin_env[web]'") from None
     if not 0 < args.port < 65536:
-        raise CliError(f"--port {args.port}: a port is 1..65535")
+        raise StartError(f"--port {args.port}: a port is 1..65535")
     if not _is_loopback(args.host):
         print(f"hgin web: warning: listening on {args.host}: every machine that can reach it can play, "
               "read the replay folder and load the policy folders' checkpoints", file=sys.stderr)

@@ -1,6 +1,6 @@
 """Match files for the web table: the formats ``hgin play --save`` writes and ``hgin replay``
 reads (``hgin-match`` for a duel, ``hgin-format-match`` for three-hand and partnership),
-through the CLI's own save and load functions, and matches of a tournament folder
+through :mod:`arena.records`, as the CLI does, and matches of a tournament folder
 (``tournament.json`` + ``matches.csv`` of ``eval.tournament``), played again from their
 seed with the same agents.
 
@@ -19,9 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hgin_cli.cli_formats import FORMAT_MATCH, load_format_match, save_format_match
-from hgin_cli.common import MatchFileError
-from hgin_cli.match_files import MATCH_FORMAT, load_match, save_match
+from arena.records import (
+    FORMAT_MATCH,
+    MATCH_FORMAT,
+    MatchFileError,
+    load_format_match,
+    load_match,
+    save_format_match,
+    save_match,
+)
 from hgin_env.match import Match
 from hgin_env.rules import Rules, get_rules
 

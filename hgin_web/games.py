@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import make_agent
-from hgin_cli.common import describe_move
+from arena.records import describe_move
 from hgin_env import actions as A
 from hgin_env.match import Match, RoundResult, SeatHand
 from hgin_env.observation import ObservationLayout
