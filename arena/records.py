@@ -122,6 +122,20 @@ def save_format_match(match: Match, path: str | Path, players: Sequence[str]) ->
 
 
 # --------------------------------------------------------------------------- reading
+def parse_json(raw: bytes, where: str | Path) -> Any:
+    """The JSON of a saved match file's bytes (``where`` names it in the error);
+    :class:`MatchFileError` for text that is not UTF-8 JSON (or nested past Python's limit)."""
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise MatchFileError(f"{where}: not a saved match (not UTF-8 text: {exc.reason} at byte "
+                             f"{exc.start})") from None
+    except RecursionError:
+        raise MatchFileError(f"{where}: not a saved match (JSON nested too deeply)") from None
+    except json.JSONDecodeError as exc:
+        raise MatchFileError(f"{where}: not a saved match (invalid JSON: {exc})") from None
+
+
 def read_json(path: str | Path) -> Any:
     """The JSON of a saved match file; :class:`MatchFileError` when it cannot be read."""
     path = Path(path)
@@ -129,15 +143,7 @@ def read_json(path: str | Path) -> Any:
         raw = path.read_bytes()
     except OSError as exc:
         raise MatchFileError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise MatchFileError(f"{path}: not a saved match (not UTF-8 text: {exc.reason} at byte "
-                             f"{exc.start})") from None
-    except RecursionError:
-        raise MatchFileError(f"{path}: not a saved match (JSON nested too deeply)") from None
-    except json.JSONDecodeError as exc:
-        raise MatchFileError(f"{path}: not a saved match (invalid JSON: {exc})") from None
+    return parse_json(raw, path)
 
 
 def is_format_match_file(data: Any) -> bool:
