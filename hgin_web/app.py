@@ -379,6 +379,7 @@ def create_app(config: WebConfig | None = None) -> Starlette:
     app.state.store = store
     app.state.config = config
     app.state.pool = pool
+    app.state.listing = listing
     app.add_middleware(Guard, allowed_hosts=config.allowed_hosts, server_token=config.server_token,
                        max_body=config.max_body, body_seconds=config.body_seconds)
     return app

@@ -142,7 +142,8 @@ class Store:
         match = Match(new.rules, seed=new.seed)
         gid = secrets.token_hex(8)
         token, hashed = new_token()
-        game = WebGame(gid, match, new.seat, list(new.seats), hashed, client, seed_visible=new.seed_chosen)
+        game = WebGame(gid, match, new.seat, list(new.seats), hashed, client, seed_visible=new.seed_chosen,
+                       touched=self.clock())
         for s, seat in enumerate(new.seats):  # a checkpoint that does not load is refused now
             if seat is not None:
                 game.agent(s)

@@ -26,6 +26,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from hgin_web.app import WebConfig, create_app
+from hgin_web.server import server_config
 
 CHROMIUM = os.environ.get("HGIN_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("HGIN_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -46,7 +47,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    srv = uvicorn.Server(server_config(app, "127.0.0.1", port))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
