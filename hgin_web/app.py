@@ -33,6 +33,7 @@ import contextlib
 import json
 import os
 import random
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -57,6 +58,8 @@ from .store import Limits, Store
 STATIC = Path(__file__).parent / "static"
 #: The folder of the shipped policies (``agents/policies``): the default --policy-dir.
 SHIPPED_POLICIES = Path(__file__).resolve().parents[1] / "agents" / "policies"
+#: The agents' moves of a step run in slices of about this long (see ``step``).
+STEP_SLICE_SECONDS = 0.02
 #: How deep a request body's JSON may nest (the API's bodies are two levels deep).
 MAX_JSON_DEPTH = 16
 
@@ -270,14 +273,31 @@ def create_app(config: WebConfig | None = None) -> Starlette:
         if not isinstance(moves, int) or isinstance(moves, bool) or not 1 <= moves <= MAX_STEP_MOVES:
             raise Refused(400, f"'moves' must be an integer in 1..{MAX_STEP_MOVES}, got {moves!r}")
 
-        def run() -> dict:
+        # The moves run in slices, each queued behind the other requests' slices, so a
+        # short step (an agent's one reply) never waits for a long one to end.
+        deadline = time.monotonic() + config.step_seconds
+        made = 0
+
+        def run_slice() -> tuple[int, bool]:
             with game.lock:
-                made = game.step(moves, config.step_seconds)
+                if made and (game.over or game.match.current_seat == game.human):
+                    return 0, True  # another request's moves got there first
+                n = game.step(moves - made, min(STEP_SLICE_SECONDS, max(0.0, deadline - time.monotonic())))
                 store.saved_change(game)
-                out = game.view(own=True)
-            out["moves_made"] = made
-            return out
-        return JSONResponse(await in_pool(run))
+                return n, game.over or game.match.current_seat == game.human
+
+        while True:
+            n, stopped = await in_pool(run_slice)
+            made += n
+            if stopped or made >= moves or time.monotonic() >= deadline:
+                break
+
+        def view() -> dict:
+            with game.lock:
+                return game.view(own=True)
+        out = await run_in_threadpool(view)
+        out["moves_made"] = made
+        return JSONResponse(out)
 
     async def game_file(request: Request) -> Response:
         game = await run_in_threadpool(store.game, request.path_params["id"], _client(request))

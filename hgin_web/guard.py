@@ -153,7 +153,7 @@ class Guard:
             remaining = deadline - asyncio.get_running_loop().time()
             try:
                 message = await asyncio.wait_for(receive(), timeout=max(remaining, 0.001))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise _Refuse(408, f"the request body did not arrive within {self.body_seconds:g} s") from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))

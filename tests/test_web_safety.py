@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from arena.records import save_format_match
 from hgin_env.match import Match
 from hgin_env.rules import RULES_VERSION, get_rules
 from hgin_web.app import SHIPPED_POLICIES, WebConfig, create_app
@@ -244,7 +243,8 @@ def test_bad_agent_names_and_paths_are_4xx(client: TestClient, tmp_path: Path) -
         assert r.status_code == 400, (spec[:40], r.text)
         assert str(tmp_path) not in r.json()["error"]
     for path in (long, "loop", "loop/x", "a b", "d/" * 3000, "\u00e9" * 300, ".hidden"):
-        for r in (client.get("/api/tournament", params={"path": path}), client.post("/api/replays", json={"path": path}),
+        for r in (client.get("/api/tournament", params={"path": path}),
+                  client.post("/api/replays", json={"path": path}),
                   client.post("/api/replays", json={"path": path, "seed": 1, "a_seat": 0, "agent_a": "a",
                                                      "agent_b": "b"})):
             assert 400 <= r.status_code < 500 and "error" in r.json(), (path[:30], r.status_code, r.text)
@@ -324,8 +324,8 @@ def test_upload_numbers_out_of_range_refused(client: TestClient) -> None:
     """A seed past 2**63-1, a rule number past 2**31-1 (a target of 10**30), or more actions
     than a replay holds, are refused at upload."""
     rules = get_rules("hollywood")
-    base = {"format": "hgin-match", "rules_version": RULES_VERSION, "rules": rules.to_dict(), "seed": 1, "first_dealer": None,
-            "actions": [], "players": ["a", "b"]}
+    base = {"format": "hgin-match", "rules_version": RULES_VERSION, "rules": rules.to_dict(), "seed": 1,
+            "first_dealer": None, "actions": [], "players": ["a", "b"]}
     for change, reason in (({"seed": 2**64}, "'seed' must be an integer in 0..2**63-1"),
                            ({"seed": -3}, "'seed' must be"),
                            ({"rules": dict(rules.to_dict(), target=10**30)}, "target"),

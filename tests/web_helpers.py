@@ -113,3 +113,67 @@ def play_through(client: Any, rules: str, seed: int | None, opponents: Any = "ra
         assert r.status_code == 200, r.text
         view = r.json()
     raise AssertionError("the match did not end")
+
+
+# --------------------------------------------------------------------------- a real server
+class Server:
+    """``hgin web`` in a subprocess on a free loopback port (``python -m hgin_cli web``), for
+    the tests that need a real server: SIGKILL, slow connections, load."""
+
+    def __init__(self, save_dir: Any, *args: str):
+        self.save_dir = save_dir
+        self.args = args
+        self.proc: Any = None
+        self.port = 0
+
+    def start(self) -> Server:
+        import os
+        import socket
+        import subprocess
+        import sys
+        import time
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])))
+        self.proc = subprocess.Popen([sys.executable, "-m", "hgin_cli", "web", "--port", str(self.port),
+                                      "--save-dir", str(self.save_dir), *self.args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, f"the server exited: {self.proc.stdout.read().decode()}"
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return self
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError("the server did not start")
+
+    def kill(self, sig: int = 9) -> None:
+        self.proc.send_signal(sig)
+        self.proc.wait(timeout=30)
+
+    def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None,
+             timeout: float = 60) -> tuple[int, Any]:
+        import http.client
+
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            data = None if body is None else json.dumps(body).encode()
+            sent = dict(headers or {})
+            if data is not None:
+                sent["Content-Type"] = "application/json"
+            conn.request(method, path, body=data, headers=sent)
+            res = conn.getresponse()
+            return res.status, json.loads(res.read() or b"null")
+        finally:
+            conn.close()
+
+    def __enter__(self) -> Server:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
