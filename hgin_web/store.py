@@ -139,6 +139,7 @@ class Store:
     def new_game(self, new: NewGame, client: str) -> tuple[WebGame, str]:
         """A new match for ``client``: ``new.seats[seat]`` plays every seat but the human's.
         Returns the game and its seat token (given once: the server keeps only its hash)."""
+        self.check_seed_free(new.seed)  # before loading any checkpoint (again below, under the lock)
         match = Match(new.rules, seed=new.seed)
         gid = secrets.token_hex(8)
         token, hashed = new_token()

@@ -244,3 +244,50 @@ def test_hgin_web_command_line() -> None:
     args = build_parser().parse_args(["web", "--port", "8123", "--save-dir", "x"])
     assert args.command == "web" and args.port == 8123 and args.host == "127.0.0.1"
     assert hgin_main(["web", "--port", "0"]) == 2
+
+
+# --------------------------------------------------------------------------- issue 34's rows
+def test_partnership_hand_number_is_the_same_everywhere(client: TestClient) -> None:
+    """The first hand is hand 1 in every view of every format (as ``hgin play`` says
+    "Hand 1"); in a partnership, where each round deals one hand at each table, the hand
+    number is the round's for both tables, in the seat's view, the public and the watched
+    view, the moves and the results' labels."""
+    for rules in ("hollywood", "hollywood_three_hand", "hollywood_partnership"):
+        view, _ = new_game(client, rules=rules, seat=0, opponents="random", seed=None)
+        watched, _ = new_game(client, rules=rules, seat=None, opponents="random", seed=None)
+        assert view["hand_number"] == watched["hand_number"] == 1, rules
+        assert client.get(f"/api/games/{view['id']}").json()["hand_number"] == 1
+    seen_rounds = []
+
+    def check(view: dict) -> None:
+        match = _game(client, view["id"]).match
+        number = len(match.round_history) + (0 if match.is_over else 1)
+        assert view["hand_number"] == number
+        assert client.get(f"/api/games/{view['id']}").json()["hand_number"] == number
+        for e in view["events"]:
+            assert e["hand"] <= number
+        for r in view["results"]:
+            assert r["label"] == f"Round {r['round'] + 1}, table {r['table']}"
+        seen_rounds.append(number)
+
+    last = play_through(client, "gin_partnership", seed=11, seat=2, on_view=check)
+    assert last["over"] and seen_rounds[0] == 1 and max(seen_rounds) >= 2
+    moves = [e for e in last["events"] if e["seat"] is not None]
+    assert moves and all(e["hand"] == last["hand_number"] for e in moves[-3:])
+
+
+def test_match_winner_fields_are_named(client: TestClient) -> None:
+    """The winner is given in named fields: the seat (duel, three-hand), the team
+    (partnership), the environment's agent name (``player_1`` / ``team_0``), the seats."""
+    duel = play_through(client, "gin_us_uk", seed=3)
+    assert "match_winner" not in duel
+    seat = duel["match_winner_seat"]
+    assert seat in (0, 1) and duel["match_winner_team"] is None
+    assert duel["match_winner_agent"] == f"player_{seat}" and duel["winning_seats"] == [seat]
+    assert seat == _game(client, duel["id"]).match.match_winner
+    team = play_through(client, "gin_partnership", seed=4, seat=1)
+    t = team["match_winner_team"]
+    assert t in (0, 1) and team["match_winner_seat"] is None and team["match_winner_agent"] == f"team_{t}"
+    assert sorted(team["winning_seats"]) == sorted(team["teams"][t])
+    running, _ = new_game(client, rules="hollywood", seat=0, opponents="random", seed=None)
+    assert (running["match_winner_seat"], running["match_winner_team"], running["match_winner_agent"]) == (None,) * 3

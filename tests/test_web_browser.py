@@ -242,7 +242,8 @@ def test_watch_a_policy_with_long_names_and_one_card_notation(server: str, brows
         raise AssertionError("the policy never had more legal moves than the panel lists")
     assert re.match(r"8 of \d+ legal moves shown; the other \d+ have", more[0].text), more[0].text
     names = [n for n in browser.find_elements(By.CSS_SELECTOR, "#tables .who .name") if "ppo" in n.text]
-    assert names and "\u2026" in names[0].text and names[0].get_attribute("title") == "player_0 (ppo:hgin_ppo_scratch.zip)"
+    assert names and "\u2026" in names[0].text
+    assert names[0].get_attribute("title") == "player_0 (ppo:hgin_ppo_scratch.zip)"
     for where in ("log", "policy"):
         text = browser.find_element(By.ID, where).text
         assert not CARD_CODE.search(text), (where, text)

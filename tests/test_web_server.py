@@ -21,7 +21,8 @@ def _play(server: Server, view: dict, auth: dict, human_moves: int) -> dict:
     made = 0
     while made < human_moves and not view["over"]:
         if view["your_turn"]:
-            status, view = server.call("POST", f"/api/games/{view['id']}/actions", {"action": greedy_choice(view)}, auth)
+            move = {"action": greedy_choice(view)}
+            status, view = server.call("POST", f"/api/games/{view['id']}/actions", move, auth)
             made += 1
         else:
             status, view = server.call("POST", f"/api/games/{view['id']}/step", {"moves": MAX_STEP_MOVES}, auth)
@@ -128,3 +129,40 @@ def test_meta_answers_while_steps_run(tmp_path: Path) -> None:
     assert made and max(made) < MAX_STEP_MOVES  # the time budget stopped every step first
     latencies.sort()
     assert latencies[-1] < 1.5 and latencies[int(0.95 * len(latencies))] < 0.5, latencies[-5:]
+
+
+def test_slow_body_is_refused(tmp_path: Path) -> None:
+    """A body that does not arrive within body_seconds is answered 408 and the request goes."""
+    import uvicorn
+
+    from hgin_web.app import WebConfig, create_app
+    from hgin_web.server import server_config
+
+    app = create_app(WebConfig(save_dir=tmp_path / "games", body_seconds=1.0))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = uvicorn.Server(server_config(app, "127.0.0.1", port))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+            c.sendall(b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: 100\r\n\r\n{")
+            start = time.monotonic()
+            answer = b""
+            while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+                chunk = c.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 408") and b"did not arrive" in answer, answer
+            assert time.monotonic() - start < 5
+        assert app.state.store.games == {}
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=10)
