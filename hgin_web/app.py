@@ -274,28 +274,28 @@ def create_app(config: WebConfig | None = None) -> Starlette:
             raise Refused(400, f"'moves' must be an integer in 1..{MAX_STEP_MOVES}, got {moves!r}")
 
         # The moves run in slices, each queued behind the other requests' slices, so a
-        # short step (an agent's one reply) never waits for a long one to end.
+        # short step (an agent's one reply) never waits for a long one to end; the last
+        # slice also draws the view.
         deadline = time.monotonic() + config.step_seconds
         made = 0
 
-        def run_slice() -> tuple[int, bool]:
+        def run_slice() -> tuple[int, dict | None]:
             with game.lock:
                 if made and (game.over or game.match.current_seat == game.human):
-                    return 0, True  # another request's moves got there first
-                n = game.step(moves - made, min(STEP_SLICE_SECONDS, max(0.0, deadline - time.monotonic())))
-                store.saved_change(game)
-                return n, game.over or game.match.current_seat == game.human
+                    n = 0  # another request's moves got there first
+                else:
+                    n = game.step(moves - made, min(STEP_SLICE_SECONDS, max(0.0, deadline - time.monotonic())))
+                    store.saved_change(game)
+                stopped = game.over or game.match.current_seat == game.human
+                if stopped or made + n >= moves or time.monotonic() >= deadline:
+                    return n, game.view(own=True)
+                return n, None
 
         while True:
-            n, stopped = await in_pool(run_slice)
+            n, out = await in_pool(run_slice)
             made += n
-            if stopped or made >= moves or time.monotonic() >= deadline:
+            if out is not None:
                 break
-
-        def view() -> dict:
-            with game.lock:
-                return game.view(own=True)
-        out = await run_in_threadpool(view)
         out["moves_made"] = made
         return JSONResponse(out)
 
