@@ -212,6 +212,8 @@ def test_non_loopback_host_needs_a_server_token(tmp_path: Path, monkeypatch, cap
 
     started: list = []
     monkeypatch.setattr(uvicorn.Server, "run", lambda self: started.append(self.config.app.state.config))
+    # uvicorn's Config sets up logging on sys.stderr, here capsys's stream (closed after the test).
+    monkeypatch.setattr(uvicorn.Config, "configure_logging", lambda self: None)
     monkeypatch.delenv(web_cli.TOKEN_VARIABLE, raising=False)
 
     def start(*argv: str):
