@@ -385,8 +385,9 @@ class Match:
         if not checked:  # the table's game numbers its players 0 and 1; a refusal names the seat
             if self.is_over:
                 raise ValueError("the match is over; no action is legal")
-            acting = table.current_seat
-            game.check_legal(action, player=f"seat {acting} (player_{acting})")
+            if not game.is_legal(action):  # the refusal's text is built only for a refusal
+                acting = table.current_seat
+                game.check_legal(action, player=f"seat {acting} (player_{acting})")
         alternating = len(self.tables) > 1  # partnership: the tables take turns
         if alternating:
             acting = table.current_seat

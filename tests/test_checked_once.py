@@ -15,13 +15,18 @@ from hgin_env.game import Game
 
 @pytest.fixture
 def counts(monkeypatch):
-    """Calls of Game.check_legal (legality) and of as_action / as_actions (type and range)."""
+    """Calls of Game.is_legal / check_legal (legality) and of as_action / as_actions (type
+    and range)."""
     seen = {"legal": 0, "as_action": 0, "as_actions": 0, "engine_as_actions": 0}
-    check_legal, as_action, as_actions = Game.check_legal, A.as_action, A.as_actions
+    check_legal, is_legal, as_action, as_actions = Game.check_legal, Game.is_legal, A.as_action, A.as_actions
 
     def counted_legal(self, *args, **kwargs):
         seen["legal"] += 1
         return check_legal(self, *args, **kwargs)
+
+    def counted_is_legal(self, *args, **kwargs):  # a refusal then calls check_legal for its text
+        seen["legal"] += 1
+        return is_legal(self, *args, **kwargs)
 
     def counted(name, fn):
         def wrapper(*args, **kwargs):
@@ -30,6 +35,7 @@ def counts(monkeypatch):
         return wrapper
 
     monkeypatch.setattr(Game, "check_legal", counted_legal)
+    monkeypatch.setattr(Game, "is_legal", counted_is_legal)
     import hgin_env.batch.core as core
     import hgin_env.batch.vector as vector
     import hgin_env.envs.aec as aec
@@ -59,10 +65,10 @@ def test_env_checks_each_action_once(counts, profile, factory):
         obs = env.observe(agent)
         counts.update(legal=0, as_action=0)
         env.step(_first_legal(obs))
-        # env(): its wrapper checks legality itself (to end the game instead of raising), so
-        # Match.apply is told the action is checked: no check_legal call at all.
+        # env(): its wrapper checks legality itself (to end the game instead of raising) and
+        # tells Match.apply the action is checked; raw_env: Match.apply checks it. Once each.
         assert counts["as_action"] == 1
-        assert counts["legal"] == (1 if factory == "raw_env" else 0)
+        assert counts["legal"] == 1
 
 
 def test_single_agent_checks_learner_and_opponent_moves_once(counts):

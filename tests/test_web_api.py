@@ -291,3 +291,11 @@ def test_match_winner_fields_are_named(client: TestClient) -> None:
     assert sorted(team["winning_seats"]) == sorted(team["teams"][t])
     running, _ = new_game(client, rules="hollywood", seat=0, opponents="random", seed=None)
     assert (running["match_winner_seat"], running["match_winner_team"], running["match_winner_agent"]) == (None,) * 3
+
+
+def test_start_page_says_what_to_do(client: TestClient) -> None:
+    """The start page is not an empty table: a hint says to choose and press Start (and the
+    page hides it once a game is on screen)."""
+    page = client.get("/").text
+    assert 'id="welcome"' in page and "press <b>Start</b>" in page
+    assert '$("welcome").hidden = true' in client.get("/static/app.js").text

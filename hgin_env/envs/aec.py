@@ -405,8 +405,7 @@ class raw_env(AECEnv, EzPickle):
         (``checked``: its legality too); one path for every format."""
         match = self.match
         assert match is not None
-        sheet = match.sheet
-        columns_before = list(sheet.column_winners) if self.reward_mode == "columns" else None
+        columns_before = list(match.sheet.column_winners) if self.reward_mode == "columns" else None
         # Match.apply checks legality (unless checked) before anything changes.
         finished = match.apply(action, checked=checked)
         self._cumulative_rewards[agent] = 0.0
@@ -673,7 +672,7 @@ class GuardedEnv(raw_env):
             return
         action = as_action(action)
         game = self.game
-        if action not in game.legal_actions():  # type: ignore[union-attr]
+        if not game.is_legal(action):  # type: ignore[union-attr]
             EnvLogger.warn_on_illegal_move()
             self._cumulative_rewards[agent] = 0.0
             self.terminations = dict.fromkeys(self.agents, True)

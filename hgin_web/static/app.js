@@ -401,6 +401,7 @@ function statusText(view) {
 function render(view) {
   state.view = view;
   $("board").hidden = false;
+  $("welcome").hidden = true;  // the start page's hint, until a game is on screen
   const tables = $("tables");
   put(tables);
   if (view.view === "seat") tables.append(seatTableEl(view));
