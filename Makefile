@@ -1,6 +1,6 @@
 # Every target sets itself up on a fresh machine: it creates .venv and installs what it needs,
 # no more. `make demo` installs the package with its `train` extra (CPU torch, SB3, plots);
-# `make test` adds the test tools, the docs site and Ray RLlib; `make rllib` adds Ray alone.
+# `make test` adds the test tools, the docs site, Ray RLlib and OpenSpiel; `make rllib` adds Ray alone.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -12,7 +12,7 @@ export NO_MKDOCS_2_WARNING := 1
 # Extras per target (stamp $(VENV)/.<target>): each list is one install, so a new extra goes
 # into one variable.
 EXTRAS_demo := train
-EXTRAS_test := train,dev,docs,rllib,web
+EXTRAS_test := train,dev,docs,rllib,web,openspiel
 EXTRAS_docs := docs
 EXTRAS_rllib := train,rllib
 EXTRAS_web := train,web
@@ -29,11 +29,13 @@ SITE := $(VENV)/site
 .PHONY: venv test lint docs docs-build demo rllib web play soak bench tournament clean
 
 $(VENV)/.base:
+	@echo "== first run: setting up $(VENV); pip installs quietly (-q), a minute or two of downloads; later runs skip this =="
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	touch $@
 
 $(VENV)/.torch: $(VENV)/.base
+	@echo "== installing CPU torch $(TORCH_VERSION) (754 MB installed: most of the set-up time) =="
 	$(PIP) install -q --timeout 10 --retries 0 --index-url $(TORCH_INDEX) torch==$(TORCH_VERSION) \
 	  || { echo "PyTorch CPU index unreachable: installing torch $(TORCH_VERSION) from the default index"; \
 	       $(PIP) install -q torch==$(TORCH_VERSION); }
@@ -45,6 +47,7 @@ STAMPS := $(addprefix $(VENV)/.,demo test docs web rllib)
 $(filter-out $(VENV)/.docs,$(STAMPS)): $(VENV)/.torch
 $(VENV)/.docs: $(VENV)/.base
 $(STAMPS): $(VENV)/.%: pyproject.toml Makefile
+	@echo "== installing hgin_env with the extras [$(EXTRAS_$*)] that make $* needs (editable install) =="
 	$(PIP) install -q -e ".[$(EXTRAS_$*)]"
 	touch $@
 

@@ -93,7 +93,7 @@ def make_agent(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
 
 
 #: Modules that register a prefix when imported (imported on first use: they are heavy).
-_LOADER_MODULES = {"ppo": "agents.ppo", "rllib": "agents.rllib_agent"}
+_LOADER_MODULES = {"ppo": "agents.ppo", "rllib": "agents.rllib_agent", "openspiel": "agents.openspiel"}
 
 
 def _try_load_hook(prefix: str) -> None:

@@ -26,16 +26,24 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def duplicate_interval(scores_by_seed: Sequence[float], z: float = 1.96) -> tuple[float, float]:
-    """Normal interval of the mean score, each duplicate pair (one seed, both seatings) one unit."""
-    x = np.asarray(scores_by_seed, dtype=np.float64)
-    if x.size == 0:
-        return (0.0, 1.0)
-    if x.size == 1:
-        return (0.0, 1.0)
+def mean_interval(values: Sequence[float], z: float = 1.96) -> tuple[float, float]:
+    """Normal interval of the mean of independent units (e.g. points per hand of each
+    duplicate deal); (nan, nan) for fewer than two."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.size < 2:
+        return (float("nan"), float("nan"))
     half = z * float(x.std(ddof=1)) / math.sqrt(x.size)
     m = float(x.mean())
-    return (max(0.0, m - half), min(1.0, m + half))
+    return (m - half, m + half)
+
+
+def duplicate_interval(scores_by_seed: Sequence[float], z: float = 1.96) -> tuple[float, float]:
+    """Normal interval of the mean score, each duplicate pair (one seed, both seatings) one
+    unit, within 0..1 (0..1 itself for fewer than two pairs)."""
+    if len(scores_by_seed) < 2:
+        return (0.0, 1.0)
+    lo, hi = mean_interval(scores_by_seed, z)
+    return (max(0.0, lo), min(1.0, hi))
 
 
 def summarize_pair(rows: Sequence[dict[str, Any]], label_a: str, label_b: str) -> dict[str, Any]:

@@ -23,7 +23,6 @@ import multiprocessing as mp
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 from tqdm import tqdm
@@ -33,47 +32,8 @@ from hgin_env.game import HandRecord, Phase
 from hgin_env.loop import run_match
 from hgin_env.match import Match, SeatHand, Table
 from hgin_env.rules import PROFILES, Rules
-from hgin_env.sheets import Sheet
 
-HARD_CAP_HANDS = 50_000  # a match still running after this many hands counts as a violation
-
-
-@dataclass
-class SoakReport:
-    hands: int = 0
-    matches: int = 0
-    actions: int = 0
-    showdowns: int = 0
-    violations: list[str] = field(default_factory=list)
-
-    def merge(self, other: SoakReport) -> None:
-        self.hands += other.hands
-        self.matches += other.matches
-        self.actions += other.actions
-        self.showdowns += other.showdowns
-        self.violations += other.violations
-
-
-def _check_sheet(board: Sheet, target: int,
-                 frozen: dict[int, tuple[int, ...]]) -> str | None:
-    """Decided columns never change; a column is decided exactly when a total reaches
-    the target (any number of rows: players or teams)."""
-    for j, before in frozen.items():
-        if tuple(int(v) for v in board.columns[:, j]) != before:
-            return f"decided column {j} changed"
-    for j, w in enumerate(board.column_winners):
-        top = board.columns[:, j]
-        if w is None and (top >= target).any():
-            return f"column {j} reached the target but is undecided"
-        if w is not None and top[w] < target:
-            return f"column {j} decided below the target"
-    return None
-
-
-def _freeze(board: Sheet, frozen: dict[int, tuple[int, ...]]) -> None:
-    for j, w in enumerate(board.column_winners):
-        if w is not None and j not in frozen:
-            frozen[j] = tuple(int(v) for v in board.columns[:, j])
+from .soak_checks import HARD_CAP_HANDS, SoakReport, check_sheet, freeze_decided
 
 
 def _check_result(rec: HandRecord, rules: Rules) -> str | None:
@@ -198,8 +158,8 @@ def _soak_match(seed: int, rules: Rules, prefer_knock: bool, report: SoakReport)
             if rewards.sum() != 0 or (match.format == "partnership" and
                                       (rewards[0] != rewards[2] or rewards[1] != rewards[3])):
                 problem = problem or f"rewards {rewards.tolist()} not zero-sum"
-            problem = problem or _check_sheet(match.sheet, rules.target, frozen)
-            _freeze(match.sheet, frozen)
+            problem = problem or check_sheet(match.sheet, rules.target, frozen)
+            freeze_decided(match.sheet, frozen)
             if len(match.hand_history) >= HARD_CAP_HANDS:
                 problem = f"match did not end in {HARD_CAP_HANDS} hands"
             problem = problem or _check_seating(match, previous, len(match.round_history))

@@ -38,7 +38,7 @@ from hgin_env.game import Phase
 from hgin_env.melds import min_deadwood_batch
 from hgin_env.rules import PROFILES, Rules
 
-from .soak import HARD_CAP_HANDS, SoakReport, _check_sheet, _freeze
+from .soak_checks import HARD_CAP_HANDS, SoakReport, check_sheet, freeze_decided
 
 _FULL = np.uint64((1 << NUM_CARDS) - 1)
 _KNOCKS = np.zeros(A.NUM_ACTIONS, dtype=bool)
@@ -192,8 +192,8 @@ def soak_batched(profile: str, hands: int, games: int = 512, seed: int = 0,
                 if problem is None and abs(paid - points) > 1e-3:
                     problem = f"winner paid {paid / 100} for {points} points"
             board = boards[i]
-            problem = problem or _check_sheet(board, rules.target, frozen[i])
-            _freeze(board, frozen[i])
+            problem = problem or check_sheet(board, rules.target, frozen[i])
+            freeze_decided(board, frozen[i])
             if i in result.finished:
                 if not board.match_over or result.finished[i]["match_winner"] != board.match_winner:
                     problem = problem or "match ended without a finished sheet"

@@ -203,8 +203,9 @@ def _write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
 def plot_summary(result: TournamentResult, path: str | Path) -> None:
     """Win rates with 95% CI bars, and how each pair's hands ended (Agg backend).
 
-    Each row is one pair "A vs B"; the left panel is A's match win rate, the right one
-    splits all hands of the pair by who won them and how (knock, gin, undercut) or dead.
+    Each row is one pair "A vs B"; the left panel is A's match win rate (written at the bar's
+    foot, so that a 0% pair shows a figure rather than an empty row), the right one splits all
+    hands of the pair by who won them and how (knock, gin, undercut) or dead.
     """
     import matplotlib
 
@@ -219,6 +220,9 @@ def plot_summary(result: TournamentResult, path: str | Path) -> None:
     err = np.array([[s["a_win_rate"] - s["ci_low"] for s in summaries],
                     [s["ci_high"] - s["a_win_rate"] for s in summaries]])
     ax1.barh(y, rate, xerr=err, color="tab:blue", capsize=4, label="A's match win rate, 95% CI")
+    for row, s in zip(y, summaries, strict=True):  # each rate written out, so a 0% bar still shows
+        ax1.text(0.01, row, f"{100 * s['a_win_rate']:.1f}%", va="center", ha="left", fontsize=8,
+                 bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 1})
     ax1.axvline(0.5, color="grey", linestyle="--", linewidth=1, label="50% (even)")
     ax1.set_yticks(y, names)
     ax1.set_xlim(0, 1)

@@ -12,8 +12,8 @@ fronts for the tournament, training and benchmark scripts.
 One module per subcommand, each with a ``register(sub)`` that adds its parser (and sets
 ``func``); :data:`SUBCOMMANDS` lists them, so a new subcommand is a new module plus one line
 there. Below them: :mod:`hgin_cli.human` (the terminal duel), :mod:`hgin_cli.cli_formats`
-(three-hand and partnership), :mod:`hgin_cli.match_files` (saved matches) and
-:mod:`hgin_cli.common` (errors, printing, card text); every import points down.
+(three-hand and partnership) and :mod:`hgin_cli.common` (errors, printing, card text); every
+import points down. Saved matches are :mod:`arena.records`, shared with the web table.
 
 Importing this module is light: torch is imported only when a PPO opponent is loaded.
 """
@@ -24,10 +24,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from arena.records import MATCH_FORMAT, MatchFileError, load_match, save_match  # re-exported: hgin_cli.cli's API
+
 from . import forwarded, play, replay, rules_cmd, web
-from .common import CliError, MatchFileError
+from .common import REPORTED, CliError
 from .forwarded import FORWARDED, forward
-from .match_files import MATCH_FORMAT, load_match, save_match
 
 __all__ = ["MATCH_FORMAT", "SUBCOMMANDS", "CliError", "MatchFileError", "build_parser", "load_match",
            "main", "save_match"]
@@ -69,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return 0
         return int(args.func(args))
-    except CliError as exc:
+    except REPORTED as exc:
         print("hgin: error: " + " ".join(str(exc).split()), file=sys.stderr)  # always one line
         return 2
     except BrokenPipeError:

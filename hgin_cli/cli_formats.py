@@ -4,74 +4,27 @@ A person takes any seat (``--seat``); every other seat is played by the ``--oppo
 agent (its own instance per seat, partners included). The human sees its own table as in
 the duel (``HumanMatch``'s prompts and table), the moves made at that table, every hand's
 result and the match sheet; never another seat's cards. A match is saved as
-``hgin-format-match`` JSON (rules, seed, first dealer, players, every action in the order
-``Match.apply`` took them) and replayed hand by hand by ``hgin replay``.
+``hgin-format-match`` JSON (:mod:`arena.records`) and replayed hand by hand by ``hgin replay``.
 """
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from arena.records import describe_move, load_format_match, save_format_match
 from hgin_env import actions as A
 from hgin_env.game import Phase
 from hgin_env.loop import run_match
 from hgin_env.match import Match, RoundResult, SeatHand
 from hgin_env.render import deal_text, render_hand_result, render_seat_table
-from hgin_env.rules import RULES_VERSION, Rules, get_rules
+from hgin_env.rules import get_rules
 
-from .common import CliError, MatchFileError, _can_print_symbols, _card, _say, describe_move, end_of_play
+from .common import CliError, _can_print_symbols, _card, _say, end_of_play
 from .human import HumanMatch, _Quit
 from .opponents import make_opponent
-
-FORMAT_MATCH = "hgin-format-match"
-
-
-def save_format_match(match: Match, path: str | Path, players: Sequence[str]) -> Path:
-    """Write a format match (finished or not) as ``hgin-format-match`` JSON."""
-    data = {"format": FORMAT_MATCH, "rules_version": RULES_VERSION, "rules": match.rules.to_dict(),
-            "seed": match.seed, "first_dealer": match.first_dealer, "players": list(players),
-            "actions": list(match.action_history), "complete": bool(match.is_over)}
-    path = Path(path)
-    path.write_text(json.dumps(data) + "\n")
-    return path
-
-
-def is_format_match_file(data: Any) -> bool:
-    return isinstance(data, dict) and data.get("format") == FORMAT_MATCH
-
-
-def load_format_match(path: str | Path, data: dict) -> Match:
-    """The match of a saved ``hgin-format-match`` (``data``, read from ``path``), replayed
-    to its last action; a corrupt file raises :class:`MatchFileError` with one line."""
-    missing = [k for k in ("rules_version", "rules", "seed", "first_dealer", "actions", "players")
-               if k not in data]
-    if missing:
-        raise MatchFileError(f"{path}: saved match is missing {', '.join(missing)}")
-    if data["rules_version"] != RULES_VERSION:
-        raise MatchFileError(f"{path}: saved with rules version {data['rules_version']!r}, this hgin_env "
-                             f"plays rules version {RULES_VERSION}; the match cannot be replayed")
-    try:
-        rules = Rules.from_dict(data["rules"])
-        match = Match(rules, seed=data["seed"], first_dealer=data["first_dealer"])
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise MatchFileError(f"{path}: bad rules, seed or first dealer: {exc}") from None
-    players = data["players"]
-    if not (isinstance(players, list) and len(players) == rules.num_players
-            and all(isinstance(p, str) for p in players)):
-        raise MatchFileError(f"{path}: 'players' must name {rules.num_players} seats")
-    actions = data["actions"]
-    if not isinstance(actions, list) or not all(isinstance(a, int) and not isinstance(a, bool) for a in actions):
-        raise MatchFileError(f"{path}: 'actions' must be a list of action ids (integers)")
-    for i, action in enumerate(actions):
-        if match.is_over or action not in match.legal_actions():
-            raise MatchFileError(f"{path}: action #{i + 1} ({action}) is illegal where it occurs; "
-                                 "the file is corrupt")
-        match.apply(action)
-    return match
 
 
 def _sheet_text(match: Match) -> str:

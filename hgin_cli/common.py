@@ -1,5 +1,6 @@
 """What every ``hgin`` front-end shares (the bottom of the package: it imports no other
-module of ``hgin_cli``): the one-line error, printing, card text and move descriptions."""
+module of ``hgin_cli``): the one-line error, printing and card text. Saved matches and the
+move descriptions are :mod:`arena.records`, shared with the web table."""
 
 from __future__ import annotations
 
@@ -9,9 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hgin_env import actions as A
-from hgin_env.cards import format_card
-from hgin_env.game import Game, Phase
+from arena.records import MatchFileError, card_text
 
 #: The agents ``hgin play --opponent`` knows by name (besides ``ppo`` and checkpoint paths).
 BUILTIN_OPPONENTS = ("random", "simple", "expert")
@@ -21,8 +20,13 @@ class CliError(Exception):
     """An error reported as one line on stderr with exit code 2 (no traceback)."""
 
 
-class MatchFileError(CliError, ValueError):
-    """A saved match that cannot be used (corrupt, incomplete, or another rules version)."""
+#: Refusals ``hgin`` reports as one line on stderr with exit code 2: its own errors and a
+#: saved match that cannot be used (:class:`arena.records.MatchFileError`).
+REPORTED = (CliError, MatchFileError)
+
+
+#: A card as the CLI prints it (``-`` for none): the fronts' one card text.
+_card = card_text
 
 
 def _out() -> Any:
@@ -47,33 +51,6 @@ def _can_print_symbols() -> bool:
     return True
 
 
-def _card(card: int | None, symbols: bool) -> str:
-    return "-" if card is None else format_card(card, symbols)
-
-
-def describe_move(game: Game, action: int, name: str, symbols: bool = True) -> str:
-    """What ``name`` does with ``action`` in ``game``'s current state (call before applying):
-    ``player_1 draws from the stock``, ``player_1 takes 7♥``, ``player_1 discards 9♣``..."""
-    top = _card(game.discard_top, symbols)
-    if action == A.DRAW_STOCK:
-        return f"{name} draws from the stock"
-    if action == A.TAKE_DISCARD:
-        if game.phase == Phase.FIRST_UPCARD:
-            return f"{name} takes the upcard {top}"
-        return f"{name} takes {top} from the discard pile"
-    if action == A.PASS:
-        return f"{name} passes on the upcard {top}"
-    if action == A.BIG_GIN:
-        return f"{name} lays down all 11 cards: big gin!"
-    card = A.action_card(action)
-    if action >= A.KNOCK:
-        dw = game.deadwood_after_discard().get(card, -1) if game.phase == Phase.DISCARD else -1
-        if dw == 0:
-            return f"{name} goes gin! (discards one card face down)"
-        return f"{name} knocks (discards one card face down)"
-    return f"{name} discards {_card(card, symbols)}"
-
-
 def _column_names(n: int) -> list[str]:
     return ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"][:n]
 
@@ -84,7 +61,7 @@ def _peek_json(path: str | Path) -> Any:
     report why)."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 

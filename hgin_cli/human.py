@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from arena.records import describe_move
 from hgin_env import actions as A
 from hgin_env.cards import format_card, format_cards
 from hgin_env.game import Game, HandRecord, Phase
@@ -15,7 +16,7 @@ from hgin_env.match import Match
 from hgin_env.render import grouped_hand, hand_order, render_hand_result, render_table
 from hgin_env.rules import get_rules
 
-from .common import CliError, _card, _column_names, _out, _say, describe_move
+from .common import CliError, _card, _column_names, _out, _say
 
 
 def _winner_line(game: Game, names: Sequence[str]) -> str:

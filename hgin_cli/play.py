@@ -7,14 +7,14 @@ import argparse
 import random
 from typing import Any
 
+from arena.records import is_format_match_file, load_match, save_match
 from hgin_env.game import Game
 from hgin_env.match import Match
 from hgin_env.rules import PROFILES, get_rules
 
-from .cli_formats import is_format_match_file, play_format
+from .cli_formats import play_format
 from .common import BUILTIN_OPPONENTS, CliError, _can_print_symbols, _peek_json, end_of_play
 from .human import HumanMatch
-from .match_files import load_match, save_match
 from .opponents import make_opponent
 
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from arena.records import describe_move, is_format_match_file, load_match
 from hgin_env import actions as A
 from hgin_env.game import Game
 from hgin_env.render import grouped_hand
 from hgin_env.rules import get_rules
 
-from .cli_formats import is_format_match_file, replay_format
-from .common import _can_print_symbols, _card, _peek_json, _say, describe_move
+from .cli_formats import replay_format
+from .common import _can_print_symbols, _card, _peek_json, _say
 from .human import _hand_summary, _winner_line
-from .match_files import load_match
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

@@ -270,6 +270,12 @@ class Game:
         return mask
 
     # ------------------------------------------------------------------ transitions
+    def is_legal(self, action: int) -> bool:
+        """Whether ``action`` is legal now (no message; :meth:`check_legal` raises one)."""
+        if self._legal is None:
+            self._legal = self._compute_legal()
+        return action in self._legal
+
     def check_legal(self, action: int, player: str | None = None) -> None:
         """Raise ``ValueError`` unless ``action`` is legal now, naming it, the acting player
         (``player``: the name the caller knows it by, e.g. a match's seat; default

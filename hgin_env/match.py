@@ -357,9 +357,8 @@ class Match:
     # ------------------------------------------------------------------ acting
     @property
     def is_over(self) -> bool:
-        if self.format == "duel":
-            return self.tables[0].game.is_over
-        return self._over
+        duel = self.duel_game  # the duel's Game knows when its match ends
+        return duel.is_over if duel is not None else self._over
 
     @property
     def current_seat(self) -> int | None:
@@ -401,24 +400,27 @@ class Match:
         out 0; at the end of a partnership round each partner of the scoring team +net,
         each of the other −net; 0 otherwise (dead hands, net-0 rounds, mid-hand steps).
         """
-        if self.is_over:
-            raise ValueError("the match is over; no action is legal")
         table = self.tables[self.current_table]
         game = table.game
-        acting = table.current_seat
         if not checked:  # the table's game numbers its players 0 and 1; a refusal names the seat
-            game.check_legal(action, player=f"seat {acting} (player_{acting})")
-        hands_before = len(game.hand_history)
-        game.apply(action, checked=True)
+            if self.is_over:
+                raise ValueError("the match is over; no action is legal")
+            if not game.is_legal(action):  # the refusal's text is built only for a refusal
+                acting = table.current_seat
+                game.check_legal(action, player=f"seat {acting} (player_{acting})")
+        alternating = len(self.tables) > 1  # partnership: the tables take turns
+        if alternating:
+            acting = table.current_seat
+        record = game.apply(action, checked=True)
         self.action_history.append(int(action))
         if self._paid:  # a fresh zero array only after a paying step (speed: most steps pay 0)
             self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
             self._paid = False
-        if len(game.hand_history) == hands_before:
-            if self.num_tables > 1:
+        if record is None:
+            if alternating:
                 self._next_table(table, acting)
             return []
-        hand = self._seat_hand(table, game.hand_history[-1])
+        hand = self._seat_hand(table, record)
         self.hand_history.append(hand)
         if self.duel_game is not None:  # the duel's Game keeps its own sheet and deals on
             self._hand_rewards(hand)

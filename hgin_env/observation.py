@@ -393,7 +393,9 @@ class StateCache:
 
     def put(self, state: object, who: int, key: int, value: object) -> None:
         if len(self._entries) >= self._limit:
-            self._entries = {k: e for k, e in self._entries.items() if e[0]() is not None}
+            dead = [k for k, e in self._entries.items() if e[0]() is None]
+            for k in dead:  # in place: the encoder holds the dict itself
+                del self._entries[k]
             self._limit = max(self._limit, 2 * len(self._entries))  # many live states: grow
         self._entries[(id(state), who)] = (weakref.ref(state), key, value)
 
@@ -403,13 +405,16 @@ class StateCache:
 
 #: The observer's one cache (see :class:`StateCache`).
 CONTEXT_CACHE = StateCache()
+_CONTEXT_ENTRIES = CONTEXT_CACHE._entries
 
 
 def _match_context_bytes(game: Game, player: int) -> bytes:
     """The scoreboard part of the vector as float32 bytes. It changes only when a hand ends,
     so it is kept in :data:`CONTEXT_CACHE` per game, player and hands played."""
     key = len(game.hand_history)
-    data = CONTEXT_CACHE.get(game, player, key)
+    # CONTEXT_CACHE.get inlined: this runs at every observation.
+    entry = _CONTEXT_ENTRIES.get((id(game), player))
+    data = entry[2] if entry is not None and entry[1] == key and entry[0]() is game else None
     if data is None:
         data = scoreboard_context(game.scoreboard, player).tobytes()
         CONTEXT_CACHE.put(game, player, key, data)

@@ -144,6 +144,34 @@ def _hand_value(knocker_dw: int, defender_dw: int, undercut_bonus: int) -> int:
     return -(knocker_dw - defender_dw + undercut_bonus)
 
 
+def _reply_details(knocker_melds: list[int], defender: int,
+                   laid: int) -> tuple[int, tuple[tuple[int, int], ...], list[int]]:
+    """The defender's deadwood, lay-offs (card, meld index) and own meld masks once the
+    cards in ``laid`` are laid off."""
+    melds, dw = best_arrangement_of_mask(defender & ~laid)
+    return dw, tuple(_assign_layoffs(knocker_melds, defender, laid)), melds
+
+
+def defender_reply(knocker_melds: Iterable[Iterable[int]], defender: Iterable[int] | str,
+                   gin: bool = False) -> tuple[int, tuple[tuple[int, int], ...], tuple[Meld, ...]]:
+    """The defender's best answer to melds the knocker laid (RULES.md §8.1): the least
+    deadwood it can reach, its lay-offs as (card, index into ``knocker_melds``) in an order
+    they can be laid one by one (each chain outward from its meld), and its own melds.
+    Against gin (``gin=True``) nothing is laid off.
+
+    :func:`settle` answers every arrangement of the knocker with this same search; this is
+    the answer to one arrangement that is already on the table (a player laying off at
+    another engine's table, e.g. ``arena.openspiel``)."""
+    d_cards = as_card_ids(defender)
+    d_mask = sum(1 << c for c in d_cards)
+    melds = [sum(1 << c for c in as_card_ids(m)) for m in knocker_melds]
+    if any(m & d_mask for m in melds):
+        raise ValueError("the defender holds a card of the knocker's melds")
+    laid = 0 if gin else _reply_to_chains(sorted(c for _, c in _layoff_chains(melds, d_mask)), d_mask)[1]
+    dw, layoffs, own = _reply_details(melds, d_mask, laid)
+    return dw, layoffs, tuple(mask_to_cards(m) for m in own)
+
+
 # --------------------------------------------------------------------------- settle
 def settle(knocker: Iterable[int] | str, defender: Iterable[int] | str,
            rules: Rules | str | None = None, knock_limit: int | None = None,
@@ -197,8 +225,7 @@ def settle(knocker: Iterable[int] | str, defender: Iterable[int] | str,
     assert best is not None
     k_dw = -best[1]
     value = best[0]
-    remaining = d_mask & ~best_laid
-    d_melds, d_dw = best_arrangement_of_mask(remaining)
+    d_dw, layoffs, d_melds = _reply_details(best_melds, d_mask, best_laid)
     k_melded = 0
     for m in best_melds:
         k_melded |= m
@@ -213,7 +240,7 @@ def settle(knocker: Iterable[int] | str, defender: Iterable[int] | str,
         defender_deadwood=d_dw,
         knocker_melds=tuple(mask_to_cards(m) for m in best_melds),
         defender_melds=tuple(mask_to_cards(m) for m in d_melds),
-        layoffs=tuple(_assign_layoffs(best_melds, d_mask, best_laid)),
+        layoffs=layoffs,
         knocker_deadwood_cards=mask_to_cards(k_mask & ~k_melded),
         defender_deadwood_cards=mask_to_cards(d_mask & ~d_melded),
         multiplier=multiplier,

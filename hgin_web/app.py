@@ -2,127 +2,136 @@
 (``static/``: plain HTML, CSS and JavaScript, nothing fetched from elsewhere).
 
 API (every body and answer is JSON; a refused request answers 4xx with ``{"error": reason}``
-and changes nothing):
+and changes nothing; ``TOKEN`` is the seat token ``POST /api/games`` answers once, sent as
+``Authorization: Bearer TOKEN``):
 
 ==========================================  ================================================
 ``GET  /api/meta``                           profiles (format, seats, columns), agents, limits
 ``POST /api/games``                          ``{rules, seat, opponents, seed}`` -> 201 the view
-``GET  /api/games/{id}``                     the human seat's view (a watched game: all hands)
-``POST /api/games/{id}/actions``             ``{action, seat?}``: the human's move -> the view
-``POST /api/games/{id}/step``                ``{moves}``: agent moves up to the human's turn
-``GET  /api/games/{id}/file``                the saved match file (``hgin replay`` reads it)
-``GET  /api/files``                          match files and tournaments in the replay folder
+                                             and ``seat_token``
+``GET  /api/games/{id}``                     with TOKEN the seat's view (a watched game: all
+                                             hands); without, the public view
+``POST /api/games/{id}/actions``             TOKEN; ``{action, seat?}``: the human's move
+``POST /api/games/{id}/step``                TOKEN; ``{moves}``: agent moves up to the human's
+                                             turn (at most ``max_step_moves``, ``step_seconds``)
+``GET  /api/games/{id}/file``                the match file, once the match is over
+``GET  /api/files``                          finished match files and tournaments to replay
 ``GET  /api/tournament?path=``               a tournament folder's matches
 ``POST /api/replays``                        ``{path}``, ``{path, seed, a_seat, agent_a,
                                              agent_b}`` (tournament) or ``{upload: <file>}``
 ``GET  /api/replays/{id}?step=N``            the match after N actions, every hand open
 ==========================================  ================================================
+
+The checks before a request reaches these (Host, server token, origin, body size) are
+:mod:`hgin_web.guard`; the caps, files and restores are :mod:`hgin_web.store`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import random
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hgin_env.rules import PROFILES
 
 from . import files
-from .games import BUILTIN_AGENTS, MAX_STEP_MOVES, Refused, Store, parse_new_game
+from .games import BUILTIN_AGENTS, MAX_STEP_MOVES, Refused, parse_new_game
+from .guard import Guard
+from .store import Limits, Store
 
 STATIC = Path(__file__).parent / "static"
+#: The folder of the shipped policies (``agents/policies``): the default --policy-dir.
+SHIPPED_POLICIES = Path(__file__).resolve().parents[1] / "agents" / "policies"
+#: The agents' moves of a step run in slices of about this long (see ``step``).
+STEP_SLICE_SECONDS = 0.02
+#: How deep a request body's JSON may nest (the API's bodies are two levels deep).
+MAX_JSON_DEPTH = 16
 
 
 @dataclass
 class WebConfig:
-    """Where games are saved, what replays may read, which checkpoints seats may load, limits."""
+    """Where games are saved, what replays may read, which checkpoints seats may load, who
+    may connect, and the limits (see :mod:`hgin_web.store` and :mod:`hgin_web.guard`)."""
 
     save_dir: Path | None = Path("runs/web")
     replay_dir: Path | None = None  # default: save_dir
-    policy_dirs: list[Path] = field(default_factory=lambda: [Path.cwd()])
+    policy_dirs: list[Path] = field(default_factory=lambda: [SHIPPED_POLICIES])
     max_body: int = 1 << 20
-    max_games: int = 256
-    max_replays: int = 64
+    limits: Limits = field(default_factory=Limits)
+    #: Host names served besides the loopback ones ("*": any).
+    allowed_hosts: tuple[str, ...] = ()
+    #: A token every API request must carry (None: none; required off loopback).
+    server_token: str | None = None
+    #: Threads that run the agents' moves (and replays' plays), off the event loop.
+    agent_threads: int = 2
+    #: Wall time one ``step`` request may spend on agent moves (it returns after the move
+    #: in progress; the page asks again).
+    step_seconds: float = 0.25
+    #: Time a request's whole body may take to arrive.
+    body_seconds: float = 20.0
 
     @property
     def replays_from(self) -> Path | None:
         return self.replay_dir if self.replay_dir is not None else self.save_dir
 
 
-class _TooLarge(Exception):
-    pass
+# --------------------------------------------------------------------------- request bodies
+def _depth_ok(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return False
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return True
 
 
-class BodyLimit:
-    """Refuses (413) a request body over ``limit`` bytes, by its Content-Length or, for a
-    streamed body, as soon as the bytes received pass the limit."""
-
-    def __init__(self, app: ASGIApp, limit: int):
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        for key, value in scope.get("headers", []):
-            if key == b"content-length":
-                try:
-                    size = int(value)
-                except ValueError:
-                    size = -1
-                if size < 0 or size > self.limit:
-                    await self._refuse(scope, receive, send)
-                    return
-        received = 0
-        started = False
-
-        async def limited() -> dict:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit:
-                    raise _TooLarge
-            return message
-
-        async def tracking(message: dict) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, limited, tracking)
-        except _TooLarge:
-            if not started:
-                await self._refuse(scope, receive, send)
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = JSONResponse({"error": f"request body over the limit of {self.limit} bytes"}, status_code=413)
-        await response(scope, receive, send)
+def _has_nul(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 async def _body(request: Request) -> dict[str, Any]:
     raw = await request.body()
     try:
         data = json.loads(raw.decode("utf-8")) if raw else {}
+    except RecursionError:
+        raise Refused(400, "the body is not JSON this server reads: nested too deeply") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise Refused(400, f"the body is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise Refused(400, f"the body must be a JSON object, got {type(data).__name__}")
+    if not _depth_ok(data, MAX_JSON_DEPTH):
+        raise Refused(400, f"the body's JSON nests deeper than {MAX_JSON_DEPTH} levels")
+    if _has_nul(data):
+        raise Refused(400, "the body holds a NUL character")
     return data
 
 
@@ -140,6 +149,17 @@ def _int_param(request: Request, name: str) -> int:
         raise Refused(400, f"query parameter {name!r} must be an integer, got {text!r}") from None
 
 
+def _seat_token(request: Request) -> str | None:
+    """The seat token of ``Authorization: Bearer TOKEN`` (None without one)."""
+    auth = request.headers.get("authorization", "")
+    scheme, _, token = auth.partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else ""
+
+
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -150,45 +170,88 @@ def _refusals(handler: Handler) -> Handler:
         except Refused as exc:
             return JSONResponse({"error": exc.reason}, status_code=exc.status)
         except files.FileRefused as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+            return JSONResponse({"error": str(exc)}, status_code=exc.status)
     return wrapped
 
 
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    reason = {404: f"no such page or API route: {request.url.path}",
+              405: f"{request.method} is not allowed on {request.url.path}"}.get(exc.status_code, exc.detail)
+    return JSONResponse({"error": reason}, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    return JSONResponse({"error": f"internal server error ({type(exc).__name__}); this is a bug"}, status_code=500)
+
+
 def create_app(config: WebConfig | None = None) -> Starlette:
-    """The web table over a fresh :class:`~hgin_web.games.Store`."""
+    """The web table over a fresh :class:`~hgin_web.store.Store` (which restores the
+    unfinished games of the save folder)."""
     config = config or WebConfig()
-    store = Store(config.save_dir, config.max_games, config.max_replays)
+    store = Store(config.save_dir, config.limits, config.policy_dirs)
+    listing = files.Listing(config.replays_from) if config.replays_from is not None else None
     seeds = random.SystemRandom()
+    pool = ThreadPoolExecutor(max_workers=max(1, config.agent_threads), thread_name_prefix="hgin-agents")
+
+    async def in_pool(fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` (agents' moves) in the agents' threads, off the event loop and off the
+        threads that answer the other requests."""
+        return await asyncio.get_running_loop().run_in_executor(pool, fn)
+
+    meta_body = json.dumps({
+        "profiles": [{"name": n, "format": r.format, "seats": r.num_players, "columns": r.columns,
+                      "target": r.target} for n, r in PROFILES.items()],
+        "agents": [*BUILTIN_AGENTS, "ppo", "ppo:PATH", "rllib:PATH"],
+        "max_body": config.max_body, "max_step_moves": MAX_STEP_MOVES, "step_seconds": config.step_seconds,
+        "replays": config.replays_from is not None}).encode()
 
     async def meta(request: Request) -> Response:
-        profiles = [{"name": n, "format": r.format, "seats": r.num_players, "columns": r.columns,
-                     "target": r.target} for n, r in PROFILES.items()]
-        return JSONResponse({"profiles": profiles, "agents": [*BUILTIN_AGENTS, "ppo", "ppo:PATH", "rllib:PATH"],
-                             "max_body": config.max_body, "max_step_moves": MAX_STEP_MOVES,
-                             "replays": config.replays_from is not None})
+        return Response(meta_body, media_type="application/json")
 
     async def new_game(request: Request) -> Response:
         body = await _body(request)
-        rules, seat, specs, seed = parse_new_game(body, config.policy_dirs, lambda: seeds.randrange(2**31))
-        game = await run_in_threadpool(store.new_game, rules, seat, specs, seed)
-        with game.lock:
-            view = game.view()
+        new = parse_new_game(body, config.policy_dirs, lambda: store.free_seed(lambda: seeds.randrange(2**31)))
+        game, token = await in_pool(lambda: store.new_game(new, _client(request)))
+
+        def run() -> dict:
+            with game.lock:
+                return game.view(own=True)
+        view = await run_in_threadpool(run)
+        view["seat_token"] = token
         return JSONResponse(view, status_code=201)
 
     def _seat(request: Request) -> int | None:
         return _int_param(request, "seat") if "seat" in request.query_params else None
 
+    def _own(request: Request, game: Any) -> bool:
+        """Whether the request carries the game's seat token (a wrong one is refused)."""
+        token = _seat_token(request)
+        if token is None:
+            return False
+        if not game.holds(token):
+            raise Refused(403, "that is not this game's seat token")
+        return True
+
+    def _owner(request: Request, game: Any) -> None:
+        if _seat_token(request) is None:
+            raise Refused(401, "this needs the game's seat token (Authorization: Bearer TOKEN, "
+                               "as POST /api/games answered it)")
+        _own(request, game)
+
     async def get_game(request: Request) -> Response:
-        game = store.game(request.path_params["id"])
+        game = await run_in_threadpool(store.game, request.path_params["id"], _client(request))
+        own = _own(request, game)
         seat = _seat(request)
 
         def run() -> dict:
             with game.lock:
-                return game.view(seat)
+                return game.view(own, seat)
         return JSONResponse(await run_in_threadpool(run))
 
     async def act(request: Request) -> Response:
-        game = store.game(request.path_params["id"])
+        game = await run_in_threadpool(store.game, request.path_params["id"], _client(request))
+        _owner(request, game)
         body = await _body(request)
         _only(body, {"action", "seat"})
         if "action" not in body:
@@ -197,29 +260,52 @@ def create_app(config: WebConfig | None = None) -> Starlette:
         def run() -> dict:
             with game.lock:
                 game.act(body["action"], body.get("seat"))
-                return game.view()
+                store.saved_change(game)
+                return game.view(own=True)
         return JSONResponse(await run_in_threadpool(run))
 
     async def step(request: Request) -> Response:
-        game = store.game(request.path_params["id"])
+        game = await run_in_threadpool(store.game, request.path_params["id"], _client(request))
+        _owner(request, game)
         body = await _body(request)
         _only(body, {"moves"})
         moves = body.get("moves", 1)
         if not isinstance(moves, int) or isinstance(moves, bool) or not 1 <= moves <= MAX_STEP_MOVES:
             raise Refused(400, f"'moves' must be an integer in 1..{MAX_STEP_MOVES}, got {moves!r}")
 
-        def run() -> dict:
+        # The moves run in slices, each queued behind the other requests' slices, so a
+        # short step (an agent's one reply) never waits for a long one to end; the last
+        # slice also draws the view.
+        deadline = time.monotonic() + config.step_seconds
+        made = 0
+
+        def run_slice() -> tuple[int, dict | None]:
             with game.lock:
-                made = game.step(moves)
-                out = game.view()
-            out["moves_made"] = made
-            return out
-        return JSONResponse(await run_in_threadpool(run))
+                if made and (game.over or game.match.current_seat == game.human):
+                    n = 0  # another request's moves got there first
+                else:
+                    n = game.step(moves - made, min(STEP_SLICE_SECONDS, max(0.0, deadline - time.monotonic())))
+                    store.saved_change(game)
+                stopped = game.over or game.match.current_seat == game.human
+                if stopped or made + n >= moves or time.monotonic() >= deadline:
+                    return n, game.view(own=True)
+                return n, None
+
+        while True:
+            n, out = await in_pool(run_slice)
+            made += n
+            if out is not None:
+                break
+        out["moves_made"] = made
+        return JSONResponse(out)
 
     async def game_file(request: Request) -> Response:
-        game = store.game(request.path_params["id"])
-        if game.path is None or not game.path.is_file():
+        game = await run_in_threadpool(store.game, request.path_params["id"], _client(request))
+        if game.path is None or not files.is_file(game.path):
             raise Refused(404, "this server does not save games (no --save-dir)")
+        if not game.over:
+            raise Refused(409, "the match is still being played: its file (which holds every card) is served "
+                               "once it is over")
         return FileResponse(game.path, media_type="application/json", filename=game.path.name)
 
     def _replay_root() -> Path:
@@ -228,43 +314,53 @@ def create_app(config: WebConfig | None = None) -> Starlette:
         return config.replays_from
 
     async def list_files(request: Request) -> Response:
-        root = _replay_root()
-        return JSONResponse(await run_in_threadpool(files.list_files, root))
+        _replay_root()
+        assert listing is not None
+        return JSONResponse(await run_in_threadpool(listing))
+
+    def _tournament_folder(rel: Any) -> Path:
+        folder = files.resolve_inside(_replay_root(), rel)
+        if not files.is_file(folder / "tournament.json"):
+            raise Refused(404, f"{rel!r} is not a tournament folder")
+        return folder
 
     async def tournament(request: Request) -> Response:
         rel = request.query_params.get("path", "")
-        folder = files.resolve_inside(_replay_root(), rel)
-        if not (folder / "tournament.json").is_file():
-            raise Refused(404, f"{rel!r} is not a tournament folder")
-        return JSONResponse({"path": rel, "matches": await run_in_threadpool(files.tournament_matches, folder)})
+        folder = _tournament_folder(rel)
+        matches = await run_in_threadpool(files.tournament_matches, folder, rel)
+        return JSONResponse({"path": rel, "matches": matches})
 
     async def new_replay(request: Request) -> Response:
         body = await _body(request)
+        client = _client(request)
         if "upload" in body:
             _only(body, {"upload", "name"})
             upload = body["upload"]
             raw = (upload if isinstance(upload, str) else json.dumps(upload)).encode("utf-8")
             name = body.get("name") if isinstance(body.get("name"), str) else "upload"
-            recording = await run_in_threadpool(files.load_bytes, raw, os.path.basename(name))
+            name = os.path.basename(name)[:100] or "upload"
+            recording = await run_in_threadpool(files.load_upload, raw, name)
         elif "seed" in body:
             _only(body, {"path", "seed", "a_seat", "agent_a", "agent_b"})
-            folder = files.resolve_inside(_replay_root(), body.get("path"))  # type: ignore[arg-type]
-            if not (folder / "tournament.json").is_file():
-                raise Refused(404, f"{body.get('path')!r} is not a tournament folder")
+            folder = _tournament_folder(body.get("path"))
             seed, a_seat = body.get("seed"), body.get("a_seat", 0)
             if not all(isinstance(v, int) and not isinstance(v, bool) for v in (seed, a_seat)):
                 raise Refused(400, "'seed' and 'a_seat' must be integers")
-            if not all(isinstance(body.get(k), str) for k in ("agent_a", "agent_b")):
+            if not all(isinstance(body.get(k), str) and len(body[k]) <= 300 for k in ("agent_a", "agent_b")):
                 raise Refused(400, "'agent_a' and 'agent_b' must name the tournament's agents")
-            recording = await run_in_threadpool(files.load_tournament_match, folder, body["path"], seed, a_seat,
-                                                body["agent_a"], body["agent_b"])
+            store.check_seed_free(seed)
+            recording = await in_pool(lambda: files.load_tournament_match(
+                folder, body["path"], seed, a_seat, body["agent_a"], body["agent_b"]))
         else:
             _only(body, {"path"})
-            path = files.resolve_inside(_replay_root(), body.get("path"))  # type: ignore[arg-type]
-            if not path.is_file():
+            path = files.resolve_inside(_replay_root(), body.get("path"))
+            if not files.is_file(path):
                 raise Refused(404, f"no match file {body.get('path')!r} in the replay folder")
+            if store.is_live_file(path):
+                raise Refused(409, f"{body['path']!r} is a game still being played: it can be replayed once it "
+                                   "is over")
             recording = await run_in_threadpool(files.load_path, path, body["path"])
-        replay = await run_in_threadpool(store.new_replay, recording)
+        replay = await in_pool(lambda: store.new_replay(recording, client))
         return JSONResponse(await run_in_threadpool(replay.view, 0), status_code=201)
 
     async def get_replay(request: Request) -> Response:
@@ -293,8 +389,17 @@ def create_app(config: WebConfig | None = None) -> Starlette:
         Route("/api/replays/{id}", _refusals(get_replay)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes)
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, Exception: _server_error},
+                    lifespan=lifespan)
     app.state.store = store
     app.state.config = config
-    app.add_middleware(BodyLimit, limit=config.max_body)
+    app.state.pool = pool
+    app.state.listing = listing
+    app.add_middleware(Guard, allowed_hosts=config.allowed_hosts, server_token=config.server_token,
+                       max_body=config.max_body, body_seconds=config.body_seconds)
     return app

@@ -6,21 +6,27 @@ The server is authoritative: :meth:`WebGame.act` checks a move against the actin
 legal actions before anything changes, and refuses (:class:`Refused`, an HTTP status and a
 reason) a move for another seat, out of turn, not in the mask, or after the match. Every
 change is saved at once as a match file that ``hgin replay`` reads.
+
+Each game has a secret seat token, given once to whoever creates it (as lichess gives each
+player a secret beside the public game id): the server keeps only its SHA-256. Moves,
+``step`` and the seat's own view need it; without it a game a person plays shows only its
+public view (:func:`hgin_web.views.public_view`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agents.base import make_agent
-from hgin_cli.common import describe_move
+from arena.records import MAX_SEED, describe_move
 from hgin_env import actions as A
 from hgin_env.match import Match, RoundResult, SeatHand
 from hgin_env.observation import ObservationLayout, observe
@@ -30,10 +36,12 @@ from . import files, views
 
 #: Agents a seat may be given; ``ppo:PATH`` and ``rllib:PATH`` load a checkpoint.
 BUILTIN_AGENTS = ("random", "simple", "expert", "search")
-#: Agent moves one ``step`` request may run.
-MAX_STEP_MOVES = 10_000
+#: Agent moves one ``step`` request may ask for.
+MAX_STEP_MOVES = 500
 #: Moves kept in a game's log for the page.
 EVENTS_SENT = 60
+#: The longest agent spec a seat may be given.
+MAX_SPEC_LENGTH = 300
 
 
 class Refused(Exception):
@@ -45,87 +53,165 @@ class Refused(Exception):
         self.reason = reason
 
 
-def check_agent_spec(spec: Any, policy_dirs: Sequence[Path]) -> str:
+# --------------------------------------------------------------------------- seat tokens
+def new_token() -> tuple[str, str]:
+    """A fresh seat token and the SHA-256 the server keeps of it."""
+    token = secrets.token_urlsafe(24)
+    return token, token_hash(token)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------- agents
+@dataclass(frozen=True)
+class SeatAgent:
+    """A checked agent spec: ``label`` as the page named it (``expert``, ``ppo``,
+    ``ppo:runs/a/model.zip``: never an absolute path), ``spec`` as ``make_agent`` takes it
+    (the checkpoint's resolved path) and ``root``, the policy folder it was found in."""
+
+    label: str
+    spec: str
+    root: Path | None = None
+
+    def hide_paths(self, text: str) -> str:
+        """``text`` with the policy folder's absolute path taken out (errors name paths
+        relative to the folder)."""
+        if self.root is not None:
+            text = text.replace(str(self.root.resolve()) + "/", "").replace(str(self.root.resolve()), ".")
+        return text
+
+
+def check_agent_spec(spec: Any, policy_dirs: Sequence[Path]) -> SeatAgent:
     """A seat's agent spec, checked: a built-in name, ``ppo`` / ``ppo:`` (the shipped policy),
-    or ``ppo:PATH`` / ``rllib:PATH`` with PATH inside one of ``policy_dirs`` (a page must not
-    make the server unpickle a file anywhere on the disk)."""
+    or ``ppo:PATH`` (a ``.zip``) / ``rllib:PATH`` (a folder) with PATH inside one of
+    ``policy_dirs`` (a page must not make the server unpickle a file anywhere on the disk)."""
     if not isinstance(spec, str) or not spec:
         raise Refused(400, f"an agent must be a name such as 'expert', got {spec!r}")
-    if spec in BUILTIN_AGENTS or spec in ("ppo", "ppo:"):
-        return "ppo:" if spec == "ppo" else spec
+    if len(spec) > MAX_SPEC_LENGTH:
+        raise Refused(400, f"an agent spec is at most {MAX_SPEC_LENGTH} characters, got {len(spec)}")
+    if any(ord(c) < 32 or c == "\x7f" for c in spec):
+        raise Refused(400, f"agent {spec!r} holds a control character")
+    if spec in BUILTIN_AGENTS:
+        return SeatAgent(spec, spec)
+    if spec in ("ppo", "ppo:"):
+        return SeatAgent("ppo", "ppo:")
     prefix, sep, arg = spec.partition(":")
     if not sep or prefix not in ("ppo", "rllib") or not arg:
         raise Refused(400, f"unknown agent {spec!r}; known: {', '.join(BUILTIN_AGENTS)}, ppo, ppo:PATH, rllib:PATH")
+    what = ".zip checkpoint" if prefix == "ppo" else "checkpoint folder"
+    try:
+        files.check_relative(arg, "PATH", "the policy folders")
+    except files.FileRefused as exc:
+        raise Refused(400, f"{spec!r}: {exc}") from None
     for root in policy_dirs:
-        base = root.resolve()
-        path = (base / arg).resolve()
-        if path.is_relative_to(base) and path.exists():
-            return f"{prefix}:{path}"
-    raise Refused(400, f"{spec!r}: no such checkpoint inside the policy folders "
-                       f"({', '.join(str(d) for d in policy_dirs)})")
+        try:
+            path = files.resolve_inside(root, arg, "PATH", "the policy folders")
+        except files.FileRefused:
+            continue
+        if (prefix == "ppo" and path.suffix == ".zip" and files.is_file(path)) or (
+                prefix == "rllib" and files.is_dir(path)):
+            return SeatAgent(spec, f"{prefix}:{path}", root)
+    raise Refused(400, f"{spec!r}: no {what} {arg!r} inside the policy folders (hgin web --policy-dir)")
 
 
-def build_agent(spec: str, seed: int, rules: Any) -> Any:
+def build_agent(seat: SeatAgent, seed: int, rules: Any) -> Any:
     """The agent of a checked spec, seeded like ``hgin play`` seeds its opponents."""
     try:
-        agent = make_agent(spec, seed=seed, layout=ObservationLayout.for_rules(rules))
-    except (ValueError, ImportError, OSError) as exc:
-        raise Refused(400, f"cannot load agent {spec!r}: {' '.join(str(exc).split())}") from None
+        agent = make_agent(seat.spec, seed=seed, layout=ObservationLayout.for_rules(rules))
+    except Exception as exc:  # a damaged or foreign checkpoint: SB3 raises many kinds
+        reason = seat.hide_paths(" ".join(str(exc).split()))[:300]
+        raise Refused(400, f"cannot load agent {seat.label!r}: {reason}") from None
     reset = getattr(agent, "reset", None)
     if reset is not None:
         reset(seed=seed)
     return agent
 
 
+# --------------------------------------------------------------------------- moves said
 def _describe(match: Match, action: int, names: Sequence[str]) -> dict[str, Any]:
     """One move, said before it is applied (``describe_move``: a draw from the stock or a
     knock never names the hidden card)."""
     seat = match.current_seat
     assert seat is not None
     table = match.tables[match.current_table]
-    return {"seat": seat, "table": table.index, "hand": match.hand_number, "action": int(action),
+    return {"seat": seat, "table": table.index, "hand": views.hand_number(match), "action": int(action),
             "text": describe_move(table.game, action, names[seat], symbols=False)}
 
 
-def _finished_events(finished: list[SeatHand | RoundResult]) -> list[dict[str, Any]]:
+def _finished_events(match: Match, finished: list[SeatHand | RoundResult]) -> list[dict[str, Any]]:
     out = []
     for item in finished:
         if isinstance(item, SeatHand):
             who = "dead hand" if item.winner is None else f"player_{item.winner} scores {item.points}"
-            out.append({"seat": None, "table": item.table, "hand": item.number,
-                        "text": f"Hand {item.number} over ({item.kind}): {who}"})
+            out.append({"seat": None, "table": item.table, "hand": (item.round or 0) + 1
+                        if match.format == "partnership" else item.number,
+                        "text": f"{views.hand_label(match, item)} over ({item.kind}): {who}"})
         else:
             who = "nobody (net 0)" if item.winner is None else f"team_{item.winner} scores {item.points}"
-            out.append({"seat": None, "table": None, "hand": None, "text": f"Round {item.number + 1}: {who}"})
+            out.append({"seat": None, "table": None, "hand": item.number + 1,
+                        "text": f"Round {item.number + 1}: {who}"})
     return out
 
 
+# --------------------------------------------------------------------------- games
 @dataclass
 class WebGame:
-    """A match on the table: ``human`` plays one seat (None: agents only, for watching)."""
+    """A match on the table: ``human`` plays one seat (None: agents only, for watching).
+
+    ``seats[s]`` is the checked agent of seat ``s`` (None at the human's); its agent is
+    built when first asked to move. ``seed_visible``: the player chose the seed, so views
+    may show it before the end. ``client`` is the address that holds the game."""
 
     id: str
     match: Match
     human: int | None
-    agents: list[Any]
-    labels: list[str]
+    seats: list[SeatAgent | None]
+    token_hash: str
+    client: str
+    seed_visible: bool = False
     path: Path | None = None
+    agents: list[Any] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     touched: float = field(default_factory=time.monotonic)
 
+    def __post_init__(self) -> None:
+        if not self.agents:
+            self.agents = [None] * self.match.num_players
+
+    @property
+    def labels(self) -> list[str]:
+        return ["human" if a is None else a.label for a in self.seats]
+
     @property
     def names(self) -> list[str]:
         return [views.seat_name(s, self.labels) for s in range(self.match.num_players)]
+
+    @property
+    def over(self) -> bool:
+        return self.match.is_over
+
+    def holds(self, token: str | None) -> bool:
+        """Whether ``token`` is this game's seat token."""
+        return token is not None and hmac.compare_digest(token_hash(token), self.token_hash)
+
+    def agent(self, seat: int) -> Any:
+        if self.agents[seat] is None:
+            spec = self.seats[seat]
+            assert spec is not None
+            self.agents[seat] = build_agent(spec, int(self.match.seed or 0) + seat, self.match.rules)
+        return self.agents[seat]
 
     def _apply(self, action: int) -> None:
         event = _describe(self.match, action, self.names)
         finished = self.match.apply(action)
         event["n"] = len(self.match.action_history)
         self.events.append(event)
-        self.events.extend(_finished_events(finished))
+        self.events.extend(_finished_events(self.match, finished))
 
-    def _save(self) -> None:
+    def save(self) -> None:
         if self.path is not None:
             files.save(self.match, self.path, self.labels)
 
@@ -148,66 +234,93 @@ class WebGame:
             raise Refused(422, f"action {action} ({name}) is not legal now; legal: "
                                + ", ".join(f"{a} ({A.describe_action(a)})" for a in sorted(legal)))
         self._apply(action)
-        self._save()
+        self.save()
 
-    def step(self, moves: int) -> int:
-        """Up to ``moves`` agent moves, stopping at the human's turn or the match's end;
-        returns how many were made."""
+    def step(self, moves: int, seconds: float) -> int:
+        """Up to ``moves`` agent moves, stopping at the human's turn, the match's end, or
+        once ``seconds`` have passed (after the move in progress); returns how many were made."""
         if self.match.is_over:
             raise Refused(409, "the match is over")
         if self.match.current_seat == self.human:
             raise Refused(409, f"it is your turn (seat {self.human}): send an action")
         made = 0
+        deadline = time.monotonic() + seconds
         while made < moves and not self.match.is_over and self.match.current_seat != self.human:
             seat = self.match.current_seat
-            action = int(self.agents[seat](observe(self.match, seat)))
+            action = int(self.agent(seat)(observe(self.match, seat)))
             if action not in self.match.legal_actions():
                 raise Refused(500, f"the agent at seat {seat} ({self.labels[seat]}) chose an illegal action "
                                    f"{action}; this is a bug in the agent")
             self._apply(action)
             made += 1
-        self._save()
+            if time.monotonic() >= deadline:
+                break
+        self.save()
         return made
 
-    def view(self, seat: Any = None) -> dict[str, Any]:
-        """The human seat's page (a watched game: the spectator's), with the recent moves
-        the page may see."""
-        if seat is not None and seat != self.human:
+    def view(self, own: bool, seat: Any = None) -> dict[str, Any]:
+        """The page: the human seat's view for its token holder (``own``), every hand open
+        for a watched game, and the public view for anyone else; with the recent moves the
+        page may see."""
+        if seat is not None and (not own or seat != self.human):
             raise Refused(403, f"seat {seat!r} is not yours" + (f": you play seat {self.human}"
-                                                                if self.human is not None else ""))
+                                                                if own and self.human is not None else ""))
         m = self.match
         if self.human is None:
-            out = views.spectator_view(m, self.labels)
+            out = views.spectator_view(m, self.labels, self.seed_visible)
             acting = m.current_seat
-            out["policy"] = None if acting is None else views.policy_view(self.agents[acting], m)
+            out["policy"] = None if acting is None else views.policy_view(self.agent(acting), m)
             seen = self.events
-        else:
-            out = views.seat_view(m, self.human, self.labels)
+        elif own:
+            out = views.seat_view(m, self.human, self.labels, self.seed_visible)
             mine = m.table_of(self.human)
             # Moves at the seat's own table (three-hand: the one table, also while sitting
             # out) and the announced results; never the moves at another table.
             seen = [e for e in self.events
                     if e["seat"] is None or m.format != "partnership" or e["table"] == mine]
+        else:
+            out = views.public_view(m, self.labels)
+            seen = [e for e in self.events if e["seat"] is None]  # only the results
         out.update({"id": self.id, "mode": "watch" if self.human is None else "play",
-                    "events": seen[-EVENTS_SENT:], "event_count": len(seen),
-                    "file": None if self.path is None else self.path.name})
+                    "events": seen[-EVENTS_SENT:], "event_count": len(seen), "yours": own,
+                    "file": None if self.path is None or not m.is_over else self.path.name,
+                    "settings": self.settings()})
         return out
 
+    def settings(self) -> dict[str, Any]:
+        """What the page's settings bar shows for this game: rules, seat, agents, seed."""
+        return {"rules": self.match.rules.name, "seat": self.human, "opponents": self.labels,
+                "seed": self.match.seed if self.seed_visible or self.match.is_over else None}
 
+
+# --------------------------------------------------------------------------- replays
 class Replay:
-    """A saved match, stepped through: the state after any number of its actions."""
+    """A saved match, stepped through: the state after any number of its actions. The whole
+    recording is played once when the replay is opened (an action that is illegal where it
+    occurs is refused then, with its number); each view plays it again to the step asked."""
 
-    def __init__(self, id: str, recording: files.Recording):
+    #: A replay can always be opened again: when room is needed it goes first.
+    over = True
+
+    def __init__(self, id: str, recording: files.Recording, client: str = ""):
         self.id = id
         self.rec = recording
+        self.client = client
         self.touched = time.monotonic()
         self.lock = threading.Lock()
-        # Where each deal starts (a hand; a round of two hands in a partnership).
+        # Where each deal starts (a hand; a round of two hands in a partnership), and how
+        # many events (moves and results) the log holds after each action.
         self.marks: list[dict[str, Any]] = []
+        self.event_counts: list[int] = [0]
         m = recording.new_match()
         self.marks.append(self._mark(m, 0))
         for i, action in enumerate(recording.actions):
+            if m.is_over or action not in m.legal_actions():
+                name = A.describe_action(action) if 0 <= action < A.NUM_ACTIONS else "not an action id"
+                raise Refused(400, f"{recording.name}: action #{i + 1} ({action}: {name}) is illegal where it "
+                                   "occurs; the file is corrupt")
             finished = m.apply(action)
+            self.event_counts.append(self.event_counts[-1] + 1 + len(finished))
             if finished and not m.is_over and (m.format != "partnership"
                                                or any(isinstance(f, RoundResult) for f in finished)):
                 self.marks.append(self._mark(m, i + 1))
@@ -225,83 +338,41 @@ class Replay:
         m = self.rec.new_match()
         labels = list(self.rec.players)
         names = [views.seat_name(s, labels) for s in range(m.num_players)]
+        said = max(0, step - EVENTS_SENT)  # only the last moves are described
+        for action in self.rec.actions[:said]:
+            m.apply(action)
         events: list[dict[str, Any]] = []
-        for action in self.rec.actions[:step]:
+        for action in self.rec.actions[said:step]:
             event = _describe(m, action, names)
             finished = m.apply(action)
             events.append(event)
-            events.extend(_finished_events(finished))
+            events.extend(_finished_events(m, finished))
         out = views.spectator_view(m, labels)
         out.update({"id": self.id, "mode": "replay", "name": self.rec.name, "step": step, "steps": n,
                     "marks": self.marks, "complete": self.rec.complete,
-                    "events": events[-EVENTS_SENT:], "event_count": len(events)})
+                    "events": events[-EVENTS_SENT:], "event_count": self.event_counts[step],
+                    "settings": {"rules": self.rec.rules.name, "seat": None, "opponents": labels,
+                                 "seed": self.rec.seed}})
         return out
 
 
-class Store:
-    """The server's games and replays, each under a random id; at most ``max_games`` and
-    ``max_replays`` (the least recently used goes first: a game is saved, so it lives on
-    as a file)."""
+# --------------------------------------------------------------------------- new games
+@dataclass(frozen=True)
+class NewGame:
+    """``POST /api/games``'s body, checked."""
 
-    def __init__(self, save_dir: Path | None, max_games: int = 256, max_replays: int = 64):
-        self.save_dir = save_dir
-        self.max_games = max_games
-        self.max_replays = max_replays
-        self.games: OrderedDict[str, WebGame] = OrderedDict()
-        self.replays: OrderedDict[str, Replay] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def _keep(self, table: OrderedDict, key: str, item: Any, limit: int) -> None:
-        with self.lock:
-            table[key] = item
-            while len(table) > limit:
-                table.popitem(last=False)
-
-    def new_game(self, rules: Any, human: int | None, agent_specs: list[str], seed: int) -> WebGame:
-        """A new match: ``agent_specs[seat]`` (checked specs) plays every seat but ``human``."""
-        match = Match(rules, seed=seed)
-        agents: list[Any] = [None] * match.num_players
-        labels = ["human"] * match.num_players
-        for s in range(match.num_players):
-            if s != human:
-                agents[s] = build_agent(agent_specs[s], seed + s, match.rules)
-                labels[s] = agent_specs[s]
-        gid = secrets.token_hex(8)
-        path = None
-        if self.save_dir is not None:
-            self.save_dir.mkdir(parents=True, exist_ok=True)
-            path = self.save_dir / f"web_{time.strftime('%Y%m%d_%H%M%S')}_{gid}.json"
-        game = WebGame(gid, match, human, agents, labels, path)
-        game._save()
-        self._keep(self.games, gid, game, self.max_games)
-        return game
-
-    def new_replay(self, recording: files.Recording) -> Replay:
-        replay = Replay(secrets.token_hex(8), recording)
-        self._keep(self.replays, replay.id, replay, self.max_replays)
-        return replay
-
-    def _get(self, table: OrderedDict, key: str, what: str) -> Any:
-        with self.lock:
-            item = table.get(key)
-            if item is None:
-                raise Refused(404, f"no {what} {key!r} on this server (finished long ago, or the server restarted)")
-            table.move_to_end(key)
-        item.touched = time.monotonic()
-        return item
-
-    def game(self, gid: str) -> WebGame:
-        return self._get(self.games, gid, "game")
-
-    def replay(self, rid: str) -> Replay:
-        return self._get(self.replays, rid, "replay")
+    rules: Any
+    seat: int | None
+    seats: list[SeatAgent | None]
+    seed: int
+    seed_chosen: bool
 
 
-def parse_new_game(body: dict[str, Any], policy_dirs: Sequence[Path],
-                   seed_source: Callable[[], int]) -> tuple[Any, int | None, list[str], int]:
+def parse_new_game(body: dict[str, Any], policy_dirs: Sequence[Path], seed_source: Callable[[], int]) -> NewGame:
     """``POST /api/games``'s body, checked: ``rules`` (a profile), ``seat`` (an int, "random",
     or null to watch agents), ``opponents`` (one agent for every other seat, or a list per
-    seat, null at the human's) and ``seed``."""
+    seat, null at the human's) and ``seed`` (null: the server draws one and keeps it hidden
+    until the match ends)."""
     known = {"rules", "seat", "opponents", "seed"}
     unknown = sorted(set(body) - known)
     if unknown:
@@ -312,9 +383,10 @@ def parse_new_game(body: dict[str, Any], policy_dirs: Sequence[Path],
     rules = get_rules(name)
     n = rules.num_players
     seed = body.get("seed")
+    chosen = seed is not None
     if seed is None:
         seed = seed_source()
-    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**63:
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed <= MAX_SEED:
         raise Refused(400, f"'seed' must be an integer in 0..2**63-1 or null, got {seed!r}")
     seat = body.get("seat", 0)
     if seat == "random":
@@ -329,6 +401,8 @@ def parse_new_game(body: dict[str, Any], policy_dirs: Sequence[Path],
     elif isinstance(opponents, list) and len(opponents) == n:
         specs = list(opponents)
     else:
-        raise Refused(400, f"'opponents' must be one agent name or a list of {n} (one per seat), got {opponents!r}")
+        shown = repr(opponents)
+        raise Refused(400, f"'opponents' must be one agent name or a list of {n} (one per seat), got "
+                           f"{shown[:80] + '...' if len(shown) > 80 else shown}")
     checked = [None if s == seat else check_agent_spec(specs[s], policy_dirs) for s in range(n)]
-    return rules, seat, checked, seed  # type: ignore[return-value]
+    return NewGame(rules, seat, checked, seed, chosen)

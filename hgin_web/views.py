@@ -2,7 +2,7 @@
 (``"7H"``, ``"TD"``: :func:`hgin_env.cards.format_card`), actions as their ids with the
 names of :func:`hgin_env.actions.describe_action`.
 
-Two kinds of view:
+Three kinds of view:
 
 - :func:`seat_view`, a player's page: built from the seat's observation dict
   (:func:`hgin_env.observation.observe`, decoded by :func:`agents.view.parse`), the very
@@ -13,6 +13,11 @@ Two kinds of view:
   seat's unseen cards, never the stock.
 - :func:`spectator_view`, for watching agents and for replays: every hand open, the
   discard pile in order, the stock as a count (never its order).
+- :func:`public_view`, for anyone without the seat's token watching a game a person plays:
+  only what every seat knows (the sheet, who acts, finished hands' results), no table.
+
+The seed is sent only when ``seed_visible`` (the player chose it, or the match is over): a
+seed the server drew would give away the stock's order.
 """
 
 from __future__ import annotations
@@ -106,25 +111,56 @@ def round_view(rnd: RoundResult) -> dict[str, Any]:
             "winner": rnd.winner, "points": rnd.points, "hands": [h.number for h in rnd.hands]}
 
 
-def _public(match: Match, labels: Sequence[str]) -> dict[str, Any]:
-    """What every page of a match may see."""
+def hand_number(match: Match) -> int:
+    """The number of the hand being played (the last one once the match is over), 1-based,
+    the same for every seat: in a partnership, where each round deals one hand at each
+    table, the round's number (both tables play their hand N in round N)."""
+    if match.format == "partnership":
+        return len(match.round_history) + (0 if match.is_over else 1)
+    return match.hand_number
+
+
+def hand_label(match: Match, hand: SeatHand) -> str:
+    """A finished hand's name on the page: ``Hand 3``, or ``Round 2, table 1`` in a partnership."""
+    if match.format == "partnership":
+        return f"Round {(hand.round or 0) + 1}, table {hand.table}"
+    return f"Hand {hand.number}"
+
+
+def winner_fields(match: Match) -> dict[str, Any]:
+    """Who won the match, named: ``match_winner_seat`` (duel, three-hand),
+    ``match_winner_team`` (partnership), ``match_winner_agent`` (the environment's name:
+    ``player_1``, or ``team_0`` in a partnership) and ``winning_seats``; all None / empty
+    while running, for a draw or a match stopped at its hand cap."""
+    row = match.match_winner
+    team = match.format == "partnership"
+    return {
+        "match_winner_seat": None if team else row, "match_winner_team": row if team else None,
+        "match_winner_agent": None if row is None else f"{'team' if team else 'player'}_{row}",
+        "winning_seats": list(match.winning_seats),
+    }
+
+
+def _public(match: Match, labels: Sequence[str], seed_visible: bool) -> dict[str, Any]:
+    """What every page of a match may see (the seed only when ``seed_visible``)."""
     return {
         "format": match.format, "rules": match.rules.name, "rules_options": match.rules.to_dict(),
-        "seed": match.seed, "num_players": match.num_players,
+        "seed": match.seed if seed_visible or match.is_over else None, "num_players": match.num_players,
         "players": [{"seat": s, "label": labels[s], "name": seat_name(s, labels),
                      "row": match.sheet_row(s)} for s in range(match.num_players)],
         "teams": [list(t) for t in match.teams] if match.teams else None,
         "to_act": match.current_seat, "over": match.is_over, "truncated": match.truncated,
-        "match_winner": match.match_winner, "winning_seats": list(match.winning_seats),
-        "hand_number": match.hand_number, "round": match.round_number if match.format == "partnership" else None,
+        **winner_fields(match),
+        "hand_number": hand_number(match),
+        "round": match.round_number if match.format == "partnership" else None,
         "sheet": sheet_view(match),
-        "results": [result_view(h) for h in match.hand_history],
+        "results": [dict(result_view(h), label=hand_label(match, h)) for h in match.hand_history],
         "rounds": [round_view(r) for r in match.round_history],
     }
 
 
 # --------------------------------------------------------------------------- a seat's page
-def seat_view(match: Match, seat: int, labels: Sequence[str]) -> dict[str, Any]:
+def seat_view(match: Match, seat: int, labels: Sequence[str], seed_visible: bool = True) -> dict[str, Any]:
     """The page of the player at ``seat``: its observation, decoded, and the public state."""
     rules = match.rules
     obs = observe(match, seat)
@@ -148,7 +184,7 @@ def seat_view(match: Match, seat: int, labels: Sequence[str]) -> dict[str, Any]:
         "own_discards": cards(v.own_discards), "opponent_discards": cards(v.opponent_discards),
         "opponent_known": cards(v.opponent_known), "opponent_passed": v.opponent_passed,
     }
-    out = _public(match, labels)
+    out = _public(match, labels, seed_visible)
     out.update({"view": "seat", "seat": seat, "table": table,
                 "your_turn": match.current_seat == seat,
                 "legal_actions": [action_entry(int(a)) for a in v.legal]})
@@ -170,11 +206,18 @@ def _table_open(match: Match, index: int) -> dict[str, Any]:
     }
 
 
-def spectator_view(match: Match, labels: Sequence[str]) -> dict[str, Any]:
+def spectator_view(match: Match, labels: Sequence[str], seed_visible: bool = True) -> dict[str, Any]:
     """Every table with every hand open (watching agents, replays); the stock as a count."""
-    out = _public(match, labels)
+    out = _public(match, labels, seed_visible)
     out.update({"view": "spectator", "seat": None,
                 "tables": [_table_open(match, i) for i in range(match.num_tables)]})
+    return out
+
+
+def public_view(match: Match, labels: Sequence[str], seed_visible: bool = False) -> dict[str, Any]:
+    """A game a person plays, seen without its seat token: what every seat knows, no table."""
+    out = _public(match, labels, seed_visible)
+    out.update({"view": "public", "seat": None})
     return out
 
 

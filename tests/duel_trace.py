@@ -3,7 +3,8 @@ terminations, truncations and infos at every step), for the bit-identity test of
 
 ``python tests/duel_trace.py OUT.json`` records the digests with whatever ``hgin_env`` is
 on the path. ``tests/data/duel_trace.json`` was recorded with the env of ``main`` before
-the duel and the formats shared one step path and one info builder (commit 6491764), with
+the duel and the formats shared one step path and one info builder (commit 6491764; the
+profiles RULES_VERSION 2 changed with their version-1 options, as the test plays them), with
 this file's digest: the infos enter it as the duel's infos were then (``hands_played``,
 ``hand`` with the hand record's keys, ``scoreboard``, ``match_winner``; before the first
 hand only ``hands_played``), so keys added since

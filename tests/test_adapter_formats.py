@@ -10,7 +10,7 @@ from agents.ppo import CheckpointError, PPOAgent, checkpoint_meta, save_checkpoi
 from hgin_env.envs.single_agent import SingleAgentEnv, UniformRandomOpponent
 from hgin_env.observation import ObservationLayout
 from hgin_env.rules import get_rules
-from hgin_env.summary import match_summary as format_summary
+from hgin_env.summary import match_summary
 
 FORMATS = ["hollywood_three_hand", "hollywood_partnership", "gin_three_hand", "gin_partnership"]
 
@@ -109,7 +109,7 @@ def test_three_hand_reward_is_the_seats_reward_and_summary_matches_the_sheet():
         summary = info["episode_summary"]
         # points mode: the seat's hand points won minus lost, / 100
         assert sum(rewards) == pytest.approx((summary["points"] - summary["opponent_points"]) / 100)
-        assert summary == format_summary(match, 2)
+        assert summary == match_summary(match, 2)
         assert summary["column_totals"] == match.sheet.columns[2].tolist()
         assert summary["won"] == (match.match_winner == 2)
         assert summary["hands"] == sum(1 for h in match.hand_history if 2 in h.seats)
@@ -123,13 +123,13 @@ def test_partners_share_the_team_reward(reward):
     env = SingleAgentEnv(opponent=UniformRandomOpponent(7), rules=short("hollywood_partnership"),
                          reward=reward, seat=1)
     paid: list[dict] = []
-    step = env.aec.step
+    play_step = env.aec._play  # what step() and play_checked() both run
 
-    def recording_step(action):  # every AEC step's rewards, the opponents' steps included
-        step(action)
+    def recording_step(agent, action, checked=False):  # every AEC step's rewards, the opponents' too
+        play_step(agent, action, checked)
         paid.append(dict(env.aec.rewards))
 
-    env.aec.step = recording_step
+    env.aec._play = recording_step
     trace, info = play(env, 4)
     assert all(r["player_1"] == r["player_3"] == -r["player_0"] == -r["player_2"] for r in paid)
     total = sum(trace[2:][1::4])
@@ -225,17 +225,17 @@ def test_episode_rewards_add_up_to_the_seats_return(reward):
     rules = get_rules("hollywood_three_hand").replace(target=25, name="short_three").to_dict()
     env = SingleAgentEnv(opponent=UniformRandomOpponent(1), rules=rules, reward=reward, seat=0)
     paid: list[float] = []
-    step, reset = env.aec.step, env.aec.reset
+    play_step, reset = env.aec._play, env.aec.reset  # _play: what step() and play_checked() run
 
-    def recording_step(action):
-        step(action)
+    def recording_step(agent, action, checked=False):
+        play_step(agent, action, checked)
         paid.append(env.aec.rewards["player_0"])
 
     def recording_reset(**kwargs):
         paid.clear()
         reset(**kwargs)
 
-    env.aec.step, env.aec.reset = recording_step, recording_reset
+    env.aec._play, env.aec.reset = recording_step, recording_reset
     for seed in range(6):
         trace, _ = play(env, seed)
         assert sum(trace[2:][1::4]) == pytest.approx(sum(paid))

@@ -38,3 +38,18 @@ def test_bench_only_one_group(tmp_path) -> None:
     assert run.main(["--tiny", "--no-anchors", "--quiet", "--only", "meld", "--out", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "bench.json").read_text())
     assert set(data["benches"]) == {"meld_random", "meld_real"}
+
+
+def test_commits_bench_runs_at_toy_size(tmp_path):
+    """eval.bench.commits against this same checkout: every contender timed on both sides."""
+    import json
+    from pathlib import Path
+
+    from eval.bench.commits import CONTENDERS, main
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "commits.json"
+    assert main(["--other", str(root), "--rounds", "1", "--steps", "2048", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert set(report) == set(CONTENDERS)
+    assert all(row["this"] > 0 and row["other"] > 0 for row in report.values())

@@ -110,6 +110,22 @@ def test_brute_chained_layoff():
     assert B.defender_best("KC 9C 8C", [clubs, B.cards("9D 9H 9S")]) == 0  # both run ends
 
 
+def test_defender_reply_is_settles_reply_and_the_brute_optimum():
+    """``scoring.defender_reply`` to the knocker's melds of a settled hand gives that hand's
+    defender deadwood, lay-offs and melds, and the brute-force best reply to those melds."""
+    rng = np.random.default_rng(17)
+    for _ in range(300):
+        knocker, defender = _random_case(rng)
+        res = scoring.settle(list(knocker), list(defender))
+        gin = res.kind == "gin"
+        dw, layoffs, melds = scoring.defender_reply(res.knocker_melds, defender, gin=gin)
+        assert (dw, layoffs, melds) == (res.defender_deadwood, res.layoffs, res.defender_melds)
+        if not gin:
+            assert dw == B.defender_best(defender, [_ids(m) for m in res.knocker_melds])
+    with pytest.raises(ValueError, match="holds a card of the knocker's melds"):
+        scoring.defender_reply([B.cards("3S 4S 5S")], "5S 6S 7S KD")
+
+
 # ------------------------------------------------------------------ random pairs
 
 

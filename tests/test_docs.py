@@ -66,11 +66,10 @@ def test_rule_book_covers_every_profile() -> None:
     assert not missing, f"docs/RULES.md does not describe profiles {missing}"
 
 
-#: The packages bottom up; each may import only the ones before it (hgin_web and hgin_cli
-#: are the two fronts on top: the CLI registers ``hgin web``, the server reuses the CLI's
-#: match files).
-LAYERS = ["hgin_env", "agents", "arena", "train", "eval", "hgin_cli", "hgin_web"]
-ALLOWED_ABOVE = {"hgin_cli": {"hgin_web"}}
+#: The packages bottom up; each may import only the ones before it. The CLI is on top: it
+#: registers ``hgin web`` (imports hgin_web); the server reads and writes match files
+#: through arena.records and never imports the CLI.
+LAYERS = ["hgin_env", "agents", "arena", "train", "eval", "hgin_web", "hgin_cli"]
 
 
 def _imported_packages(package: str) -> list[tuple[str, str]]:
@@ -92,7 +91,7 @@ def _imported_packages(package: str) -> list[tuple[str, str]]:
 def test_every_import_points_down(package: str) -> None:
     """Each package imports only the layers below it (``hgin_env`` nothing above it; ``train``
     the match library ``arena``, never the ``eval`` scripts; ``arena`` never ``train``)."""
-    above = set(LAYERS[LAYERS.index(package) + 1:]) - ALLOWED_ABOVE.get(package, set())
+    above = set(LAYERS[LAYERS.index(package) + 1:])
     bad = [f"{where}: {name}" for where, name in _imported_packages(package) if name in above]
     assert not bad, f"{package} imports from layers above it: {bad}"
 
@@ -108,3 +107,189 @@ def test_action_kinds_cover_every_action_once() -> None:
     assert A.is_knock(52) and not A.is_knock(51) and A.is_discard(51) and not A.is_discard(104)
     with pytest.raises(ValueError, match="108"):
         A.move_kind(108)
+
+
+#: hgin_env's own layers, bottom up (docs/architecture.md): each module may import modules of
+#: its own layer and the ones before it, never one above. The package front (``__init__``,
+#: ``hollywood_gin_v0``) and the deprecation shims at old paths sit on top.
+ENGINE_LAYERS: list[tuple[str, set[str]]] = [
+    ("engine", {"cards", "rules", "actions", "melds", "scoring", "sheets", "game", "match"}),
+    ("observer", {"observation", "rewards", "loop", "summary", "determinize"}),
+    ("render", {"render"}),
+    ("batch", {"batch"}),
+    ("envs", {"envs"}),
+]
+ENGINE_TOP = {"__init__", "hollywood_gin_v0", "env", "adapters", "vector", "rllib_adapter", "render_image"}
+
+
+def _engine_imports(type_checking: bool = True) -> dict[str, set[str]]:
+    """hgin_env module (dotted, below hgin_env) -> the hgin_env modules it imports (any
+    nesting: a function-level import counts too; ``type_checking=False`` leaves out the
+    imports under ``if TYPE_CHECKING:``, which never run)."""
+    import ast
+
+    base = ROOT / "hgin_env"
+    graph: dict[str, set[str]] = {}
+    for path in sorted(base.rglob("*.py")):
+        parts = list(path.relative_to(base).with_suffix("").parts)
+        module = ".".join(parts)
+        package = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
+        targets: set[str] = set()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped: set[int] = set()
+        if not type_checking:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+                    skipped |= {id(n) for child in node.body for n in ast.walk(child)}
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    anchor = package[:len(package) - (node.level - 1)] if node.level > 1 else package
+                    stem = anchor + (node.module.split(".") if node.module else [])
+                elif node.module and node.module.split(".")[0] == "hgin_env":
+                    stem = node.module.split(".")[1:]
+                else:
+                    continue
+                names = [stem] if stem else []
+                names += [stem + [alias.name] for alias in node.names]  # `from . import actions`
+                for name in names:
+                    where = base / Path(*name)
+                    if where.with_suffix(".py").exists() or (where / "__init__.py").exists():
+                        targets.add(".".join(name))
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("hgin_env."):
+                        targets.add(alias.name[len("hgin_env."):])
+        graph[module] = targets - {module}
+    return graph
+
+
+def _engine_layer(module: str) -> int | None:
+    top = module.split(".")[0]
+    if top in ENGINE_TOP:
+        return None
+    for level, (_, members) in enumerate(ENGINE_LAYERS):
+        if top in members:
+            return level
+    raise AssertionError(f"hgin_env.{module} is in no layer of ENGINE_LAYERS: place it there")
+
+
+def test_engine_imports_point_down_and_form_no_circle() -> None:
+    """Inside hgin_env: no module imports one of a higher layer (the engine imports no
+    observer, renderer, reward, batched engine or env; type-hint imports included), and no
+    circle among the imports that run."""
+    graph = _engine_imports()
+    bad = []
+    for module, targets in graph.items():
+        level = _engine_layer(module)
+        if level is None:
+            continue
+        for target in targets:
+            other = _engine_layer(target)
+            if other is None or other > level:
+                bad.append(f"hgin_env.{module} imports hgin_env.{target}")
+    assert not bad, f"imports that run up a layer: {bad}"
+    # No circle among the imports that run: a depth-first search over the module graph
+    # (package __init__ files excluded, they only re-export what their modules define; an
+    # import for type hints only, under TYPE_CHECKING, never runs).
+    running = _engine_imports(type_checking=False)
+    edges = {m: {t for t in ts if not t.endswith("__init__") and t in running} for m, ts in running.items()
+             if not m.endswith("__init__")}
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in edges.get(node, ()):
+            if state.get(nxt) == 1:
+                raise AssertionError(f"import circle: {' -> '.join(path + [node, nxt])}")
+            if nxt not in state:
+                visit(nxt, path + [node])
+        state[node] = 2
+
+    for node in edges:
+        if node not in state:
+            visit(node, [])
+
+
+# ----------------------------------------------------------------------------- the built site
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The documentation site as ``make test`` builds it (``mkdocs build --strict``)."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("site")
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def _site_links(site: Path) -> list[tuple[str, str, Path]]:
+    """Every link and image of the built pages that stays on the site: (page, URL, target file)."""
+    from urllib.parse import unquote, urlsplit
+
+    out = []
+    for page in sorted(site.rglob("*.html")):
+        for url in re.findall(r'\b(?:href|src)="([^"]*)"', page.read_text(encoding="utf-8")):
+            parts = urlsplit(url)
+            if parts.scheme or parts.netloc or not parts.path:
+                continue
+            base = site if parts.path.startswith("/") else page.parent  # 404.html links from the root
+            target = (base / unquote(parts.path).lstrip("/")).resolve()
+            out.append((str(page.relative_to(site)), url, target / "index.html" if target.is_dir() else target))
+    return out
+
+
+def test_every_link_of_the_site_resolves_on_the_site(site: Path) -> None:
+    """Links to source files, notebooks, run logs and folders open them on the site too
+    (docs/hooks/repository_links.py serves them), as they do in the repository."""
+    links = _site_links(site)
+    broken = [(page, url) for page, url, target in links if not target.is_file()]
+    assert not broken, f"links the site does not hold: {broken[:20]}"
+    served = {target.relative_to(site).as_posix() for _, _, target in links}
+    for path in ("repository/hgin_env/rewards.py", "repository/notebooks/01_quickstart.ipynb",
+                 "runs/exploit_5m_self/result.json", "runs/exploit_simple/index.html",
+                 "repository/agents/policies/hgin_ppo_training/index.html"):
+        assert path in served, path
+    assert (site / "repository/hgin_env/rewards.py").read_text() == (ROOT / "hgin_env/rewards.py").read_text()
+
+
+RAW_ROLE = re.compile(r":(?:py:)?(?:class|func|meth|mod|attr|data|exc|obj|const):(?:`|<code>)")
+
+
+def test_api_pages_render_sphinx_roles_as_cross_references(site: Path) -> None:
+    """The docstrings' ``:class:`...``` roles (docs/hooks/sphinx_roles.py) come out as links to
+    the API entries, never as raw text."""
+    raw = {str(page.relative_to(site)): len(RAW_ROLE.findall(page.read_text(encoding="utf-8")))
+           for page in site.rglob("*.html")}
+    assert not {page: n for page, n in raw.items() if n}, "raw Sphinx roles in the built site"
+    api = (site / "api" / "index.html").read_text(encoding="utf-8")
+    # hgin_env.observation's docstrings: :class:`~hgin_env.match.Match` -> a link to Match's entry.
+    link = r'<a class="autorefs autorefs-internal"[^>]*href="#hgin_env\.match\.Match"[^>]*><code>Match</code>'
+    assert re.search(link, api)
+
+
+def test_sphinx_roles_resolve_where_the_docstring_stands() -> None:
+    import importlib.util
+
+    import griffe
+
+    spec = importlib.util.spec_from_file_location("sphinx_roles", ROOT / "docs" / "hooks" / "sphinx_roles.py")
+    roles = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(roles)
+    assert roles.split_role("~hgin_env.match.Match") == ("Match", "hgin_env.match.Match")
+    assert roles.split_role("Match.observation <hgin_env.match.Match.observation>") == (
+        "Match.observation", "hgin_env.match.Match.observation")
+    assert roles.split_role("encode") == ("encode", "encode")
+    module = griffe.load("hgin_env.match", search_paths=[str(ROOT)])
+    match = module["Match"]
+    assert roles.resolve(match, "Match.apply") == "hgin_env.match.Match.apply"  # a name of its module
+    assert roles.resolve(match, "apply") == "hgin_env.match.Match.apply"  # a member of its class
+    assert roles.resolve(match, "agents.batched.BatchedExpert") == "agents.batched.BatchedExpert"
+    text = roles.convert("see :meth:`~hgin_env.match.Match.apply` and :func:`nowhere`", match)
+    assert text == ('see <autoref identifier="hgin_env.match.Match.apply" optional><code>apply</code></autoref> '
+                    'and <autoref identifier="nowhere" optional><code>nowhere</code></autoref>')

@@ -119,3 +119,41 @@ def test_readme_agents_example_prints_what_it_says() -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     shown = re.findall(r"# prints (.*)\n", code)
     assert shown and run.stdout.strip().splitlines() == shown
+
+
+def test_readme_lists_every_action_id() -> None:
+    """The README's one-paragraph action list ends where the action space does (107, big gin)."""
+    from hgin_env import actions as A
+
+    paragraph = next(p for p in README.split("\n\n") if "Actions 0..51" in p)
+    assert f"{A.NUM_ACTIONS - 1} lays down big gin" in " ".join(paragraph.split())
+    assert f"action_mask\": int8[{A.NUM_ACTIONS}]" in paragraph
+
+
+def test_make_test_extras_are_named_wherever_the_install_is_described() -> None:
+    """The README's and Getting started's ``make test`` rows and the pip line name every extra
+    the Makefile installs for it."""
+    extras = re.search(r"^EXTRAS_test := (\S+)$", (ROOT / "Makefile").read_text(), flags=re.M).group(1).split(",")
+    started = _doc("getting_started.md")
+    for text in (README, started):
+        row = next(line for line in text.splitlines() if line.startswith("| `make test` |"))
+        assert all(f"`{extra}`" in row for extra in extras), (row, extras)
+    assert f'pip install -e ".[{",".join(extras)}]"' in started
+
+
+def test_make_says_what_it_installs_before_the_quiet_pip_runs(tmp_path: Path) -> None:
+    """``make demo`` on a fresh machine prints a line naming what is installed (and that it
+    takes a while) before each ``pip install -q``, not pip commands alone."""
+    plan = subprocess.run(["make", "-n", "demo", f"VENV={tmp_path / 'venv'}"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert plan.returncode == 0, plan.stderr
+    lines = plan.stdout.splitlines()
+    # Each install command (not its fallback's continuation line) comes right after its line.
+    installs = [i for i, line in enumerate(lines) if "pip install -q" in line and "--upgrade" not in line
+                and not line[:1].isspace()]
+    assert len(installs) == 2  # CPU torch, then the package with the demo's extras
+    for i in installs:
+        assert lines[i - 1].startswith('echo "== installing'), lines[i - 1:i + 1]
+    assert any("first run: setting up" in line and "a minute or two" in line for line in lines)
+    assert any("installing CPU torch" in line for line in lines)
+    assert any("installing hgin_env with the extras [train] that make demo needs" in line for line in lines)

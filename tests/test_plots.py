@@ -84,6 +84,19 @@ def test_tournament_summary(tmp_path: Path, figures: list[Figure]) -> None:
     assert not any(label in ("A knock", "B knock") for label in labels)
 
 
+def test_tournament_summary_shows_a_zero_win_rate(tmp_path: Path, figures: list[Figure]) -> None:
+    """A pair at 0% (random against simple) has no bar to see: its rate is written beside the
+    axis, as every pair's is."""
+    from eval.tournament import plot_summary, run_tournament
+
+    result = run_tournament(["random", "simple"], matches=2, seed=0, workers=1, progress=False)
+    assert [s["a_win_rate"] for s in result.summaries()] == [0.0]
+    plot_summary(result, tmp_path / "summary.png")
+    win_rates = figures[0].axes[0]
+    assert [t.get_text() for t in win_rates.texts] == ["0.0%"]
+    assert win_rates.texts[0].get_position()[0] >= win_rates.get_xlim()[0]  # inside the panel
+
+
 def test_demo_results_give_each_agent_its_colour(tmp_path: Path, figures: list[Figure]) -> None:
     from train.demo import plot_results
 

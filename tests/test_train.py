@@ -270,3 +270,80 @@ def test_format_refusals():
         train(Args(rules="gin_three_hand", partner="simple", progress_bar=False))
     with pytest.raises(ValueError, match="--imitation-matches records duel demonstrations"):
         train(Args(rules="gin_partnership", imitation_matches=2, progress_bar=False))
+
+
+def test_a_run_shorter_than_eval_every_evaluates_at_its_end_and_prints_a_summary(tmp_path, capsys):
+    """``--eval-every`` is 100,000 by default: a shorter run still evaluates once, at its last
+    step, and every run ends with its steps, steps/s, win rates and where its curve is."""
+    import csv
+
+    args = Args(run_name="short", out_dir=str(tmp_path), total_timesteps=256, n_envs=8, n_steps=32,
+                batch_size=128, n_epochs=1, eval_matches=2, eval_opponents="simple", checkpoint_every=0,
+                opponents="simple", rules="hollywood_short", progress_bar=False)
+    assert args.eval_every > args.total_timesteps
+    train(args)
+    with (tmp_path / "short" / "eval.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["timesteps"], r["opponent"], r["matches"]) for r in rows] == [("256", "simple", "2")]
+    lines = capsys.readouterr().out.splitlines()[-4:]
+    assert lines[0].startswith(f"run {tmp_path / 'short'}: 256 steps in ") and lines[0].endswith(
+        "steps/s (evaluations included)")
+    assert lines[1].startswith("training matches: ")
+    assert lines[2].startswith("evaluation at step 256 (2 duplicate matches each): simple ")
+    assert lines[3] == (f"curve: {tmp_path / 'short' / 'learning_curve.png'} "
+                        f"(python -m train.plots {tmp_path / 'short'} redraws it)")
+
+
+def test_run_summary_reads_the_logs(tmp_path):
+    """The summary's win rates are the newest 100 training matches' (per opponent, the
+    run's snapshots as one) and the newest evaluation's."""
+    import csv
+
+    from train.callbacks import EPISODE_FIELDS
+    from train.summary import run_summary
+
+    run = tmp_path / "run"
+    run.mkdir()
+    with (run / "episodes.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=EPISODE_FIELDS, restval=0)
+        writer.writeheader()
+        for i in range(150):  # the first 50 (all lost) fall out of the window
+            writer.writerow({"timesteps": i, "opponent": "simple" if i % 2 else f"ppo:{run}/snapshots/s.zip",
+                             "won": int(i >= 50 and i % 4 == 1), "hands": 4, "my_knock": 1, "points": 30,
+                             "opp_points": 10})
+    (run / "eval.csv").write_text("timesteps,opponent,matches,win_rate,ci_low,ci_high,columns_won,hands_per_match\n"
+                                  "100,simple,10,0.1,0.0,0.3,0.5,9\n200,simple,10,0.25,0.05,0.45,1,9\n"
+                                  "200,expert,10,0.0,0.0,0.0,0,9\n")
+    text = run_summary(run, steps=300, trained_steps=100, seconds=50.0)
+    assert text.splitlines() == [
+        f"run {run}: 300 steps (100 of them in this run, resumed at 200) in 50 s of training, "
+        "2 steps/s (evaluations included)",
+        "training matches: 150 finished; the last 100 won 25% (self-play 0% of 50, simple 50% of 50); "
+        "their hands: 25% won, +5.0 points per hand",
+        "evaluation at step 200 (10 duplicate matches each): simple 25.0% (5.0%-45.0%), expert 0.0% (0.0%-0.0%)"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "none finished yet" in run_summary(empty, 64, 64, 1.0) and "evaluation: none" in run_summary(
+        empty, 64, 64, 1.0)
+
+
+def test_flag_combinations_are_refused_by_the_arguments():
+    """``Args.validate`` (called by ``train`` before anything is built) names the flags."""
+    Args().validate()
+    for args, message in ((Args(vec_env="dummy", opponents="simple,self"), "'self' opponent needs --vec-env batched"),
+                          (Args(episode="hand"), "--vec-env batched plays whole matches"),
+                          (Args(pfsp="easy"), "--pfsp must be one of hard, even, uniform"),
+                          (Args(rules="hollywood_three_hand", vec_env="dummy"), "--eval-every .duel evaluations."),
+                          (Args(league=True), "--league adds a snapshot every --self-play-every steps"),
+                          (Args(privileged_critic=True, imitation_matches=5), "--privileged-critic is for the card"),
+                          (Args(opponents=""), "no opponents")):
+        with pytest.raises(ValueError, match=message):
+            args.validate()
+
+
+def test_the_demo_says_how_many_steps_its_bar_counts():
+    from train.demo import training_steps
+
+    assert training_steps(50_000, 2_048) == ("50,000 steps (the bar counts to 51,200: PPO learns in whole "
+                                             "rollouts of 2,048 decisions)")
+    assert training_steps(4_096, 2_048) == "4,096 steps"

@@ -16,18 +16,19 @@ from hgin_cli.cli import save_match
 from hgin_env.game import Game
 from hgin_env.rules import PROFILES
 from hgin_web.app import WebConfig, create_app
+from hgin_web.games import MAX_STEP_MOVES
 
 try:
-    from tests.web_helpers import check_no_leak, greedy_choice, play_through
+    from tests.web_helpers import BASE_URL, bearer, check_no_leak, greedy_choice, new_game, play_through
 except ImportError:  # pragma: no cover - pytest run without the repo root on sys.path
-    from web_helpers import check_no_leak, greedy_choice, play_through
+    from web_helpers import BASE_URL, bearer, check_no_leak, greedy_choice, new_game, play_through
 
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
     config = WebConfig(save_dir=tmp_path / "games", policy_dirs=[tmp_path / "policies"], max_body=4096)
     (tmp_path / "policies").mkdir()
-    with TestClient(create_app(config)) as client:  # one event loop for every request: much faster
+    with TestClient(create_app(config), base_url=BASE_URL) as client:  # one event loop for every request: faster
         yield client
 
 
@@ -56,18 +57,16 @@ def test_whole_match_against_random_leaks_nothing(client: TestClient, rules: str
     assert "Match" in capsys.readouterr().out
 
 
-def _started(client: TestClient, **body) -> dict:
-    r = client.post("/api/games", json={"rules": "hollywood", "seat": 0, "opponents": "random", "seed": 3, **body})
-    assert r.status_code == 201, r.text
-    view = r.json()
+def _started(client: TestClient, **body) -> tuple[dict, dict]:
+    view, auth = new_game(client, **{"rules": "hollywood", "seat": 0, "opponents": "random", "seed": 3, **body})
     if not view["your_turn"]:
-        view = client.post(f"/api/games/{view['id']}/step", json={"moves": 100}).json()
+        view = client.post(f"/api/games/{view['id']}/step", json={"moves": 100}, headers=auth).json()
     assert view["your_turn"]
-    return view
+    return view, auth
 
 
 def test_refused_moves_change_nothing(client: TestClient) -> None:
-    view = _started(client)
+    view, auth = _started(client)
     gid = view["id"]
     legal = {a["id"] for a in view["legal_actions"]}
     illegal = next(a for a in range(108) if a not in legal)
@@ -82,42 +81,40 @@ def test_refused_moves_change_nothing(client: TestClient) -> None:
         ({}, 400, "missing 'action'"),
     ]
     for body, status, reason in cases:
-        r = client.post(f"/api/games/{gid}/actions", json=body)
+        r = client.post(f"/api/games/{gid}/actions", json=body, headers=auth)
         assert r.status_code == status and reason in r.json()["error"], (body, r.text)
     for raw in (b"{not json", b"[1, 2]", b"\xff\xfe"):
-        r = client.post(f"/api/games/{gid}/actions", content=raw, headers={"content-type": "application/json"})
+        r = client.post(f"/api/games/{gid}/actions", content=raw, headers={"content-type": "application/json", **auth})
         assert r.status_code == 400 and "JSON" in r.json()["error"], raw
-    r = client.post(f"/api/games/{gid}/step", json={"moves": 1})
+    r = client.post(f"/api/games/{gid}/step", json={"moves": 1}, headers=auth)
     assert r.status_code == 409 and "your turn" in r.json()["error"]
-    for moves in (0, -1, 10**9, "1"):
-        assert client.post(f"/api/games/{gid}/step", json={"moves": moves}).status_code == 400
-    assert client.get(f"/api/games/{gid}?seat=1").status_code == 403
-    assert client.get(f"/api/games/{gid}?seat=x").status_code == 400
+    for moves in (0, -1, 10**9, "1", MAX_STEP_MOVES + 1):
+        assert client.post(f"/api/games/{gid}/step", json={"moves": moves}, headers=auth).status_code == 400
+    assert client.get(f"/api/games/{gid}?seat=1", headers=auth).status_code == 403
+    assert client.get(f"/api/games/{gid}?seat=0").status_code == 403  # no token: no seat
+    assert client.get(f"/api/games/{gid}?seat=x", headers=auth).status_code == 400
     assert client.get("/api/games/nope").status_code == 404
     assert _game(client, gid).match.action_history == history
-    assert client.get(f"/api/games/{gid}").json()["legal_actions"] == view["legal_actions"]
+    assert client.get(f"/api/games/{gid}", headers=auth).json()["legal_actions"] == view["legal_actions"]
     # Out of turn: after the human's move the agent acts.
-    r = client.post(f"/api/games/{gid}/actions", json={"action": greedy_choice(view)})
+    r = client.post(f"/api/games/{gid}/actions", json={"action": greedy_choice(view)}, headers=auth)
     after = r.json()
     if not after["your_turn"]:
-        r = client.post(f"/api/games/{gid}/actions", json={"action": min(legal)})
+        r = client.post(f"/api/games/{gid}/actions", json={"action": min(legal)}, headers=auth)
         assert r.status_code == 409 and "not your turn" in r.json()["error"]
 
 
 def test_finished_and_watched_games_refuse_moves(client: TestClient) -> None:
     last = play_through(client, "oklahoma", seed=2)
-    gid = last["id"]
-    r = client.post(f"/api/games/{gid}/actions", json={"action": 104})
+    gid, auth = last["id"], bearer(last["seat_token"])
+    r = client.post(f"/api/games/{gid}/actions", json={"action": 104}, headers=auth)
     assert r.status_code == 409 and "over" in r.json()["error"]
-    assert client.post(f"/api/games/{gid}/step", json={"moves": 1}).status_code == 409
-    r = client.post("/api/games", json={"rules": "gin_us_uk", "seat": None, "opponents": ["simple", "random"],
-                                        "seed": 1})
-    assert r.status_code == 201
-    watched = r.json()
+    assert client.post(f"/api/games/{gid}/step", json={"moves": 1}, headers=auth).status_code == 409
+    watched, auth = new_game(client, rules="gin_us_uk", seat=None, opponents=["simple", "random"], seed=1)
     assert watched["mode"] == "watch" and len(watched["tables"][0]["hands"]) == 2
-    r = client.post(f"/api/games/{watched['id']}/actions", json={"action": 104})
+    r = client.post(f"/api/games/{watched['id']}/actions", json={"action": 104}, headers=auth)
     assert r.status_code == 409 and "no human seat" in r.json()["error"]
-    stepped = client.post(f"/api/games/{watched['id']}/step", json={"moves": 3}).json()
+    stepped = client.post(f"/api/games/{watched['id']}/step", json={"moves": 3}, headers=auth).json()
     assert stepped["moves_made"] == 3 and len(_game(client, watched["id"]).match.action_history) == 3
 
 
@@ -129,8 +126,9 @@ def test_new_game_bodies_are_checked(client: TestClient, tmp_path: Path) -> None
         ({"seat": "0"}, "'seat' must be"),
         ({"opponents": "grandmaster"}, "unknown agent"),
         ({"opponents": ["random"]}, "'opponents' must be"),
-        ({"opponents": "ppo:../outside.zip"}, "inside the policy folders"),
-        ({"opponents": "ppo:/etc/passwd"}, "inside the policy folders"),
+        ({"opponents": "ppo:../outside.zip"}, "outside the policy folders"),
+        ({"opponents": "ppo:/etc/passwd"}, "relative to the policy folders"),
+        ({"opponents": "ppo:missing.zip"}, "no .zip checkpoint 'missing.zip' inside the policy folders"),
         ({"seed": -1}, "'seed' must be"),
         ({"seed": 1.5}, "'seed' must be"),
         ({"colour": "red"}, "unknown field"),
@@ -156,13 +154,11 @@ def test_oversized_bodies_are_refused(client: TestClient) -> None:
 
 
 def test_trained_policy_probabilities_when_watching(client: TestClient) -> None:
-    r = client.post("/api/games", json={"rules": "hollywood", "seat": None, "opponents": ["ppo", "random"], "seed": 5})
-    assert r.status_code == 201, r.text
-    view = r.json()
+    view, auth = new_game(client, rules="hollywood", seat=None, opponents=["ppo", "random"], seed=5)
     for _ in range(6):
         if view["to_act"] == 0:
             break
-        view = client.post(f"/api/games/{view['id']}/step", json={"moves": 1}).json()
+        view = client.post(f"/api/games/{view['id']}/step", json={"moves": 1}, headers=auth).json()
     assert view["to_act"] == 0
     policy = view["policy"]
     legal = set(_game(client, view["id"]).match.legal_actions())
@@ -238,7 +234,7 @@ def test_replay_of_a_tournament_match(client: TestClient) -> None:
     view = client.get(f"/api/replays/{r.json()['id']}?step={r.json()['steps']}").json()
     assert view["over"] and len(view["results"]) == row["hands"]
     r = client.post("/api/replays", json={**body, "seed": 999})
-    assert r.status_code == 400 and "no match seed 999" in r.json()["error"]
+    assert r.status_code == 404 and "no match seed 999" in r.json()["error"]
     assert client.get("/api/tournament?path=../..").status_code == 400
 
 
@@ -248,3 +244,58 @@ def test_hgin_web_command_line() -> None:
     args = build_parser().parse_args(["web", "--port", "8123", "--save-dir", "x"])
     assert args.command == "web" and args.port == 8123 and args.host == "127.0.0.1"
     assert hgin_main(["web", "--port", "0"]) == 2
+
+
+# --------------------------------------------------------------------------- issue 34's rows
+def test_partnership_hand_number_is_the_same_everywhere(client: TestClient) -> None:
+    """The first hand is hand 1 in every view of every format (as ``hgin play`` says
+    "Hand 1"); in a partnership, where each round deals one hand at each table, the hand
+    number is the round's for both tables, in the seat's view, the public and the watched
+    view, the moves and the results' labels."""
+    for rules in ("hollywood", "hollywood_three_hand", "hollywood_partnership"):
+        view, _ = new_game(client, rules=rules, seat=0, opponents="random", seed=None)
+        watched, _ = new_game(client, rules=rules, seat=None, opponents="random", seed=None)
+        assert view["hand_number"] == watched["hand_number"] == 1, rules
+        assert client.get(f"/api/games/{view['id']}").json()["hand_number"] == 1
+    seen_rounds = []
+
+    def check(view: dict) -> None:
+        match = _game(client, view["id"]).match
+        number = len(match.round_history) + (0 if match.is_over else 1)
+        assert view["hand_number"] == number
+        assert client.get(f"/api/games/{view['id']}").json()["hand_number"] == number
+        for e in view["events"]:
+            assert e["hand"] <= number
+        for r in view["results"]:
+            assert r["label"] == f"Round {r['round'] + 1}, table {r['table']}"
+        seen_rounds.append(number)
+
+    last = play_through(client, "gin_partnership", seed=11, seat=2, on_view=check)
+    assert last["over"] and seen_rounds[0] == 1 and max(seen_rounds) >= 2
+    moves = [e for e in last["events"] if e["seat"] is not None]
+    assert moves and all(e["hand"] == last["hand_number"] for e in moves[-3:])
+
+
+def test_match_winner_fields_are_named(client: TestClient) -> None:
+    """The winner is given in named fields: the seat (duel, three-hand), the team
+    (partnership), the environment's agent name (``player_1`` / ``team_0``), the seats."""
+    duel = play_through(client, "gin_us_uk", seed=3)
+    assert "match_winner" not in duel
+    seat = duel["match_winner_seat"]
+    assert seat in (0, 1) and duel["match_winner_team"] is None
+    assert duel["match_winner_agent"] == f"player_{seat}" and duel["winning_seats"] == [seat]
+    assert seat == _game(client, duel["id"]).match.match_winner
+    team = play_through(client, "gin_partnership", seed=4, seat=1)
+    t = team["match_winner_team"]
+    assert t in (0, 1) and team["match_winner_seat"] is None and team["match_winner_agent"] == f"team_{t}"
+    assert sorted(team["winning_seats"]) == sorted(team["teams"][t])
+    running, _ = new_game(client, rules="hollywood", seat=0, opponents="random", seed=None)
+    assert (running["match_winner_seat"], running["match_winner_team"], running["match_winner_agent"]) == (None,) * 3
+
+
+def test_start_page_says_what_to_do(client: TestClient) -> None:
+    """The start page is not an empty table: a hint says to choose and press Start (and the
+    page hides it once a game is on screen)."""
+    page = client.get("/").text
+    assert 'id="welcome"' in page and "press <b>Start</b>" in page
+    assert '$("welcome").hidden = true' in client.get("/static/app.js").text

@@ -1,7 +1,10 @@
 """The web table in a real browser: Debian's headless Chromium, driven by Selenium through
 the system chromedriver (nothing is downloaded). It plays a whole duel against ``random``
-by clicking, then replays the saved match. With ``HGIN_SCREENSHOTS=DIR`` it saves
-``web_play.png`` (a game in progress) and ``web_replay.png`` there (docs/img in the repo).
+by clicking (reloading in the middle: the page keeps its seat token), then replays the
+saved match; it watches a trained policy play. At 1,280 px and at a phone's width nothing
+scrolls sideways. With ``HGIN_SCREENSHOTS=DIR`` it saves ``web_play.png`` (a game in
+progress), ``web_phone.png`` (the same at 390 px), ``web_watch.png`` and
+``web_replay.png`` there (docs/img in the repo).
 
 Needs ``chromium`` and ``chromium-driver`` (Debian/Ubuntu: ``apt-get install chromium
 chromium-driver``; ``.ci/run`` installs them when they are missing).
@@ -10,6 +13,7 @@ chromium-driver``; ``.ci/run`` installs them when they are missing).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import threading
@@ -26,8 +30,12 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from hgin_web.app import WebConfig, create_app
+from hgin_web.server import server_config
 
 CHROMIUM = os.environ.get("HGIN_CHROMIUM", "/usr/bin/chromium")
+WIDE, PHONE = (1280, 900), (390, 844)
+#: A card written as the API writes it (TC, KH): the page shows 10♣, K♥ instead.
+CARD_CODE = re.compile(r"(?<![A-Za-z0-9])[A2-9TJQK][CDHS](?![A-Za-z0-9])")
 CHROMEDRIVER = os.environ.get("HGIN_CHROMEDRIVER", "/usr/bin/chromedriver")
 
 
@@ -46,7 +54,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    srv = uvicorn.Server(server_config(app, "127.0.0.1", port))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -87,6 +95,25 @@ def _error(driver: webdriver.Chrome) -> str:
     return box.text if box.is_displayed() else ""
 
 
+def _fits(driver: webdriver.Chrome, where: str) -> None:
+    """Nothing on the page scrolls sideways (the sheet included)."""
+    widths = driver.execute_script(
+        "const d = document.documentElement, s = document.querySelector('table.sheet');"
+        "return [d.scrollWidth, d.clientWidth, s ? s.scrollWidth : 0, s ? s.parentElement.clientWidth : 0];")
+    assert widths[0] <= widths[1] and widths[2] <= widths[3], f"{where}: overflow {widths}"
+
+
+def _at_width(driver: webdriver.Chrome, size: tuple[int, int]) -> None:
+    driver.set_window_size(*size)
+    WebDriverWait(driver, 10).until(lambda d: d.execute_script("return window.innerWidth") <= size[0])
+
+
+def _shot(driver: webdriver.Chrome, name: str) -> None:
+    shots = os.environ.get("HGIN_SCREENSHOTS")
+    if shots:
+        driver.save_screenshot(str(Path(shots) / name))
+
+
 def _click_a_move(driver: webdriver.Chrome) -> None:
     """Knock when a knock button is offered, pass or draw, else discard the card that
     leaves the least deadwood (the page shows it under each card)."""
@@ -102,7 +129,7 @@ def _click_a_move(driver: webdriver.Chrome) -> None:
 
 
 def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.Chrome) -> None:
-    shots = os.environ.get("HGIN_SCREENSHOTS")
+    _at_width(browser, WIDE)
     browser.get(server + "/")
     version = _settled(browser, -1)
     Select(browser.find_element(By.ID, "rules")).select_by_value("hollywood_short")
@@ -114,21 +141,45 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
     Select(browser.find_element(By.ID, "speed")).select_by_value("0")
     browser.find_element(By.ID, "start").click()
     version = _settled(browser, version)
-    shot_taken = False
-    for _ in range(2000):
+    shot_taken = reloaded = False
+    for moves in range(2000):
         assert not _error(browser), _error(browser)
         if browser.find_element(By.TAG_NAME, "body").get_attribute("data-over") == "1":
             break
+        if moves == 6:
+            # A reload mid-game keeps the seat (the token is in localStorage) and the
+            # settings bar shows this game, not the form's defaults.
+            title = browser.find_element(By.ID, "table-title").text
+            browser.refresh()
+            version = _settled(browser, -1)
+            assert browser.find_element(By.ID, "table-title").text == title
+            assert browser.find_elements(By.CSS_SELECTOR, "#tables .seat .who")[-1].text.endswith("you")
+            assert browser.execute_script(
+                "return Object.keys(localStorage).filter((k) => k.startsWith('hgin_seat_')).length") == 1
+            assert Select(browser.find_element(By.ID, "rules")).first_selected_option.get_attribute("value") \
+                == "hollywood_short"
+            assert browser.find_element(By.ID, "agent-1").get_attribute("value") == "random"
+            assert browser.find_element(By.ID, "seed").get_attribute("value") == "11"
+            reloaded = True
         if not shot_taken and browser.find_elements(By.CSS_SELECTOR, "#showdown .showdown") \
                 and browser.find_elements(By.CSS_SELECTOR, "#tables .card[data-action]"):
-            if shots:
-                browser.save_screenshot(str(Path(shots) / "web_play.png"))
+            _fits(browser, "a game at 1,280 px")
+            _shot(browser, "web_play.png")
+            _at_width(browser, PHONE)
+            _fits(browser, "a game at a phone's width")
+            _shot(browser, "web_phone.png")
+            _at_width(browser, WIDE)
             shot_taken = True
         _click_a_move(browser)
         version = _settled(browser, version)
     else:
         raise AssertionError("the match did not end")
-    assert shot_taken
+    assert shot_taken and reloaded
+    assert not CARD_CODE.search(browser.find_element(By.ID, "log").text), browser.find_element(By.ID, "log").text
+    _fits(browser, "the match's end at 1,280 px")
+    _at_width(browser, PHONE)
+    _fits(browser, "the match's end at a phone's width")
+    _at_width(browser, WIDE)
     result = browser.find_element(By.ID, "match-result").text
     assert result.startswith("Match over"), result
     # The page reload continues the game: the same finished match comes back.
@@ -153,9 +204,54 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
         browser.find_element(By.ID, "forward").click()
         version = _settled(browser, version)
     assert len(browser.find_elements(By.CSS_SELECTOR, "#tables .table .hand")) == 2  # both hands open
-    if shots:
-        browser.save_screenshot(str(Path(shots) / "web_replay.png"))
+    replayed = Select(browser.find_element(By.ID, "replay-file")).first_selected_option.text
+    assert replayed.startswith("web_") and replayed.endswith(".json")  # the controls show the replay's file
+    setup = browser.find_element(By.ID, "setup").size["height"]
+    assert setup < 100, f"the settings bar takes {setup} px (more than two lines) in a replay"
+    _fits(browser, "a replay at 1,280 px")
+    _shot(browser, "web_replay.png")
     browser.find_element(By.ID, "last").click()
     _settled(browser, version)
     assert browser.find_element(By.ID, "match-result").text.startswith("Match over")
+    assert not _error(browser)
+
+
+def test_watch_a_policy_with_long_names_and_one_card_notation(server: str, browser: webdriver.Chrome) -> None:
+    """Watching a trained policy (named by a long ppo:PATH): the name is shortened with the
+    full one on hover, the policy panel says how many moves it leaves out, cards are
+    written one way in the tables, the move log and the panel; it fits both widths."""
+    _at_width(browser, WIDE)
+    browser.get(server + "/")
+    version = _settled(browser, -1)
+    browser.find_element(By.ID, "tab-watch").click()
+    Select(browser.find_element(By.ID, "rules")).select_by_value("hollywood")
+    for seat, agent in ((0, "ppo:hgin_ppo_scratch.zip"), (1, "random")):
+        box = browser.find_element(By.ID, f"agent-{seat}")
+        box.clear()
+        box.send_keys(agent)
+    browser.find_element(By.ID, "seed").send_keys("5")
+    browser.find_element(By.ID, "start").click()
+    version = _settled(browser, version, timeout=60)
+    for _ in range(40):  # to a discard of the policy (11 legal moves: more than the panel lists)
+        more = browser.find_elements(By.ID, "policy-more")
+        if more:
+            break
+        browser.find_element(By.TAG_NAME, "body").send_keys("n")
+        version = _settled(browser, version)
+    else:
+        raise AssertionError("the policy never had more legal moves than the panel lists")
+    assert re.match(r"8 of \d+ legal moves shown; the other \d+ have", more[0].text), more[0].text
+    names = [n for n in browser.find_elements(By.CSS_SELECTOR, "#tables .who .name") if "ppo" in n.text]
+    assert names and "\u2026" in names[0].text
+    assert names[0].get_attribute("title") == "player_0 (ppo:hgin_ppo_scratch.zip)"
+    for where in ("log", "policy"):
+        text = browser.find_element(By.ID, where).text
+        assert not CARD_CODE.search(text), (where, text)
+    assert any(s in browser.find_element(By.ID, "log").text + browser.find_element(By.ID, "policy").text
+               for s in "\u2663\u2666\u2665\u2660")
+    _fits(browser, "watching at 1,280 px")
+    _shot(browser, "web_watch.png")
+    _at_width(browser, PHONE)
+    _fits(browser, "watching at a phone's width")
+    _at_width(browser, WIDE)
     assert not _error(browser)

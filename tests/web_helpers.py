@@ -1,4 +1,5 @@
-"""Shared by the web table's tests: a player that plays through the API, and the leak check."""
+"""Shared by the web table's tests: a test client on a loopback address, a player that plays
+through the API with its seat token, and the leak check."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from eval.web_load import choose  # one quick player for the tests and the load script
 from hgin_env.cards import format_card, mask_to_cards
 from hgin_env.match import Match
+from hgin_web.games import MAX_STEP_MOVES
 
 CARD = re.compile(r"(?<![A-Za-z0-9])([A2-9TJQK][CDHS])(?![A-Za-z0-9])")
 
@@ -76,22 +78,102 @@ def check_no_leak(view: dict[str, Any], match: Match, seat: int) -> None:
         assert set(view["table"]["hand"]["loose"] + sum(view["table"]["hand"]["melds"], [])) <= seen
 
 
-def play_through(client: Any, rules: str, seed: int, opponents: Any = "random", seat: int = 0,
-                 on_view: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """A whole match through the API: the human plays :func:`greedy_choice`, the agents move
-    by ``step``; ``on_view`` sees every answer. Returns the last view."""
-    r = client.post("/api/games", json={"rules": rules, "seat": seat, "opponents": opponents, "seed": seed})
+#: The address the tests' client sends as Host (the server answers loopback names only).
+BASE_URL = "http://127.0.0.1:8000"
+
+
+def bearer(token: str) -> dict[str, str]:
+    """The header that carries a game's seat token."""
+    return {"Authorization": f"Bearer {token}"}
+
+
+def new_game(client: Any, **body: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """A new game (201 expected): its view and the header with its seat token."""
+    r = client.post("/api/games", json=body)
     assert r.status_code == 201, r.text
     view = r.json()
+    return view, bearer(view["seat_token"])
+
+
+def play_through(client: Any, rules: str, seed: int | None, opponents: Any = "random", seat: int = 0,
+                 on_view: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """A whole match through the API: the human plays :func:`greedy_choice`, the agents move
+    by ``step``; ``on_view`` sees every answer. Returns the last view (with ``seat_token``)."""
+    view, auth = new_game(client, rules=rules, seat=seat, opponents=opponents, seed=seed)
+    token = view["seat_token"]
     for _ in range(20_000):
         if on_view is not None:
             on_view(view)
         if view["over"]:
-            return view
+            return dict(view, seat_token=token)
         if view["your_turn"]:
-            r = client.post(f"/api/games/{view['id']}/actions", json={"action": greedy_choice(view)})
+            r = client.post(f"/api/games/{view['id']}/actions", json={"action": greedy_choice(view)}, headers=auth)
         else:
-            r = client.post(f"/api/games/{view['id']}/step", json={"moves": 10_000})
+            r = client.post(f"/api/games/{view['id']}/step", json={"moves": MAX_STEP_MOVES}, headers=auth)
         assert r.status_code == 200, r.text
         view = r.json()
     raise AssertionError("the match did not end")
+
+
+# --------------------------------------------------------------------------- a real server
+class Server:
+    """``hgin web`` in a subprocess on a free loopback port (``python -m hgin_cli web``), for
+    the tests that need a real server: SIGKILL, slow connections, load."""
+
+    def __init__(self, save_dir: Any, *args: str):
+        self.save_dir = save_dir
+        self.args = args
+        self.proc: Any = None
+        self.port = 0
+
+    def start(self) -> Server:
+        import os
+        import socket
+        import subprocess
+        import sys
+        import time
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])))
+        self.proc = subprocess.Popen([sys.executable, "-m", "hgin_cli", "web", "--port", str(self.port),
+                                      "--save-dir", str(self.save_dir), *self.args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, f"the server exited: {self.proc.stdout.read().decode()}"
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return self
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError("the server did not start")
+
+    def kill(self, sig: int = 9) -> None:
+        self.proc.send_signal(sig)
+        self.proc.wait(timeout=30)
+
+    def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None,
+             timeout: float = 60) -> tuple[int, Any]:
+        import http.client
+
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            data = None if body is None else json.dumps(body).encode()
+            sent = dict(headers or {})
+            if data is not None:
+                sent["Content-Type"] = "application/json"
+            conn.request(method, path, body=data, headers=sent)
+            res = conn.getresponse()
+            return res.status, json.loads(res.read() or b"null")
+        finally:
+            conn.close()
+
+    def __enter__(self) -> Server:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)

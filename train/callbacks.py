@@ -60,7 +60,7 @@ EPISODE_FIELDS = ["timesteps", "opponent", "won", "lost", "truncated", "columns_
 
 
 def episode_row(s: dict, timesteps: int, opponent: str) -> dict:
-    """One ``episodes.csv`` row (``EPISODE_FIELDS``) from ``hgin_env.envs.single_agent.episode_summary``."""
+    """One ``episodes.csv`` row (``EPISODE_FIELDS``) from ``hgin_env.summary``."""
     cols = list(s["column_totals"]) + [0, 0, 0]
     opp = list(s["opponent_column_totals"]) + [0, 0, 0]
     row = {"timesteps": timesteps, "opponent": opponent, "won": int(s["won"]),
@@ -154,7 +154,10 @@ class HollywoodLogger(BaseCallback):
 class PeriodicEval(BaseCallback):
     """Every ``every`` steps: duplicate matches against each opponent with the tournament
     harness (masks respected, deterministic policy); logs ``eval/win_rate_vs_*``. An opponent
-    is any agent spec (``simple``, ``expert``, ``ppo:PATH``...: :func:`evaluate_against`)."""
+    is any agent spec (``simple``, ``expert``, ``ppo:PATH``...: :func:`evaluate_against`).
+
+    A training that crossed no multiple of ``every`` (a run, or a resumed stretch, shorter
+    than the period) evaluates once at its end, so that it still says how it plays."""
 
     def __init__(self, run_dir: Path, every: int, matches: int, opponents: list[str], rules: object,
                  seed: int = EVAL_SEED):
@@ -166,6 +169,7 @@ class PeriodicEval(BaseCallback):
         self.rules = rules
         self.seed = seed
         self.last = 0
+        self.evaluations = 0  # made by this training (the end evaluates if none was)
         self.writer: _CsvWriter | None = None
 
     def _on_training_start(self) -> None:
@@ -173,6 +177,7 @@ class PeriodicEval(BaseCallback):
                                  ["timesteps", "opponent", "matches", "win_rate", "ci_low", "ci_high",
                                   "columns_won", "hands_per_match"])
         self.last = self.num_timesteps
+        self.evaluations = 0
 
     def _on_step(self) -> bool:
         if crossed(self.last, self.num_timesteps, self.every):
@@ -197,9 +202,15 @@ class PeriodicEval(BaseCallback):
                                "columns_won": summary["a_columns_won"],
                                "hands_per_match": summary["hands_per_match"]})
         self.logger.dump(self.num_timesteps)
+        self.evaluations += 1
         return out
 
     def _on_training_end(self) -> None:
+        if not self.evaluations:
+            print(f"evaluating the final policy at step {self.num_timesteps:,} ({self.matches} duplicate matches "
+                  f"against each of {', '.join(self.opponents)}: the run ended before --eval-every "
+                  f"{self.every:,}; --eval-every 0 skips this)", flush=True)
+            self.evaluate()
         if self.writer:
             self.writer.close()
 

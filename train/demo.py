@@ -63,6 +63,18 @@ def expectation(rows: list[dict], seconds: float) -> str:
     return "\n".join(lines)
 
 
+def training_steps(total: int, rollout: int) -> str:
+    """How many steps the training makes, said so that the progress bar's count matches:
+    PPO learns in whole rollouts, so it runs on to the first multiple of ``rollout`` at or
+    past ``total`` (``train.callbacks.ProgressFps.planned_steps``)."""
+    from train.callbacks import ProgressFps
+
+    planned = ProgressFps.planned_steps(total, 0, rollout)
+    if planned == total:
+        return f"{total:,} steps"
+    return f"{total:,} steps (the bar counts to {planned:,}: PPO learns in whole rollouts of {rollout:,} decisions)"
+
+
 def evaluate(agent_name: str, agent: object, opponents: list[str], matches: int, seed: int) -> list[dict]:
     from arena.evaluate import evaluate_against
 
@@ -144,10 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     from train.ppo import Args, train
 
     out = Path(args.out)
-    print(f"== 1. training a small agent for {args.timesteps} steps ({out}) ==")
+    n_steps = max(8, min(64, args.timesteps // (4 * args.n_envs)))
+    print(f"== 1. training a small agent for {training_steps(args.timesteps, n_steps * args.n_envs)} ({out}) ==")
     model_path = train(Args(run_name=out.name, out_dir=str(out.parent), seed=args.seed,
-                            total_timesteps=args.timesteps, n_envs=args.n_envs,
-                            n_steps=max(8, min(64, args.timesteps // (4 * args.n_envs))),
+                            total_timesteps=args.timesteps, n_envs=args.n_envs, n_steps=n_steps,
                             batch_size=256, eval_every=0, checkpoint_every=0,
                             # The PPO settings of the demo before the batched engine (2,048
                             # decisions per rollout, minibatch 256, the network of the imitation

@@ -8,12 +8,20 @@ A run folder ``runs/<run-name>/`` holds:
                          under charts/, evaluations under eval/)
     progress.csv         the same scalars as CSV (SB3's logger)
     episodes.csv         one row per finished training match (outcome, columns, hand kinds)
-    eval.csv             periodic duplicate-match evaluations against the heuristics
+    eval.csv             periodic duplicate-match evaluations against the heuristics (a run
+                         shorter than --eval-every evaluates once, at its end)
     checkpoints/         periodic checkpoints, each complete with hgin_meta.json (resume with
                          --resume PATH: the run continues in its folder, see resume below)
     snapshots/           frozen copies used as self-play opponents
     model.zip            the final policy (a checkpoint with hgin_meta.json inside)
     learning_curve.png   win rates over training (``python -m train.plots RUN_DIR``)
+
+The run ends by printing a summary (train/summary.py): its steps and steps/s, the win rates
+of its last 100 training matches and of its last evaluation, and where the curve is.
+The flags are checked against each other by ``Args.validate`` before anything is built;
+``train`` then runs its steps in order, one small function each (find_start, make_league,
+make_envs, new_model or resumed_model, open_run_folder, imitation_warm_start,
+set_up_logging, make_callbacks, learn).
 
 By default the environments are the batched engine (``--vec-env batched``): 128 matches
 in this process, stepped by numpy, with the opponents acting on whole batches (Simple in a
@@ -64,6 +72,15 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # torch and SB3 load only when training starts (``--help`` stays quick)
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import VecEnv
+
+    from hgin_env.rules import Rules
+    from train.league import League
 
 
 @dataclass
@@ -154,6 +171,40 @@ class Args:
     target_kl: float = field(default=0.0, metadata={"help": "stop an update's epochs past this KL (0 = off)"})
     progress_bar: bool = field(default=True, metadata={"help": "show a progress bar"})
     torch_threads: int = field(default=1, metadata={"help": "torch CPU threads (1 avoids contention)"})
+
+    def validate(self) -> None:
+        """Check the flags against each other before anything is built or written; a
+        combination that cannot train raises ``ValueError`` naming the flags. :func:`train`
+        calls it; checks that need the checkpoint (``--resume``) are made where it is read."""
+        from hgin_env.rules import get_rules
+        from train.league import PFSP_MODES
+
+        batched = self.vec_env == "batched"
+        rules = get_rules(self.rules)
+        if rules.format != "duel" and self.imitation_matches > 0:
+            raise ValueError(f"--imitation-matches records duel demonstrations; format={rules.format!r} "
+                             f"trains by PPO alone (--imitation-matches 0)")
+        if self.partner and rules.format != "partnership":
+            raise ValueError(f"--partner is for a partnership; format={rules.format!r} has no partners")
+        if self.partner and not batched:
+            raise ValueError("--partner plays the learner's partner on the batched engine (--vec-env batched); "
+                             "TrainingEnv's partner is its opponent agent")
+        if self.knock_start_gap and not self.init_from:  # it sets the weights --init-from loads
+            raise ValueError("--knock-start-gap starts from a checkpoint: give --init-from")
+        for flag, on in (("--privileged-critic", self.privileged_critic), ("--league", self.league)):
+            if on and not batched:
+                raise ValueError(f"{flag} trains on the batched engine (--vec-env batched)")
+        if self.privileged_critic and (self.imitation_matches or self.policy != "card"):
+            raise ValueError("--privileged-critic is for the card policy trained by PPO alone "
+                             "(no --imitation-matches: recorded demonstrations hold no privileged facts)")
+        if self.league and self.self_play_every <= 0:
+            raise ValueError("--league adds a snapshot every --self-play-every steps: give it (> 0)")
+        if self.pfsp not in PFSP_MODES:
+            raise ValueError(f"--pfsp must be one of {', '.join(PFSP_MODES)}, not {self.pfsp!r}")
+        if batched and self.episode != "match":
+            raise ValueError("--vec-env batched plays whole matches; use --vec-env subproc for --episode hand")
+        if "self" in parse_mixture(self.opponents)[0] and not batched:  # (an empty mixture is refused too)
+            raise ValueError("the 'self' opponent needs --vec-env batched")
 
 
 #: Arguments a resumed run does not take over from the run it continues.
@@ -253,200 +304,220 @@ def resumed_hyperparameters(args: Args) -> dict:
     return out
 
 
-def train(args: Args) -> Path:
-    """Run one training; returns the path of the final model."""
-    import torch
+@dataclass
+class Start:
+    """Where a run starts, found before anything is written: its folder, and with
+    ``--resume`` / ``--init-from`` the checked checkpoint."""
+
+    run_dir: Path
+    #: The ``--resume`` checkpoint's metadata (empty for a new run).
+    resume_meta: dict
+    #: The checkpoints given, each loaded whole so a damaged file is refused up front; the
+    #: last one (``--init-from``'s when given) is what a new model starts from.
+    weights: MaskablePPO | None
+
+
+def find_start(args: Args, rules: Rules) -> Start:
+    """The run folder (``--out-dir/--run-name``, or the resumed checkpoint's own folder), and
+    every checkpoint given (``--resume``, ``--init-from``) read, checked against the rules
+    and the observation layout, and loaded."""
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import CallbackList
-    from stable_baselines3.common.logger import Logger
-    from stable_baselines3.common.monitor import Monitor
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from agents.ppo import check_layout, checkpoint_meta, load_error, read_meta, save_checkpoint
-    from hgin_env.batch import privileged_size
+    from agents.ppo import check_layout, load_error, read_meta
     from hgin_env.observation import ObservationLayout
-    from hgin_env.rules import get_rules
-    from train.callbacks import (
-        Checkpoints,
-        HollywoodLogger,
-        PeriodicEval,
-        ProgressFps,
-        SelfPlaySnapshots,
-        continued_csv_output,
-        continued_tensorboard_output,
-        read_resume_state,
-        rewind_run,
-    )
-    from train.envs import TrainingEnv
-    from train.policy import CardAwarePolicy, load_start_weights
 
-    torch.set_num_threads(args.torch_threads)
-    # Argument checks on every distribution the opponents' and evaluations' policies build
-    # cost time on every call and check nothing the masks do not already guarantee.
-    torch.distributions.Distribution.set_default_validate_args(False)
-    args = resolved(args)
-    rules = get_rules(args.rules)
-    if rules.format != "duel" and args.imitation_matches > 0:  # checked before anything is written
-        raise ValueError(f"--imitation-matches records duel demonstrations; format={rules.format!r} "
-                         f"trains by PPO alone (--imitation-matches 0)")
-    if args.partner and rules.format != "partnership":
-        raise ValueError(f"--partner is for a partnership; format={rules.format!r} has no partners")
-    if args.partner and args.vec_env != "batched":
-        raise ValueError("--partner plays the learner's partner on the batched engine (--vec-env batched); "
-                         "TrainingEnv's partner is its opponent agent")
-    if args.knock_start_gap and not args.init_from:  # it sets the weights --init-from loads
-        raise ValueError("--knock-start-gap starts from a checkpoint: give --init-from")
-    for flag, on in (("--privileged-critic", args.privileged_critic), ("--league", args.league)):
-        if on and args.vec_env != "batched":
-            raise ValueError(f"{flag} trains on the batched engine (--vec-env batched)")
-    if args.privileged_critic and (args.imitation_matches or args.policy != "card"):
-        raise ValueError("--privileged-critic is for the card policy trained by PPO alone "
-                         "(no --imitation-matches: recorded demonstrations hold no privileged facts)")
-    if args.league and args.self_play_every <= 0:
-        raise ValueError("--league adds a snapshot every --self-play-every steps: give it (> 0)")
-    from train.league import PFSP_MODES
-
-    if args.pfsp not in PFSP_MODES:
-        raise ValueError(f"--pfsp must be one of {', '.join(PFSP_MODES)}, not {args.pfsp!r}")
-    run_name = args.run_name or f"ppo_{args.seed}_{time.strftime('%Y%m%d_%H%M%S')}"
-    run_dir = Path(args.out_dir) / run_name
-    if args.resume:  # checked before anything is written
+    run_dir = Path(args.out_dir) / (args.run_name or f"ppo_{args.seed}_{time.strftime('%Y%m%d_%H%M%S')}")
+    resume_meta: dict = {}
+    if args.resume:
         resume_meta = read_meta(args.resume)
         if resume_meta.get("rules") != rules.to_dict():
             raise ResumeError(f"{args.resume} was trained with rules {resume_meta.get('rules', {}).get('name')!r}, "
                               f"this run plays {rules.name!r}")
         if not args.run_name:
             run_dir = run_folder_of(Path(args.resume)) or run_dir
-    start_weights = None
+    weights = None
     for path in filter(None, (args.resume, args.init_from)):
         check_layout(read_meta(path), path, layout=ObservationLayout.for_rules(rules))
         try:  # the whole checkpoint loads, before any environment or file is made
-            start_weights = MaskablePPO.load(path, device="cpu")
+            weights = MaskablePPO.load(path, device="cpu")
         except Exception as exc:  # SB3 raises many kinds on damaged files
             raise load_error(path, exc) from None
-    privileged = privileged_size(rules.format) if args.privileged_critic else 0
+    return Start(run_dir, resume_meta, weights)
+
+
+def run_meta(args: Args, rules: Rules, run_dir: Path) -> dict:
+    """The metadata every checkpoint of the run carries (``hgin_meta.json``)."""
+    from agents.ppo import checkpoint_meta
+    from hgin_env.batch import privileged_size
+
     meta = checkpoint_meta(rules, {"run": run_dir.name, "args": dataclasses.asdict(args)})
-    if privileged:  # the network's extra input columns, read by its critic only
-        meta["privileged_size"] = privileged
+    if args.privileged_critic:  # the network's extra input columns, read by its critic only
+        meta["privileged_size"] = privileged_size(rules.format)
+    return meta
 
-    # 1. Environments: the learner against a mixture of opponents, one seat at random.
-    specs, weights = parse_mixture(args.opponents)
-    league = None
-    if args.league:
-        from train.league import League, league_state_path
 
-        league = League(specs, mode=args.pfsp, exponent=args.pfsp_exponent, pool_size=args.self_play_pool,
-                        memory=args.league_memory)
-        if args.resume:  # the league as it was at the checkpoint
-            resumed_at = int(resume_meta.get("timesteps", -1))
-            saved = league_state_path(run_folder_of(Path(args.resume)) or run_dir, resumed_at)
-            if saved.is_file():
-                league = League.load(saved)
-                for spec in league.drop_missing():
-                    print(f"warning: league snapshot {spec} is missing; the league goes on without it",
-                          file=sys.stderr)
-                for spec in specs:  # an opponent named in --opponents joins a resumed league
-                    league.add_member(spec, resumed_at)
-            else:
-                print(f"warning: no league state {saved}; the league starts again from --opponents",
+def make_league(args: Args, start: Start) -> League | None:
+    """``--league``: the PFSP league of the ``--opponents`` (train/league.py); resumed, the
+    league saved with the checkpoint, joined by any opponent named again. None without it."""
+    if not args.league:
+        return None
+    from train.league import League, league_state_path
+
+    specs, _ = parse_mixture(args.opponents)
+    league = League(specs, mode=args.pfsp, exponent=args.pfsp_exponent, pool_size=args.self_play_pool,
+                    memory=args.league_memory)
+    if args.resume:  # the league as it was at the checkpoint
+        resumed_at = int(start.resume_meta.get("timesteps", -1))
+        saved = league_state_path(run_folder_of(Path(args.resume)) or start.run_dir, resumed_at)
+        if saved.is_file():
+            league = League.load(saved)
+            for spec in league.drop_missing():
+                print(f"warning: league snapshot {spec} is missing; the league goes on without it",
                       file=sys.stderr)
-        specs, weights = league.specs, list(league.weights())
+            for spec in specs:  # an opponent named in --opponents joins a resumed league
+                league.add_member(spec, resumed_at)
+        else:
+            print(f"warning: no league state {saved}; the league starts again from --opponents",
+                  file=sys.stderr)
+    return league
 
+
+def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float]) -> VecEnv:
+    """The learner's environments against the opponent mixture, one seat at random: the
+    batched engine (``--vec-env batched``), or one ``TrainingEnv`` per process or in a loop."""
     if args.vec_env == "batched":
         from train.envs import BatchedVecEnv
 
-        if args.episode != "match":
-            raise ValueError("--vec-env batched plays whole matches; use --vec-env subproc for --episode hand")
-        envs = BatchedVecEnv(args.n_envs, specs, weights, rules=rules, reward=args.reward,
+        return BatchedVecEnv(args.n_envs, specs, weights, rules=rules, reward=args.reward,
                              match_bonus=args.match_bonus, seed=args.seed, shaping=args.shaping,
                              shaping_gamma=args.gamma, shaping_potential=args.shaping_potential,
                              privileged=args.privileged_critic, partner_spec=args.partner or None)
-    else:
-        if "self" in specs:
-            raise ValueError("the 'self' opponent needs --vec-env batched")
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-        def make_env(rank: int):
-            def thunk():
-                env = TrainingEnv(specs, weights, rules=rules, reward=args.reward,
-                                  match_bonus=args.match_bonus, episode=args.episode,
-                                  seed=args.seed * 100 + rank, shaping=args.shaping,
-                                  shaping_gamma=args.gamma, shaping_potential=args.shaping_potential)
-                env = Monitor(env)
-                env.reset(seed=args.seed * 100 + rank)
-                return env
-            return thunk
+    from train.envs import TrainingEnv
 
-        vec_cls = SubprocVecEnv if args.vec_env == "subproc" and args.n_envs > 1 else DummyVecEnv
-        envs = vec_cls([make_env(i) for i in range(args.n_envs)])
+    def make_env(rank: int):
+        def thunk():
+            env = TrainingEnv(specs, weights, rules=rules, reward=args.reward,
+                              match_bonus=args.match_bonus, episode=args.episode,
+                              seed=args.seed * 100 + rank, shaping=args.shaping,
+                              shaping_gamma=args.gamma, shaping_potential=args.shaping_potential)
+            env = Monitor(env)
+            env.reset(seed=args.seed * 100 + rank)
+            return env
+        return thunk
 
-    # 2. The agent (or a checkpoint to resume).
-    start_step = None  # the checkpoint's step when resuming
-    resume_state: dict = {}  # what was saved beside the checkpoint (train.callbacks.save_resume_state)
-    if args.resume:
-        try:
-            # The run's (possibly overridden) hyperparameters replace the saved ones, so that
-            # e.g. `--resume ... --learning-rate 1e-4` anneals the run as args.json says.
-            model = MaskablePPO.load(args.resume, env=envs, device="cpu",
-                                     custom_objects=resumed_hyperparameters(args))
-        except Exception as exc:  # SB3 raises many kinds on damaged files or other spaces
-            envs.close()
-            raise load_error(args.resume, exc) from None
-        start_step = int(model.num_timesteps)
-        if args.total_timesteps <= start_step:
-            envs.close()
-            raise ResumeError(f"{args.resume} is at step {start_step}; --total-timesteps "
-                              f"{args.total_timesteps} (the run's total) leaves nothing to train")
-        # Deal on from the checkpoint's generator state (not the run's first matches again).
-        resume_state = read_resume_state(Path(args.resume)) or {}
-        if "generator_state" in resume_state and hasattr(envs, "continue_from"):
-            envs.continue_from(resume_state["generator_state"])
-        else:  # said aloud: the per-process envs (dummy, subproc) have no saved deal state yet
-            print(f"warning: no saved deal state for {args.resume} (a final model.zip, an older checkpoint, "
-                  f"or --vec-env {args.vec_env}): the resumed run deals from its seed again", file=sys.stderr)
-    else:
-        policy = CardAwarePolicy if args.policy == "card" else "MlpPolicy"
+    vec_cls = SubprocVecEnv if args.vec_env == "subproc" and args.n_envs > 1 else DummyVecEnv
+    return vec_cls([make_env(i) for i in range(args.n_envs)])
+
+
+def new_model(args: Args, envs: VecEnv, rules: Rules, start: Start) -> MaskablePPO:
+    """A fresh MaskablePPO (the card-aware policy or an MLP), started from ``--init-from``'s
+    weights when given."""
+    from sb3_contrib import MaskablePPO
+
+    from hgin_env.batch import privileged_size
+    from train.policy import CardAwarePolicy, load_start_weights
+
+    if args.policy == "card":
+        policy = CardAwarePolicy
         policy_kwargs = {"columns": rules.columns, "format": rules.format, "hidden": args.hidden,
-                         "summary": args.summary,
-                         "card_hidden": args.card_hidden, "relations": args.relations,
-                         "knock_bound": args.knock_bound, "privileged": privileged,
-                         "shared_trunk": args.shared_trunk} \
-            if args.policy == "card" else {"net_arch": [256, 256]}
-        model = MaskablePPO(policy, envs, learning_rate=args.learning_rate, n_steps=args.n_steps,
-                            batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
-                            gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
-                            policy_kwargs=policy_kwargs, seed=args.seed, device="cpu", verbose=0,
-                            target_kl=args.target_kl or None)
-        if start_weights is not None:  # --init-from
-            load_start_weights(model.policy, start_weights.policy,
-                               args.knock_start_gap or None)
-    if hasattr(envs, "set_live_model"):
-        envs.set_live_model(model)  # the 'self' opponent samples the learner's current policy
-    # The run folder is written from here on.
+                         "summary": args.summary, "card_hidden": args.card_hidden, "relations": args.relations,
+                         "knock_bound": args.knock_bound,
+                         "privileged": privileged_size(rules.format) if args.privileged_critic else 0,
+                         "shared_trunk": args.shared_trunk}
+    else:
+        policy, policy_kwargs = "MlpPolicy", {"net_arch": [256, 256]}
+    model = MaskablePPO(policy, envs, learning_rate=args.learning_rate, n_steps=args.n_steps,
+                        batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
+                        gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
+                        policy_kwargs=policy_kwargs, seed=args.seed, device="cpu", verbose=0,
+                        target_kl=args.target_kl or None)
+    if start.weights is not None:  # --init-from
+        load_start_weights(model.policy, start.weights.policy, args.knock_start_gap or None)
+    return model
+
+
+def resumed_model(args: Args, envs: VecEnv) -> tuple[MaskablePPO, int, dict]:
+    """``--resume``: the checkpoint's model on ``envs`` with the run's PPO settings, its step,
+    and what was saved beside it (``train.callbacks.save_resume_state``); the environments
+    deal on from the saved generator state. The environments are closed on a refusal."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import load_error
+    from train.callbacks import read_resume_state
+
+    try:
+        # The run's (possibly overridden) hyperparameters replace the saved ones, so that
+        # e.g. `--resume ... --learning-rate 1e-4` anneals the run as args.json says.
+        model = MaskablePPO.load(args.resume, env=envs, device="cpu",
+                                 custom_objects=resumed_hyperparameters(args))
+    except Exception as exc:  # SB3 raises many kinds on damaged files or other spaces
+        envs.close()
+        raise load_error(args.resume, exc) from None
+    start_step = int(model.num_timesteps)
+    if args.total_timesteps <= start_step:
+        envs.close()
+        raise ResumeError(f"{args.resume} is at step {start_step}; --total-timesteps "
+                          f"{args.total_timesteps} (the run's total) leaves nothing to train")
+    # Deal on from the checkpoint's generator state (not the run's first matches again).
+    resume_state = read_resume_state(Path(args.resume)) or {}
+    if "generator_state" in resume_state and hasattr(envs, "continue_from"):
+        envs.continue_from(resume_state["generator_state"])
+    else:  # said aloud: the per-process envs (dummy, subproc) have no saved deal state yet
+        print(f"warning: no saved deal state for {args.resume} (a final model.zip, an older checkpoint, "
+              f"or --vec-env {args.vec_env}): the resumed run deals from its seed again", file=sys.stderr)
+    return model, start_step, resume_state
+
+
+def open_run_folder(args: Args, run_dir: Path, start_step: int | None) -> None:
+    """Write ``args.json``; a resumed run first cuts its logs back to the checkpoint's step."""
+    from train.callbacks import rewind_run
+
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
     if start_step is not None:
         rewind_run(run_dir, start_step)
-    # 2b. Optionally warm-start by imitating a heuristic (train/imitation.py says why).
-    if args.imitation_matches and not args.resume:
-        from train.imitation import collect, pretrain
 
-        demos = collect(args.imitation_matches, teacher=args.imitation_teacher, rules=rules,
-                        gamma=args.gamma, match_bonus=args.match_bonus, reward=args.reward, shaping=args.shaping,
-                        shaping_potential=args.shaping_potential,
-                        seed=10_000_000 + args.seed,
-                        workers=max(1, min(args.n_envs, os.cpu_count() or 1)), progress=args.progress_bar)
-        stats = pretrain(model, demos, epochs=args.imitation_epochs, lr=args.imitation_lr,
-                         knock_weight=args.imitation_knock_weight, seed=args.seed, progress=args.progress_bar)
-        stats["decisions"] = len(demos)
-        (run_dir / "imitation.json").write_text(json.dumps(stats, indent=2))
-        save_checkpoint(model, run_dir / "model_imitation.zip", meta)
+
+def imitation_warm_start(args: Args, model: MaskablePPO, rules: Rules, run_dir: Path, meta: dict) -> None:
+    """``--imitation-matches N``: clone the teacher's play over N matches before PPO
+    (train/imitation.py says why); writes ``imitation.json`` and ``model_imitation.zip``."""
+    from agents.ppo import save_checkpoint
+    from train.imitation import collect, pretrain
+
+    demos = collect(args.imitation_matches, teacher=args.imitation_teacher, rules=rules,
+                    gamma=args.gamma, match_bonus=args.match_bonus, reward=args.reward, shaping=args.shaping,
+                    shaping_potential=args.shaping_potential,
+                    seed=10_000_000 + args.seed,
+                    workers=max(1, min(args.n_envs, os.cpu_count() or 1)), progress=args.progress_bar)
+    stats = pretrain(model, demos, epochs=args.imitation_epochs, lr=args.imitation_lr,
+                     knock_weight=args.imitation_knock_weight, seed=args.seed, progress=args.progress_bar)
+    stats["decisions"] = len(demos)
+    (run_dir / "imitation.json").write_text(json.dumps(stats, indent=2))
+    save_checkpoint(model, run_dir / "model_imitation.zip", meta)
+
+
+def set_up_logging(model: MaskablePPO, run_dir: Path, start_step: int | None, resume_state: dict) -> None:
+    """SB3's logger to ``progress.csv`` and TensorBoard ``tb/``, continued at the checkpoint's
+    step when resuming."""
+    from stable_baselines3.common.logger import Logger
+
+    from train.callbacks import continued_csv_output, continued_tensorboard_output
+
     model.set_logger(Logger(str(run_dir), [continued_csv_output(run_dir / "progress.csv", start_step),
                                            continued_tensorboard_output(run_dir / "tb", start_step)]))
     if start_step is not None:  # the last update's train/* go out with the next row, as unresumed
         for key, value in resume_state.get("train_metrics", {}).items():
             model.logger.record(key, value)
 
-    # 3. Callbacks: outcome logging, evaluation, checkpoints, self-play.
+
+def make_callbacks(args: Args, run_dir: Path, rules: Rules, meta: dict, league: League | None,
+                   specs: list[str], weights: list[float]) -> list[BaseCallback]:
+    """Outcome logging, progress bar, evaluations, the league, checkpoints, self-play snapshots."""
+    from train.callbacks import Checkpoints, HollywoodLogger, PeriodicEval, ProgressFps, SelfPlaySnapshots
+
     callbacks = [HollywoodLogger(run_dir)]
     if args.progress_bar:
         callbacks.append(ProgressFps(args.total_timesteps))
@@ -464,16 +535,63 @@ def train(args: Args) -> Path:
     if args.self_play_every and league is None:
         callbacks.append(SelfPlaySnapshots(run_dir, args.self_play_every, args.self_play_pool,
                                            args.self_play_weight, specs, weights, meta))
+    return callbacks
 
-    # 4. Learn, save with metadata, plot.
+
+def train(args: Args) -> Path:
+    """Run one training; returns the path of the final model. Every check (the flags, the
+    checkpoints) comes before anything is written; then the run folder, the optional
+    imitation warm start, PPO, the final model, its learning curve and a summary."""
+    import torch
+    from stable_baselines3.common.callbacks import CallbackList
+
+    from agents.ppo import save_checkpoint
+    from hgin_env.rules import get_rules
+    from train.plots import plot_learning_curves
+    from train.summary import run_summary
+
+    torch.set_num_threads(args.torch_threads)
+    # Argument checks on every distribution the opponents' and evaluations' policies build
+    # cost time on every call and check nothing the masks do not already guarantee.
+    torch.distributions.Distribution.set_default_validate_args(False)
+    args = resolved(args)
+    args.validate()
+    rules = get_rules(args.rules)
+    start = find_start(args, rules)
+    meta = run_meta(args, rules, start.run_dir)
+
+    # 1. Environments: the learner against a mixture of opponents (or a league), one seat at random.
+    league = make_league(args, start)
+    specs, weights = (league.specs, list(league.weights())) if league else parse_mixture(args.opponents)
+    envs = make_envs(args, rules, specs, weights)
+
+    # 2. The agent: a new one, or the checkpoint to resume.
+    start_step, resume_state = None, {}
+    if args.resume:
+        model, start_step, resume_state = resumed_model(args, envs)
+    else:
+        model = new_model(args, envs, rules, start)
+    if hasattr(envs, "set_live_model"):
+        envs.set_live_model(model)  # the 'self' opponent samples the learner's current policy
+
+    # 3. The run folder is written from here on; optionally warm-start by imitation.
+    run_dir = start.run_dir
+    open_run_folder(args, run_dir, start_step)
+    if args.imitation_matches and not args.resume:
+        imitation_warm_start(args, model, rules, run_dir, meta)
+    set_up_logging(model, run_dir, start_step, resume_state)
+
+    # 4. Learn (the callbacks log, evaluate, checkpoint, snapshot), save with metadata, plot.
+    callbacks = make_callbacks(args, run_dir, rules, meta, league, specs, weights)
+    began = time.perf_counter()
     if args.total_timesteps > 0:  # 0: imitation only; on resume the total counts from step 0
         model.learn(total_timesteps=args.total_timesteps - (start_step or 0), callback=CallbackList(callbacks),
                     reset_num_timesteps=start_step is None)
+    seconds = time.perf_counter() - began
     model_path = save_checkpoint(model, run_dir / "model.zip", meta)
     envs.close()
-    from train.plots import plot_learning_curves
-
-    plot_learning_curves(run_dir)
+    curve = plot_learning_curves(run_dir)
+    print(run_summary(run_dir, model.num_timesteps, model.num_timesteps - (start_step or 0), seconds, curve))
     return model_path
 
 

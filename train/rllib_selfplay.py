@@ -16,7 +16,7 @@ the mixture ``--opponents``:
                the project's heuristic agents, run inside RLlib as non-trained RLModules
 
 The three-column outcomes (win rate, columns won, column totals) are those of
-``train/ppo.py``: the same ``hgin_env.envs.single_agent.episode_summary`` rows and the same
+``train/ppo.py``: the same ``hgin_env.summary`` rows and the same
 ``charts/`` scalars (``train.callbacks.episode_row`` / ``outcome_scalars``).
 
 A run folder ``runs/<run-name>/`` holds:

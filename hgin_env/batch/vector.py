@@ -184,7 +184,7 @@ class LearnerBatch:
 
         Returns (rewards float32[N], terminated bool[N], truncated bool[N], finished) where
         ``finished`` maps each match that ended to its summary from the learner's side
-        (``episode_summary``, as :func:`hgin_env.envs.single_agent.episode_summary` gives it,
+        (``episode_summary``, as :func:`hgin_env.summary.match_summary` gives it,
         ``opponent``, and ``episode`` = return, length).
         """
         self._start()

@@ -51,6 +51,7 @@ env.close()
 | `rules`       | `"hollywood"`| a profile name, a `hgin_env.rules.Rules`, or a dict of options    |
 | `episode`     | `"match"`    | `"match"`: a whole match; `"hand"`: one hand per episode          |
 | `reward`      | `"match"`    | `"match"`, `"columns"` or `"points"` (see Rewards)               |
+| `match_bonus` | `0.0`        | `"columns"`/`"points"`: also pay `match_bonus` × the match outcome at its end |
 | `shaping`     | `0.0`        | weight of potential-based deadwood shaping added to `reward` (0 = off) |
 | `shaping_gamma` | `1.0`      | discount of the shaping terms: set it to the learner's `gamma`   |
 | `shaping_potential` | `"deadwood"` | the potential Φ: `"deadwood"` or `"lookahead"` (below)   |
@@ -152,11 +153,16 @@ deadwood after one more draw from the cards the player has not seen)/100 instead
 
 ### Infos
 
-After every hand each agent's info holds `hand` (the finished hand: kind, points, winner,
-knocker, deadwoods, melds and lay-offs shown, as a dict with agent names) and
-`scoreboard` (2x3 `columns` with rows ordered player_0/player_1, `column_winners`,
-`wins`, `settlement`); at match end also `match_winner` (agent name or None).
-`hands_played` counts hands so far. These stay until the next hand ends.
+One info builder serves every format (the duel is the two-seat case); seats are named
+by their agents (`player_1`) and sheet rows by their labels (`player_1`, `team_0`)
+everywhere. From `reset` on, each agent's info holds `hands_played`, `scoreboard` (the
+sheet: 2x3 `columns` with rows ordered player_0/player_1, `column_winners` and
+`match_winner` as row labels, `wins`, `settlement`) and `seat` (`Match.seat_context` with
+seats named: its table, opponent, dealer, who sits out, partner, sheet row). After every
+hand it also holds `hand` (the finished hand: kind, points, winner, loser, knocker,
+dealer, the two `seats` that played, deadwoods, melds and lay-offs shown); at the match's
+end (not a truncation) `match_winner` (the winning row's label, or None for a draw).
+These are rebuilt when a hand ends and stay until the next one.
 
 ### Illegal actions, refusals and copies
 
@@ -215,8 +221,8 @@ seats: 0 = this seat, 1 = the next seat, 2 = the one after):
 
 Sizes with 3 columns: three-hand 434, partnership 402 (1 column: 404 and 390).
 
-**Rewards** (same modes, `hgin_env.rewards.seat_rewards`), zero-sum over all seats,
-partners identical:
+**Rewards** (same modes, the one reward function `hgin_env.rewards.step_rewards`), zero-sum
+over all seats, partners identical:
 
 | `reward`    | three-hand                                  | partnership (both partners alike)      |
 |-------------|---------------------------------------------|----------------------------------------|
@@ -224,15 +230,12 @@ partners identical:
 | `"columns"` | column winner +1/C, each other -1/(2C)      | column's team +1/C, the other -1/C     |
 | `"points"`  | hand winner +pts/100, loser -pts/100, sitter 0 | at each round's end: ± round score/100 |
 
-**Infos.** After each hand every agent's info holds `hand` (`number`, `table`, `seats`
-(the two seats that played), `dealer`, `sitting_out`, `knocker`, `winner` (a seat, or None
-for a dead hand), `loser`, `points`, `kind`, `result`), after a partnership round also
-`round` (`winner` team or None, `points` (the team score), `team_points`, `hands`, ...);
-always `scoreboard` (the sheet: `labels`, `columns` with one row per player or team,
-`column_winners` as row numbers, `wins`, `settlement`, `match_over`, `match_winner`; for
-partnerships `teams` = [[0, 2], [1, 3]]), `seat` (`Match.seat_context`: its table,
-opponent, sitter, partner, whether the partner's hand runs, its sheet row, round) and
-`hands_played`; at match end `match_winner` (a seat or a team).
+**Infos.** The same builder as the duel's (above): `hand` also carries `table`, `round`
+and `sitting_out`; after a partnership round `round` (`winner` team label or None,
+`points` (the team score), `team_points`, `hands`, `dealing_team`, ...); `scoreboard` has
+one row per player or team, and for partnerships `teams` (each team's agents,
+`[["player_0", "player_2"], ["player_1", "player_3"]]`); at match end `match_winner`
+(`player_2`, `team_0`).
 
 ### Version history
 
@@ -323,8 +326,6 @@ class raw_env(AECEnv, EzPickle):
         self.game: Game | None = None
         self.game_seed: int | None = None
         self._seed_rng = np.random.default_rng()
-        #: Set by ``env()``'s wrapper around a step whose legality it checked (once per action).
-        self._legality_checked = False
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
@@ -392,15 +393,21 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"{agent} must act (action=None is only for finished agents)")
         self._play(agent, as_action(action))
 
-    def _play(self, agent: str, action: int) -> None:
+    def play_checked(self, action: int) -> None:
+        """``step`` for the acting agent's action that the caller has checked already: an
+        ``int`` id, legal now (the single-agent adapter checks each action once, where it
+        arrives). Nothing is checked again; an unchecked action here would corrupt the
+        match, so anything else calls ``step``."""
+        self._play(self.agent_selection, action, checked=True)
+
+    def _play(self, agent: str, action: int, checked: bool = False) -> None:
         """``step`` for an action id of the acting agent whose type and range are checked
-        (``checked``: its legality too, by ``env()``'s wrapper); one path for every format."""
+        (``checked``: its legality too); one path for every format."""
         match = self.match
         assert match is not None
-        sheet = match.sheet
-        columns_before = list(sheet.column_winners) if self.reward_mode == "columns" else None
+        columns_before = list(match.sheet.column_winners) if self.reward_mode == "columns" else None
         # Match.apply checks legality (unless checked) before anything changes.
-        finished = match.apply(action, checked=self._legality_checked)
+        finished = match.apply(action, checked=checked)
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         if finished:
@@ -413,8 +420,9 @@ class raw_env(AECEnv, EzPickle):
             self.terminations = dict.fromkeys(self.agents, not match.truncated)
             self.truncations = dict.fromkeys(self.agents, match.truncated)
         else:
-            self.game = match.current_game
-            self.agent_selection = self.possible_agents[match.current_seat]  # type: ignore[index]
+            table = match.tables[match.current_table]
+            self.game = table.game
+            self.agent_selection = self.possible_agents[table.current_seat]
         if self.render_mode == "human":
             self.render()
 
@@ -664,7 +672,7 @@ class GuardedEnv(raw_env):
             return
         action = as_action(action)
         game = self.game
-        if action not in game.legal_actions():  # type: ignore[union-attr]
+        if not game.is_legal(action):  # type: ignore[union-attr]
             EnvLogger.warn_on_illegal_move()
             self._cumulative_rewards[agent] = 0.0
             self.terminations = dict.fromkeys(self.agents, True)
@@ -675,11 +683,7 @@ class GuardedEnv(raw_env):
             self._deads_step_first()
             self._illegal_end = True
             return
-        self._legality_checked = True  # checked just above: Match.apply trusts it
-        try:
-            self._play(agent, action)
-        finally:
-            self._legality_checked = False
+        self._play(agent, action, checked=True)  # legality checked just above, once
 
 
 def env(**kwargs: Any) -> AECEnv:

@@ -214,7 +214,7 @@ class SingleAgentEnv(gymnasium.Env):
             info = self._info(False)
             info["illegal_action"] = action
             return obs, -1.0, True, False, info
-        aec.step(action)
+        aec.play_checked(action)  # type, range and legality checked above, once
         reward = aec.rewards[self.learner]
         if self._pending:
             reward += self._pending
@@ -246,8 +246,9 @@ class SingleAgentEnv(gymnasium.Env):
         index = aec._agent_index
         while not self._done() and aec.agent_selection != self.learner:
             agent = aec.agent_selection
-            action = agents[index[agent]](aec.observe(agent))  # type: ignore[misc]
-            aec.step(int(action))
+            # An opponent's answer is checked once, by the environment's step (type, range,
+            # legality); no int() here, which would turn 3.7 into 3.
+            aec.step(agents[index[agent]](aec.observe(agent)))  # type: ignore[misc]
             reward += aec.rewards[self.learner]
         return reward, self._done()
 

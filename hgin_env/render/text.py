@@ -106,7 +106,8 @@ def render_seat_table(match: Match, seat: int | None = None, symbols: bool = Tru
     """A match table of any format as ``seat`` sees it (default: the acting seat; a seat
     sitting out sees the acting seat's table from its side: the public cards only): the
     table's players named by their seats (``names[seat]``, default ``player_<seat>``), who
-    dealt and the match's hand number (three-hand: the dealer sits out), and the match's sheet.
+    dealt and the match's hand number (three-hand: the dealer sits out; a partnership: the
+    round's number, both tables' hands), and the match's sheet.
     A duel is :func:`render_table` of its game, from ``seat``'s side."""
     who = seat if seat is not None else match.current_seat
     index = None if who is None else match.table_of(who)
@@ -118,9 +119,12 @@ def render_seat_table(match: Match, seat: int | None = None, symbols: bool = Tru
     seat_names = [f"player_{s}" for s in range(match.num_players)] if names is None else list(names)
     # Three-hand: the table game's "dealer" only plays the dealer's part; say who dealt, and
     # count the match's hands (one table, a new table game every hand).
+    # A partnership round deals both tables at once: their hands carry the round's number,
+    # as the web table shows them.
     three_hand = table.sitting_out is not None
+    number = match.hand_number if three_hand else match.round_number + 1
     return render_table(game, player, symbols, deal=deal_text(table, seat_names) if three_hand else None,
-                        number=match.hand_number if three_hand else None, you=you and index is not None,
+                        number=number, you=you and index is not None,
                         names=[seat_names[s] for s in table.seats], sheet=match.sheet)
 
 

@@ -1,10 +1,15 @@
 // The web table's page. It draws what the server sends and sends back action ids taken
-// from the server's legal_actions: no game logic lives here.
+// from the server's legal_actions: no game logic lives here. The seat token a new game
+// answers is kept in localStorage (sessionStorage where that is refused), under the game's
+// id, so a reload keeps the seat; without it the page shows the game's public view.
 "use strict";
 
 const SUITS = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
 const RANKS = { T: "10" };
 const HAND_KEYS = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0", "-"];
+const CARD_CODE = /(^|[^A-Za-z0-9])([A2-9TJQK])([CDHS])(?![A-Za-z0-9])/g;
+const LONG_NAME = 22;    // agent labels longer than this are shortened (the full one on hover)
+const POLICY_ROWS = 8;   // moves the policy panel lists
 
 const state = {
   mode: "play",     // play | watch | replay
@@ -51,12 +56,30 @@ function showError(text) {
   box.hidden = !text;
 }
 
-async function api(method, path, body) {
+// ------------------------------------------------------------------ seat tokens
+function tokenStore() {
+  try { localStorage.setItem("hgin_probe", "1"); localStorage.removeItem("hgin_probe"); return localStorage; } catch (e) { /* refused */ }
+  try { return sessionStorage; } catch (e) { return null; }
+}
+
+function seatToken(id) {
+  const store = tokenStore();
+  return store ? store.getItem(`hgin_seat_${id}`) : null;
+}
+
+function keepToken(id, token) {
+  const store = tokenStore();
+  if (store && token) store.setItem(`hgin_seat_${id}`, token);
+}
+
+// A request to the server; ``token`` (a game's seat token) goes as Authorization: Bearer.
+async function api(method, path, body, token) {
   const opts = { method, headers: {} };
   if (body !== undefined) {
     opts.headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
   }
+  if (token) opts.headers.Authorization = `Bearer ${token}`;
   const res = await fetch(path, opts);
   let data = null;
   try { data = await res.json(); } catch (e) { data = { error: `HTTP ${res.status}` }; }
@@ -65,6 +88,28 @@ async function api(method, path, body) {
 }
 
 function cardText(card) { return (RANKS[card[0]] || card[0]) + SUITS[card[1]]; }
+
+// The server's texts name cards by code (TC, KH); the page writes them as it draws them (10♣, K♥).
+function cardsInText(text) { return String(text).replace(CARD_CODE, (m, before, r, s) => before + (RANKS[r] || r) + SUITS[s]); }
+
+// A long agent label (a checkpoint path) shortened in the middle; the full label goes in a title.
+function shortLabel(label) {
+  if (label.length <= LONG_NAME) return label;
+  const keep = LONG_NAME - 1;
+  return label.slice(0, Math.ceil(keep / 2)) + "…" + label.slice(label.length - Math.floor(keep / 2));
+}
+
+// A text with every long label shortened (the player names the server puts in its texts).
+function shortNames(view, text) {
+  let out = cardsInText(text);
+  for (const p of view.players) if (p.label.length > LONG_NAME) out = out.split(p.label).join(shortLabel(p.label));
+  return out;
+}
+
+function nameEl(view, seat, suffix) {
+  const p = view.players[seat];
+  return el("span", { class: "name", title: p.name, text: `player_${seat} (${shortLabel(p.label)})` + (suffix || "") });
+}
 
 // One card drawn in CSS: rank over suit, hearts and diamonds in red.
 function cardEl(card, opts = {}) {
@@ -80,7 +125,7 @@ function backEl(small) { return el("span", { class: "card back" + (small ? " sma
 
 function cardsEl(cards, small) { return el("span", { class: "cards" }, cards.map((c) => cardEl(c, { small }))); }
 
-function playerName(view, seat) { return view.players[seat].name; }
+function playerName(view, seat) { return `player_${seat} (${shortLabel(view.players[seat].label)})`; }
 
 // ------------------------------------------------------------------ drawing a hand
 // A grouped hand (melds, then loose cards). ``playable`` maps a card to the action a click
@@ -121,12 +166,12 @@ function seatTableEl(view) {
   const t = view.table;
   const box = el("div", { class: "table" });
   const title = t.index === null ? "You sit this hand out (you dealt)" : `Table ${t.index}`;
-  box.append(el("h4", { text: `${title} \u00b7 hand ${view.hand_number} \u00b7 knock limit ${t.knock_limit}`
+  box.append(el("h4", { id: "table-title", text: `${title} \u00b7 hand ${view.hand_number} \u00b7 knock limit ${t.knock_limit}`
     + (t.doubled ? " \u00b7 doubled" : "") + (t.partner !== null ? ` \u00b7 partner player_${t.partner}` : "") }));
   if (t.opponent !== null) {
     const opp = el("div", { class: "seat" + (view.to_act === t.opponent ? " acting" : "") });
     const count = view.to_act === t.opponent && t.phase === "discard" ? 11 : 10;
-    opp.append(el("div", { class: "who", text: playerName(view, t.opponent) }));
+    opp.append(el("div", { class: "who" }, nameEl(view, t.opponent)));
     const backs = el("span", { class: "cards" });
     for (let i = 0; i < count - t.opponent_known.length; i += 1) backs.append(backEl(true));
     opp.append(backs);
@@ -141,7 +186,7 @@ function seatTableEl(view) {
     el("span", { text: `discard pile (${t.discard_pile_size})` })));
   box.append(center);
   const me = el("div", { class: "seat" + (view.your_turn ? " acting" : "") });
-  me.append(el("div", { class: "who", text: playerName(view, view.seat) + " \u2014 you" }));
+  me.append(el("div", { class: "who" }, nameEl(view, view.seat, " \u2014 you")));
   const playable = {};
   if (view.your_turn) {
     for (const a of view.legal_actions) {
@@ -158,11 +203,11 @@ function seatTableEl(view) {
 function openTableEl(view, t) {
   const box = el("div", { class: "table" });
   const out = t.sitting_out !== null ? ` \u00b7 ${playerName(view, t.sitting_out)} dealt and sits out` : "";
-  box.append(el("h4", { text: `Table ${t.index} \u00b7 ${t.phase.replace("_", " ")} \u00b7 knock limit ${t.knock_limit}`
+  box.append(el("h4", { text: `Table ${t.index} \u00b7 hand ${view.hand_number} \u00b7 ${t.phase.replace("_", " ")} \u00b7 knock limit ${t.knock_limit}`
     + (t.multiplier > 1 ? ` \u00b7 x${t.multiplier}` : "") + out }));
   t.seats.forEach((seat, i) => {
     const s = el("div", { class: "seat" + (t.to_act === seat ? " acting" : "") });
-    s.append(el("div", { class: "who", text: playerName(view, seat) + (t.dealer === seat ? " (dealer)" : "") }));
+    s.append(el("div", { class: "who" }, nameEl(view, seat, t.dealer === seat ? " (dealer)" : "")));
     s.append(handEl(t.hands[String(seat)], { small: true }));
     if (t.known[String(seat)].length) s.append(el("div", { class: "muted" }, "picked up: ", cardsEl(t.known[String(seat)], true)));
     box.append(s);
@@ -177,6 +222,14 @@ function openTableEl(view, t) {
   return box;
 }
 
+// ------------------------------------------------------------------ a game seen without its token
+function publicEl(view) {
+  return el("div", { class: "table", id: "public-note" },
+    el("h4", { text: `Hand ${view.hand_number} \u00b7 ${view.over ? "the match is over" : view.to_act === null ? "" : playerName(view, view.to_act) + " to act"}` }),
+    el("p", { text: "Someone plays this game: this browser does not hold its seat token, so it shows only what every seat knows "
+      + "(the sheet and the finished hands). Its file can be replayed once the match is over." }));
+}
+
 // ------------------------------------------------------------------ sheet, results, log
 function sheetEl(view) {
   const sh = view.sheet;
@@ -184,9 +237,10 @@ function sheetEl(view) {
   table.append(el("tr", {}, el("th", { text: sh.columns.length > 0 && sh.column_names.length > 1 ? "Hollywood" : `game to ${sh.target}` }),
     sh.column_names.map((n) => el("th", { text: n })), el("th", { text: "hands" }), el("th", { text: "games" })));
   sh.labels.forEach((label, r) => {
-    const seats = view.players.filter((p) => p.row === r).map((p) => p.label);
-    const name = view.format === "partnership" ? `${label} (${seats.join(" + ")})` : view.players[r].name;
-    const row = el("tr", {}, el("th", { text: name }));
+    const seats = view.players.filter((p) => p.row === r);
+    const name = view.format === "partnership" ? `${label} (${seats.map((p) => shortLabel(p.label)).join(" + ")})` : playerName(view, r);
+    const full = view.format === "partnership" ? `${label} (${seats.map((p) => p.name).join(" + ")})` : view.players[r].name;
+    const row = el("tr", {}, el("th", { text: name, title: full }));
     sh.column_names.forEach((_, j) => {
       const opened = j < sh.wins[r];
       const won = sh.column_winners[j] === r;
@@ -206,19 +260,20 @@ function sheetEl(view) {
 function resultText(view) {
   if (!view.over) return "";
   if (view.truncated) return "Match stopped at the rules' hand cap: no winner.";
-  if (view.match_winner === null) return "Match over: a draw.";
   if (view.format === "partnership") {
-    return `Match over: team_${view.match_winner} (${view.winning_seats.map((s) => playerName(view, s)).join(" and ")}) wins.`;
+    if (view.match_winner_team === null) return "Match over: a draw.";
+    return `Match over: team_${view.match_winner_team} (${view.winning_seats.map((s) => playerName(view, s)).join(" and ")}) wins.`;
   }
-  return `Match over: ${playerName(view, view.match_winner)} wins.`;
+  if (view.match_winner_seat === null) return "Match over: a draw.";
+  return `Match over: ${playerName(view, view.match_winner_seat)} wins.`;
 }
 
 function meldsEl(melds) { return melds.map((m) => el("span", { class: "group meld" }, m.map((c) => cardEl(c, { small: true })))); }
 
 function showdownEl(view, r) {
   const box = el("div", { class: "showdown" });
-  const head = r.kind === "dead" ? `Hand ${r.number}: dead hand, no score`
-    : `Hand ${r.number}: ${playerName(view, r.knocker)} ${r.kind === "gin" ? "goes gin" : r.kind === "big_gin" ? "goes big gin" : r.kind === "undercut" ? "knocks and is undercut" : "knocks"}; ${playerName(view, r.winner)} scores ${r.points}`;
+  const head = r.kind === "dead" ? `${r.label}: dead hand, no score`
+    : `${r.label}: ${playerName(view, r.knocker)} ${r.kind === "gin" ? "goes gin" : r.kind === "big_gin" ? "goes big gin" : r.kind === "undercut" ? "knocks and is undercut" : "knocks"}; ${playerName(view, r.winner)} scores ${r.points}`;
   box.append(el("div", { text: head }));
   if (r.showdown) {
     for (const role of ["knocker", "defender"]) {
@@ -251,16 +306,22 @@ function renderSide(view) {
   const last = view.results.slice(view.format === "partnership" ? -2 : -1);
   if (last.length) put(sd, el("h3", { text: last.length > 1 ? "Last showdowns" : "Last showdown" }), last.map((r) => showdownEl(view, r)));
   const log = $("log");
-  put(log, view.events.map((e) => el("li", { class: e.seat === null ? "result" : "", text: e.text })));
+  put(log, view.events.map((e) => el("li", { class: e.seat === null ? "result" : "", text: shortNames(view, e.text), title: cardsInText(e.text) })));
   log.scrollTop = log.scrollHeight;
   const pol = $("policy");
   put(pol);
   if (view.policy) {
     pol.append(el("h3", { text: `Policy of ${playerName(view, view.to_act)}` }));
-    for (const p of view.policy.slice(0, 8)) {
-      pol.append(el("div", { class: "policy-row" }, el("span", { text: p.name }),
+    for (const p of view.policy.slice(0, POLICY_ROWS)) {
+      pol.append(el("div", { class: "policy-row" }, el("span", { text: cardsInText(p.name) }),
         el("span", {}, el("div", { class: "policy-bar", style: `width:${Math.max(1, Math.round(p.p * 100))}%` })),
         el("span", { text: `${(p.p * 100).toFixed(1)}%` })));
+    }
+    const rest = view.policy.slice(POLICY_ROWS);
+    if (rest.length) {
+      const mass = rest.reduce((sum, p) => sum + p.p, 0);
+      pol.append(el("p", { class: "muted", id: "policy-more",
+        text: `${POLICY_ROWS} of ${view.policy.length} legal moves shown; the other ${rest.length} have ${(mass * 100).toFixed(1)}% together` }));
     }
   }
 }
@@ -280,10 +341,13 @@ function renderControls(view) {
   const box = $("controls");
   put(box);
   const keys = $("keys");
-  if (view.mode === "play") {
+  if (view.view === "public") {
+    keys.textContent = "";
+  } else if (view.mode === "play") {
     if (view.over) { keys.textContent = ""; return; }
     if (!view.your_turn) {
       box.append(el("span", { class: "muted", text: `${playerName(view, view.to_act)} is thinking\u2026` }));
+      keys.textContent = "";
       return;
     }
     const knocks = view.legal_actions.filter((a) => a.kind === "knock");
@@ -301,6 +365,7 @@ function renderControls(view) {
     }
     keys.textContent = "Keys: D draw \u00b7 T take \u00b7 P pass \u00b7 1\u20139, 0, - the cards of your hand from the left \u00b7 K knock with the next card \u00b7 G big gin";
   } else if (view.mode === "watch") {
+    if (!view.yours) { keys.textContent = "Watching a game another browser started: it moves when that browser plays it"; return; }
     box.append(el("button", { type: "button", id: "pause", text: state.running ? "Pause [space]" : "Play [space]", disabled: view.over, onclick: toggleRun }));
     box.append(el("button", { type: "button", id: "step", text: "Step [N]", disabled: view.over || state.running, onclick: () => watchStep() }));
     keys.textContent = "Keys: space play/pause \u00b7 N one move";
@@ -313,7 +378,7 @@ function renderControls(view) {
       el("button", { type: "button", id: "last", text: "\u25b6|", title: "end [End]", onclick: () => replayTo(view.steps) }),
       el("input", { type: "range", id: "scrub", min: 0, max: view.steps, value: view.step, onchange: (e) => replayTo(Number(e.target.value)) }),
       el("span", { id: "step-count", text: `move ${view.step} / ${view.steps}` }), marks);
-    keys.textContent = `${view.name} \u00b7 keys: \u2190 \u2192 one move \u00b7 PgUp PgDn one hand \u00b7 Home End`;
+    keys.textContent = `${shortNames(view, view.name)} \u00b7 keys: \u2190 \u2192 one move \u00b7 PgUp PgDn one hand \u00b7 Home End`;
   }
 }
 
@@ -327,18 +392,22 @@ function currentMark(view) {
 function statusText(view) {
   if (view.over) return resultText(view);
   const who = view.to_act === null ? "" : playerName(view, view.to_act);
+  if (view.view === "public") return `Watching: ${who} to act`;
   if (view.mode === "play") return view.your_turn ? `Your move (${view.table.phase.replace("_", " ")})` : `${who} to act`;
   if (view.mode === "watch") return `${who} to act`;
-  return `${view.name}: move ${view.step} of ${view.steps}`;
+  return `${shortNames(view, view.name)}: move ${view.step} of ${view.steps}`;
 }
 
 function render(view) {
   state.view = view;
   $("board").hidden = false;
+  $("welcome").hidden = true;  // the start page's hint, until a game is on screen
   const tables = $("tables");
   put(tables);
   if (view.view === "seat") tables.append(seatTableEl(view));
+  else if (view.view === "public") tables.append(publicEl(view));
   else view.tables.forEach((t) => tables.append(openTableEl(view, t)));
+  showSettings(view);
   renderControls(view);
   renderSide(view);
   $("status").textContent = statusText(view);
@@ -349,12 +418,19 @@ function render(view) {
 // ------------------------------------------------------------------ play
 function speed() { return Number($("speed").value); }
 
+// A request about the game on screen, with its seat token when this browser holds it.
+function gameApi(method, suffix, body) {
+  const id = state.view.id;
+  return api(method, `/api/games/${id}${suffix}`, body, seatToken(id));
+}
+
 async function runAgents() {
-  // The agents' moves, one at a time at the chosen speed ("instant": all at once).
-  while (state.view && state.view.mode === "play" && !state.view.over && !state.view.your_turn) {
+  // The agents' moves, one at a time at the chosen speed ("instant": as many as the server
+  // makes in one request, asked again until it is the human's turn).
+  while (state.view && state.view.mode === "play" && state.view.yours && !state.view.over && !state.view.your_turn) {
     const ms = speed();
     if (ms > 0) await sleep(ms);
-    render(await api("POST", `/api/games/${state.view.id}/step`, { moves: ms > 0 ? 1 : 10000 }));
+    render(await gameApi("POST", "/step", { moves: ms > 0 ? 1 : state.meta.max_step_moves }));
   }
 }
 
@@ -374,7 +450,7 @@ function sendAction(id) {
   if (document.body.dataset.busy === "1") return;
   state.knockMode = false;
   guarded(async () => {
-    render(await api("POST", `/api/games/${state.view.id}/actions`, { action: id }));
+    render(await gameApi("POST", "/actions", { action: id }));
     await runAgents();
   });
 }
@@ -395,6 +471,7 @@ function startGame(ev) {
   state.running = false;
   guarded(async () => {
     const view = await api("POST", "/api/games", body);
+    keepToken(view.id, view.seat_token);
     location.hash = `game=${view.id}`;
     render(view);
     await runAgents();
@@ -403,8 +480,7 @@ function startGame(ev) {
 
 // ------------------------------------------------------------------ watch
 async function watchStep() {
-  const view = await api("POST", `/api/games/${state.view.id}/step`, { moves: 1 });
-  render(view);
+  render(await gameApi("POST", "/step", { moves: 1 }));
 }
 
 async function watchLoop() {
@@ -417,7 +493,7 @@ async function watchLoop() {
 }
 
 function toggleRun() {
-  if (!state.view || state.view.mode !== "watch" || state.view.over) return;
+  if (!state.view || state.view.mode !== "watch" || !state.view.yours || state.view.over) return;
   state.running = !state.running;
   renderControls(state.view);
   if (state.running) watchLoop();
@@ -436,6 +512,7 @@ function replayTo(step) {
 
 function openReplay(body) {
   setMode("replay");
+  state.replayFrom = body;
   guarded(async () => {
     const view = await api("POST", "/api/replays", body);
     location.hash = `replay=${view.id}&step=0`;
@@ -446,12 +523,16 @@ function openReplay(body) {
 async function loadFiles() {
   if (!state.meta.replays) return;
   const files = await api("GET", "/api/files");
-  put($("replay-file"), files.matches.map((f) => el("option", { value: f.path, text: f.path })));
+  // The lists keep what is chosen (the replay on screen's file or tournament).
+  const file = $("replay-file").value, tour = $("tournament").value;
+  put($("replay-file"), files.matches.map((f) => el("option", { value: f.path, text: f.path, title: f.path })));
   put($("tournament"), el("option", { value: "", text: "\u2014" }),
     files.tournaments.map((t) => el("option", { value: t.path, text: t.path })));
+  if (file) $("replay-file").value = file;
+  if (tour && files.tournaments.some((t) => t.path === tour)) $("tournament").value = tour;
 }
 
-async function loadTournament() {
+async function loadTournament(chosen) {
   const path = $("tournament").value;
   const sel = $("tournament-match");
   put(sel);
@@ -459,15 +540,42 @@ async function loadTournament() {
   const data = await api("GET", `/api/tournament?path=${encodeURIComponent(path)}`);
   put(sel, data.matches.map((m) => el("option", {
     value: JSON.stringify({ path, seed: Number(m.seed), a_seat: Number(m.a_seat), agent_a: m.agent_a, agent_b: m.agent_b }),
-    text: `seed ${m.seed} seating ${m.a_seat}: ${m.agent_a} v ${m.agent_b}, ${m.winner} (${m.hands} hands)`,
+    text: `seed ${m.seed} seating ${m.a_seat}: ${shortLabel(m.agent_a)} v ${shortLabel(m.agent_b)}, ${m.winner} (${m.hands} hands)`,
+    title: `${m.agent_a} v ${m.agent_b}`,
   })));
+  if (chosen) sel.value = chosen;
+}
+
+// The settings bar shows the game or replay on screen (its rules, seat, agents and seed;
+// the file or tournament match it came from), not what was last typed.
+function showSettings(view) {
+  const set = view.settings;
+  if (!set || !state.meta) return;
+  if (view.mode === "replay") {
+    const from = state.replayFrom;
+    if (from && from.path && from.seed === undefined && [...$("replay-file").options].some((o) => o.value === from.path)) {
+      $("replay-file").value = from.path;
+    }
+    if (from && from.seed !== undefined && $("tournament").value !== from.path
+        && [...$("tournament").options].some((o) => o.value === from.path)) {
+      $("tournament").value = from.path;
+      guarded(() => loadTournament(JSON.stringify(from)));
+    }
+    return;
+  }
+  if (state.shown === view.id) return;  // once per game: the player may be typing the next one
+  state.shown = view.id;
+  $("rules").value = set.rules;
+  fillSeats(set.seat);
+  set.opponents.forEach((label, s) => { const input = $(`agent-${s}`); if (input) { input.value = label; input.title = label; } });
+  $("seed").value = set.seed === null || set.seed === undefined ? "" : String(set.seed);
 }
 
 // ------------------------------------------------------------------ setup form
-function fillSeats() {
+function fillSeats(chosen) {
   const profile = state.meta.profiles.find((p) => p.name === $("rules").value);
   const seat = $("seat");
-  const before = seat.value;
+  const before = typeof chosen === "number" ? String(chosen) : seat.value;
   put(seat, Array.from({ length: profile.seats }, (_, s) => el("option", { value: s, text: `player_${s}` })));
   seat.value = before !== "" && Number(before) < profile.seats ? before : "0";
   const box = $("opponents");
@@ -477,7 +585,7 @@ function fillSeats() {
   const me = state.mode === "watch" ? null : Number(seat.value);
   for (let s = 0; s < profile.seats; s += 1) {
     if (s === me) continue;
-    box.append(el("label", {}, `player_${s} `, el("input", { id: `agent-${s}`, list: "agent-names", size: 12,
+    box.append(el("label", {}, `player_${s} `, el("input", { id: `agent-${s}`, class: "agent", list: "agent-names", size: 10,
       value: old[`agent-${s}`] || (state.mode === "watch" && s === 0 ? "simple" : "expert") })));
   }
 }
@@ -489,6 +597,7 @@ function setMode(mode) {
   $("new-game").hidden = mode === "replay";
   $("replay-setup").hidden = mode !== "replay";
   $("seat-label").hidden = mode === "watch";
+  $("speed-label").hidden = mode === "replay";  // a replay moves when asked
   $("start").textContent = mode === "watch" ? "Watch" : "Start";
   if (state.meta) fillSeats();
   if (mode === "replay" && state.meta) guarded(loadFiles);
@@ -499,7 +608,7 @@ function onKey(ev) {
   if (ev.target.tagName === "INPUT" || ev.target.tagName === "SELECT") return;
   const view = state.view;
   if (!view) return;
-  if (view.mode === "play" && view.your_turn) {
+  if (view.mode === "play" && view.yours && view.your_turn) {
     const byKind = { d: "draw", t: "take", p: "pass", g: "big_gin" };
     const kind = byKind[ev.key.toLowerCase()];
     if (kind) {
@@ -518,7 +627,7 @@ function onKey(ev) {
       const a = view.legal_actions.find((x) => x.kind === (state.knockMode ? "knock" : "discard") && x.card === card);
       if (a) sendAction(a.id);
     }
-  } else if (view.mode === "watch") {
+  } else if (view.mode === "watch" && view.yours) {
     if (ev.key === " ") { ev.preventDefault(); toggleRun(); }
     if (ev.key.toLowerCase() === "n" && !state.running && !view.over) guarded(watchStep);
   } else if (view.mode === "replay") {
@@ -537,7 +646,8 @@ function onKey(ev) {
 async function resumeFromHash() {
   const params = new URLSearchParams(location.hash.slice(1));
   if (params.get("game")) {
-    const view = await api("GET", `/api/games/${params.get("game")}`);
+    const id = params.get("game");
+    const view = await api("GET", `/api/games/${id}`, undefined, seatToken(id));
     setMode(view.mode);
     render(view);
     await runAgents();
@@ -552,11 +662,11 @@ async function init() {
   put($("rules"), state.meta.profiles.map((p) => el("option", { value: p.name,
     text: `${p.name} (${p.format.replace("_", "-")}, ${p.seats} seats)` })));
   document.body.append(el("datalist", { id: "agent-names" }, state.meta.agents.map((a) => el("option", { value: a }))));
-  $("rules").addEventListener("change", fillSeats);
-  $("seat").addEventListener("change", fillSeats);
+  $("rules").addEventListener("change", () => fillSeats());
+  $("seat").addEventListener("change", () => fillSeats());
   $("new-game").addEventListener("submit", startGame);
   $("open-file").addEventListener("click", () => { if ($("replay-file").value) openReplay({ path: $("replay-file").value }); });
-  $("tournament").addEventListener("change", () => guarded(loadTournament));
+  $("tournament").addEventListener("change", () => guarded(() => loadTournament()));
   $("open-tournament").addEventListener("click", () => { if ($("tournament-match").value) openReplay(JSON.parse($("tournament-match").value)); });
   $("upload").addEventListener("change", async (e) => {
     const file = e.target.files[0];
