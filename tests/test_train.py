@@ -333,7 +333,6 @@ def test_flag_combinations_are_refused_by_the_arguments():
     for args, message in ((Args(vec_env="dummy", opponents="simple,self"), "'self' opponent needs --vec-env batched"),
                           (Args(episode="hand"), "--vec-env batched plays whole matches"),
                           (Args(pfsp="easy"), "--pfsp must be one of hard, even, uniform"),
-                          (Args(rules="hollywood_three_hand", vec_env="dummy"), "--eval-every .duel evaluations."),
                           (Args(league=True), "--league adds a snapshot every --self-play-every steps"),
                           (Args(privileged_critic=True, imitation_matches=5), "--privileged-critic is for the card"),
                           (Args(opponents=""), "no opponents")):
