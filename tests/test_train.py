@@ -265,13 +265,6 @@ def test_a_format_trains_on_the_batched_engine_by_default(profile, partner, tmp_
     assert len(rows) >= 2 and rows[1].split(",")[1] == "simple"
 
 
-def test_format_refusals():
-    with pytest.raises(ValueError, match="--partner is for a partnership"):
-        train(Args(rules="gin_three_hand", partner="simple", progress_bar=False))
-    with pytest.raises(ValueError, match="--imitation-matches records duel demonstrations"):
-        train(Args(rules="gin_partnership", imitation_matches=2, progress_bar=False))
-
-
 def test_a_run_shorter_than_eval_every_evaluates_at_its_end_and_prints_a_summary(tmp_path, capsys):
     """``--eval-every`` is 100,000 by default: a shorter run still evaluates once, at its last
     step, and every run ends with its steps, steps/s, win rates and where its curve is."""
@@ -333,6 +326,11 @@ def test_flag_combinations_are_refused_by_the_arguments():
     for args, message in ((Args(vec_env="dummy", opponents="simple,self"), "'self' opponent needs --vec-env batched"),
                           (Args(episode="hand"), "--vec-env batched plays whole matches"),
                           (Args(pfsp="easy"), "--pfsp must be one of hard, even, uniform"),
+                          (Args(rules="hollywood_three_hand", imitation_matches=2),
+                           "--imitation-matches records duel demonstrations"),
+                          (Args(rules="hollywood_three_hand", partner="simple"), "--partner is for a partnership"),
+                          (Args(rules="gin_partnership", partner="simple", vec_env="dummy"),
+                           "--partner plays the learner's partner on the batched engine"),
                           (Args(league=True), "--league adds a snapshot every --self-play-every steps"),
                           (Args(privileged_critic=True, imitation_matches=5), "--privileged-critic is for the card"),
                           (Args(opponents=""), "no opponents")):
