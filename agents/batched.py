@@ -214,9 +214,9 @@ def make_batched_agent(spec: str, seed: int | None = None, columns: int | None =
     if spec == "expert":
         return BatchedExpert(seed=seed, layout=layout)
     if spec.startswith("ppo:"):
-        from .ppo import SHIPPED_POLICY, PPOAgent
+        from .ppo import PPOAgent, shipped_policy
 
-        agent = PPOAgent.load(spec[4:] or SHIPPED_POLICY, seed=seed, layout=layout)
+        agent = PPOAgent.load(spec[4:] or shipped_policy(layout), seed=seed, layout=layout)
         return BatchedPolicy(agent.model, deterministic=agent.deterministic, seed=seed)
     # The duel's scalar agents as before (columns); a format's read its layout.
     kwargs: dict = {"columns": layout.columns} if layout.format == "duel" else {"layout": layout}

@@ -38,6 +38,19 @@ FORMAT = "hgin-maskable-ppo"
 #: commands are in README.md and docs/runs/ship_scratch). ``hgin_ppo.zip`` beside it is the
 #: earlier default, which imitated the Expert before PPO.
 SHIPPED_POLICY = Path(__file__).parent / "policies" / "hgin_ppo_scratch.zip"
+#: The shipped policy of each observation layout format: what ``ppo:`` (no path) loads for a
+#: game of that layout (the duel's is :data:`SHIPPED_POLICY`; the formats' were started from
+#: its weights, docs/runs/formats_warm).
+SHIPPED_POLICIES = {
+    "duel": SHIPPED_POLICY,
+    "three_hand": SHIPPED_POLICY.parent / "hgin_ppo_three_hand.zip",
+    "partnership": SHIPPED_POLICY.parent / "hgin_ppo_partnership.zip",
+}
+
+
+def shipped_policy(layout: ObservationLayout | None = None) -> Path:
+    """The shipped policy for ``layout``'s format (the duel's without one)."""
+    return SHIPPED_POLICIES["duel" if layout is None else layout.format]
 
 
 class CheckpointError(ValueError):
@@ -269,7 +282,7 @@ def most_likely_move(probs: np.ndarray) -> int:
 
 
 def _load_spec(arg: str, seed: int | None = None, **kwargs: Any) -> PPOAgent:
-    path = Path(arg) if arg else SHIPPED_POLICY
+    path = Path(arg) if arg else shipped_policy(kwargs.get("layout"))
     return PPOAgent.load(path, seed=seed, **kwargs)
 
 

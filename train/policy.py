@@ -312,16 +312,29 @@ def load_start_weights(policy: CardAwarePolicy | MaskableActorCriticPolicy,
     single step of playing on (then knocking next turn) is worse than knocking, so PPO's
     local improvement never reaches the waiting game; from one that plays on, the one-step
     comparison is the right one (knock early, play on for gin mid-hand, knock late).
+    A duel network loads into a three-hand or partnership one (the same columns): the
+    format layout is the duel's slice for slice, followed by the format's slices, and the
+    format's privileged columns begin with the duel's. The trunks' first layers keep the
+    duel's weights on the duel's columns and start at zero on the new ones, so the widened
+    network plays a format seat exactly as the duel network plays the seat's own table, and
+    learns the format's context (the sitting-out seat, the partner, the team sheet) from
+    there (``format_input_columns``).
     Any other difference is refused, naming the first mismatch.
     """
     own, given = policy.state_dict(), start.state_dict()
     if own.keys() != given.keys():
         raise ValueError(f"--init-from: the networks differ (parameters {sorted(own.keys() ^ given.keys())[:3]})")
+    inputs = format_input_columns(policy, start)
     widened = {}
     for key, value in given.items():
         target = own[key]
         if target.shape == value.shape:
             widened[key] = value
+            continue
+        if key in inputs and target.shape[0] == value.shape[0] and int(inputs[key].max()) < target.shape[1]:
+            grown = th.zeros_like(target)
+            grown[:, inputs[key]] = value
+            widened[key] = grown
             continue
         old_card_features = len(CARD_FEATURES) + len(DERIVED_CARD_FEATURES)
         extra = target.shape[1] - value.shape[1] if target.dim() == 2 else -1
@@ -344,3 +357,28 @@ def load_start_weights(policy: CardAwarePolicy | MaskableActorCriticPolicy,
             if name == "bias" and knock_start_gap:
                 widened[key][1] += knock_start_gap
     policy.load_state_dict(widened)
+
+
+def format_input_columns(policy: CardAwarePolicy | MaskableActorCriticPolicy,
+                         start: MaskableActorCriticPolicy) -> dict[str, th.Tensor]:
+    """For a duel ``start`` loading into a format ``policy`` (:func:`load_start_weights`):
+    the first-layer weights whose input widens, each with the column of the format network
+    that every input column of the duel network feeds. Empty when the layouts are the same,
+    or when either is not a card network of the same columns."""
+    own_layout, start_layout = getattr(policy, "layout", None), getattr(start, "layout", None)
+    if own_layout is None or start_layout is None or own_layout == start_layout \
+            or start_layout.format != "duel" or own_layout.columns != start_layout.columns:
+        return {}
+    duel, size = start_layout.size, own_layout.size
+    # The duel's observation columns keep their offsets; its privileged columns (if any)
+    # are the first of the format's, after the format's observation.
+    observation = th.arange(duel)
+    privileged = th.arange(size, size + start.privileged)
+    columns = {"mlp_extractor.actor_trunk.0.weight": observation}
+    if start.shared_trunk:  # the critic reads [actor summary, privileged columns]
+        summary = start.sizes["summary"]
+        columns["mlp_extractor.critic_trunk.0.weight"] = th.cat(
+            [th.arange(summary), privileged - size + summary])
+    else:  # the critic reads [observation, privileged columns]
+        columns["mlp_extractor.critic_trunk.0.weight"] = th.cat([observation, privileged])
+    return columns

@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import os
 import sys
@@ -336,8 +337,14 @@ def find_start(args: Args, rules: Rules) -> Start:
         if not args.run_name:
             run_dir = run_folder_of(Path(args.resume)) or run_dir
     weights = None
+    layout = ObservationLayout.for_rules(rules)
     for path in filter(None, (args.resume, args.init_from)):
-        check_layout(read_meta(path), path, layout=ObservationLayout.for_rules(rules))
+        meta = read_meta(path)
+        if path == args.init_from and meta.get("observation_format", "duel") == "duel" \
+                and layout.format != "duel":  # a duel network widens into a format's (load_start_weights)
+            check_layout(meta, path, layout=ObservationLayout(layout.columns, "duel"))
+        else:
+            check_layout(meta, path, layout=layout)
         try:  # the whole checkpoint loads, before any environment or file is made
             weights = MaskablePPO.load(path, device="cpu")
         except Exception as exc:  # SB3 raises many kinds on damaged files
@@ -353,6 +360,13 @@ def run_meta(args: Args, rules: Rules, run_dir: Path) -> dict:
     meta = checkpoint_meta(rules, {"run": run_dir.name, "args": dataclasses.asdict(args)})
     if args.privileged_critic:  # the network's extra input columns, read by its critic only
         meta["privileged_size"] = privileged_size(rules.format)
+    if args.init_from:  # which weights the run started from (a duel network widens into a format's)
+        from agents.ppo import read_meta
+
+        started = read_meta(args.init_from)
+        meta["started_from"] = {"path": args.init_from, "run": started.get("run"),
+                                "observation_format": started.get("observation_format", "duel"),
+                                "sha256": hashlib.sha256(Path(args.init_from).read_bytes()).hexdigest()}
     return meta
 
 
