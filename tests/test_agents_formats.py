@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.ppo import SHIPPED_POLICY, CheckpointError, PPOAgent
+from agents.ppo import SHIPPED_POLICY, CheckpointError, PPOAgent, read_meta, shipped_policy
 from hgin_env import hollywood_gin_v0
 from hgin_env.observation import ObservationLayout
 from hgin_env.rules import get_rules
@@ -71,5 +71,41 @@ def test_ppo_loader_refuses_other_layout(profile):
     message = str(err.value)
     assert "\n" not in message and "duel layout" in message and f"{layout.format} layout" in message
     with pytest.raises(CheckpointError):
-        make_agent("ppo:", layout=layout)
+        make_agent(f"ppo:{SHIPPED_POLICY}", layout=layout)
     np.testing.assert_equal(ObservationLayout.for_rules(get_rules("hollywood")).size, 394)
+
+
+@pytest.mark.parametrize("profile", ["hollywood", "hollywood_three_hand", "hollywood_partnership"])
+def test_ppo_picks_the_shipped_policy_of_the_layout(profile):
+    """``ppo:`` without a path loads the shipped policy trained for the game's layout, and it
+    plays legal moves in every seat of that format."""
+    rules = get_rules(profile).replace(target=25, name=profile)
+    layout = ObservationLayout.for_rules(rules)
+    agent = make_agent("ppo:", layout=layout)
+    assert agent.meta["observation_format"] == layout.format
+    assert agent.meta["observation_size"] == layout.size
+    assert agent.meta == read_meta(shipped_policy(layout))
+    env = hollywood_gin_v0.env(rules=rules.to_dict())
+    env.reset(seed=3)
+    seats = set()
+    for name in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        action = agent(obs)
+        assert obs["action_mask"][action] == 1
+        seats.add(name)
+        env.step(action)
+    assert len(seats) == rules.num_players
+
+
+@pytest.mark.parametrize("profile", ["gin_us_uk", "gin_three_hand", "gin_partnership"])
+def test_shipped_policies_are_hollywood_only(profile):
+    """The shipped policies are trained for three Hollywood columns; a one-column game's
+    observation has another size, so ``ppo:`` refuses it in one line naming both."""
+    layout = ObservationLayout.for_rules(get_rules(profile))
+    with pytest.raises(CheckpointError) as err:
+        make_agent("ppo:", layout=layout)
+    message = str(err.value)
+    assert "\n" not in message and "3 column(s)" in message and "1 column(s)" in message

@@ -71,7 +71,8 @@ def test_bad_seat_and_ppo_refused(capsys):
     assert cli.main(["play", "--rules", "gin_three_hand", "--seat", "3", "--seed", "1"]) == 2
     assert "seats 0..2" in capsys.readouterr().err
     assert cli.main(["play", "--seat", "2", "--seed", "1"]) == 2
-    assert cli.main(["play", "--rules", "gin_partnership", "--opponent", "ppo", "--seed", "1"]) == 2
+    duel_policy = "ppo:agents/policies/hgin_ppo_scratch.zip"
+    assert cli.main(["play", "--rules", "gin_partnership", "--opponent", duel_policy, "--seed", "1"]) == 2
     err = capsys.readouterr().err
     assert "duel layout" in err and len(err.strip().splitlines()) == 2
 
@@ -123,3 +124,12 @@ def test_env_render_three_hand_says_who_dealt():
     text = env.render()
     assert "dealer player_" not in text
     assert "dealt and sits out;" in text.splitlines()[2] and text.splitlines()[1].startswith("Hand 1  knock")
+
+
+@pytest.mark.parametrize("profile", ["hollywood_three_hand", "hollywood_partnership"])
+def test_play_a_format_against_its_learned_policy(monkeypatch, capsys, profile):
+    """`--opponent ppo` in a format seats the shipped policy of that format's layout."""
+    _auto_human(monkeypatch, stop_after=8)
+    assert cli.main(["play", "--rules", profile, "--opponent", "ppo", "--seed", "2", "--ascii"]) == 0
+    out = capsys.readouterr().out
+    assert "ppo" in out

@@ -299,3 +299,16 @@ def test_start_page_says_what_to_do(client: TestClient) -> None:
     page = client.get("/").text
     assert 'id="welcome"' in page and "press <b>Start</b>" in page
     assert '$("welcome").hidden = true' in client.get("/static/app.js").text
+
+
+@pytest.mark.parametrize("rules", ["hollywood_three_hand", "hollywood_partnership"])
+def test_formats_seat_their_learned_policy(client: TestClient, rules: str) -> None:
+    """A three-hand or partnership table takes ``ppo`` opponents: the shipped policy of the
+    format's layout plays them, and the watcher sees its move probabilities."""
+    n = 3 if rules.endswith("three_hand") else 4
+    view, auth = new_game(client, rules=rules, seat=None, opponents=["ppo"] * n, seed=6)
+    for _ in range(12):
+        view = client.post(f"/api/games/{view['id']}/step", json={"moves": 1}, headers=auth).json()
+    assert view["policy"], view
+    legal = set(_game(client, view["id"]).match.legal_actions())
+    assert {p["id"] for p in view["policy"]} == legal
