@@ -413,6 +413,10 @@ class RunLogger:
             "perf/iteration_s": float(result.get("time_this_iter_s", 0.0)),
             "perf/matches_this_iter": float(len(rows)),
         }
+        timers = result.get("timers", {})
+        for name, key in (("sample_s", "env_runner_sampling_timer"), ("learn_s", "learner_update_timer")):
+            if key in timers:  # RLlib's (smoothed) seconds per iteration sampling / updating
+                scalars[f"perf/{name}"] = float(timers[key])
         for key in ("policy_loss", "vf_loss", "entropy", "vf_explained_var"):
             if key in learner:
                 scalars[f"learner/{key}"] = float(learner[key])

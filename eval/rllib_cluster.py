@@ -1,0 +1,98 @@
+"""A local multi-node Ray cluster (``ray.cluster_utils.Cluster``) running ``train.rllib_ppo``'s
+config: env runners spread over the nodes, and the run going on after a worker node is
+killed mid-run (RLlib's ``restart_failed_env_runners``).
+
+    python -m eval.rllib_cluster --out docs/runs/rllib_cluster
+
+The cluster: a head and ``--workers`` worker nodes of one CPU each (the driver, with the
+Learner in it, reserves none). ``--runners`` env runners of one CPU each therefore land on
+different nodes. After ``--kill-after`` iterations the node of env runner 1 is removed
+(its raylet and its actors die, as when a machine is lost); RLlib marks the runner
+unhealthy, samples from the others, and restarts it on a node with a free CPU. Each
+iteration logs which node every runner is on, how many are healthy and the steps sampled.
+Writes ``log.txt`` and ``README.md`` in ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workers", type=int, default=2, help="worker nodes besides the head (1 CPU each)")
+    parser.add_argument("--runners", type=int, default=2, help="env runners (1 CPU each)")
+    parser.add_argument("--iterations", type=int, default=8)
+    parser.add_argument("--kill-after", type=int, default=3, help="remove runner 1's node after this iteration")
+    parser.add_argument("--out", default="docs/runs/rllib_cluster")
+    args = parser.parse_args(argv)
+
+    import ray
+    from ray.cluster_utils import Cluster
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED
+
+    from train.rllib_ppo import Args, build_config, resolved, run_rules
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+
+    def log(text: str) -> None:
+        print(text, flush=True)
+        lines.append(text)
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    nodes = {cluster.head_node.node_id: "head"}
+    workers = []
+    for i in range(args.workers):
+        node = cluster.add_node(num_cpus=1)
+        nodes[node.node_id] = f"worker{i + 1}"
+        workers.append(node)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address)
+    log(f"cluster: {len(nodes)} nodes ({', '.join(nodes.values())}), "
+        f"{int(ray.cluster_resources().get('CPU', 0))} CPUs")
+    # Small batches (32 matches x 32 steps) so that an iteration is a few seconds.
+    run_args = resolved(Args(num_env_runners=args.runners, n_envs=32, n_steps=32, batch_size=512, n_epochs=1,
+                             opponents="simple,expert", sample_timeout_s=120.0, restart_failed_env_runners=True))
+    config = build_config(run_args, run_rules(run_args), ["simple", "expert"], [0.5, 0.5])
+    algo = config.build_algo()
+    by_id = {n.node_id: n for n in workers}
+    began = time.perf_counter()
+    steps = 0
+    try:
+        for it in range(1, args.iterations + 1):
+            result = algo.train()
+            steps += int(result.get(ENV_RUNNER_RESULTS, {}).get(NUM_ENV_STEPS_SAMPLED, 0))
+            group = algo.env_runner_group
+            where = group.foreach_env_runner(
+                lambda r: (r.worker_index, ray.get_runtime_context().get_node_id()), local_env_runner=False)
+            placed = ", ".join(f"runner {i} on {nodes.get(n, n[:8])}" for i, n in sorted(where))
+            log(f"iter {it}: steps {steps:6d}, healthy runners {group.num_healthy_remote_workers()}/"
+                f"{group.num_remote_workers()}, {placed}  ({time.perf_counter() - began:.0f} s)")
+            if it == args.kill_after:
+                victim = dict(where).get(1)
+                if victim in by_id:
+                    cluster.remove_node(by_id.pop(victim))
+                    log(f"-- removed node {nodes[victim]} (runner 1's) --")
+                else:
+                    log(f"-- runner 1 is on {nodes.get(victim, victim)}, not a worker node: nothing removed --")
+    finally:
+        algo.stop()
+        ray.shutdown()
+        cluster.shutdown()
+    (out / "log.txt").write_text("\n".join(lines) + "\n")
+    (out / "README.md").write_text(
+        "# RLlib on a local multi-node cluster, a worker node killed mid-run\n\n"
+        f"`python -m eval.rllib_cluster --workers {args.workers} --runners {args.runners} "
+        f"--iterations {args.iterations} --kill-after {args.kill_after}` on a 2-core machine shared with "
+        "two other trainings (`ray.cluster_utils.Cluster`: every node is a raylet on this machine, "
+        "1 CPU each). The log:\n\n```\n" + "\n".join(lines) + "\n```\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
