@@ -6,7 +6,7 @@ killed mid-run (RLlib's ``restart_failed_env_runners``).
 
 The cluster: a head and ``--workers`` worker nodes of one CPU each (the driver, with the
 Learner in it, reserves none). ``--runners`` env runners of one CPU each therefore land on
-different nodes. After ``--kill-after`` iterations the node of env runner 1 is removed
+different nodes. After ``--kill-after`` iterations the worker node of a runner is removed
 (its raylet and its actors die, as when a machine is lost); RLlib marks the runner
 unhealthy, samples from the others, and restarts it on a node with a free CPU. Each
 iteration logs which node every runner is on, how many are healthy and the steps sampled.
@@ -21,12 +21,32 @@ import time
 from pathlib import Path
 
 
+def write_report(out: Path, flags: str, lines: list[str]) -> None:
+    """``README.md``: the command, the log and what to read in it."""
+    (out / "README.md").write_text(
+        "# RLlib on a local multi-node cluster, a worker node killed mid-run\n\n"
+        f"`python -m eval.rllib_cluster {flags}`, on a 2-core machine shared with two other trainings. "
+        "`ray.cluster_utils.Cluster` runs every node as a raylet on this machine, 1 CPU each. The "
+        "config is `train.rllib_ppo`'s, with 32 matches x 32 steps per iteration. The log:\n\n"
+        "```\n" + "\n".join(lines) + "\n```\n\n"
+        "What to read in it:\n\n"
+        "- The two env runners, 1 CPU each, sit on two different nodes.\n"
+        "- Removing a worker node kills its raylet and the runner on it, as losing a machine would. "
+        "RLlib takes that runner out of service (`restart_failed_env_runners=True`). The iterations go "
+        "on at full batch size, sampled by the runner left, which steps more often.\n"
+        "- Ray restarts the lost actor on the node with a free CPU. Once it is healthy again, RLlib "
+        "gives it the current weights and both runners sample again.\n\n"
+        "A restarted runner keeps its worker index, so it deals its seed's matches from the start "
+        "again, and it has the runner's initial opponents until the driver's next league push "
+        "(`train.rllib_ppo` pushes every iteration, and sends the snapshots it lacks).\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=2, help="worker nodes besides the head (1 CPU each)")
     parser.add_argument("--runners", type=int, default=2, help="env runners (1 CPU each)")
-    parser.add_argument("--iterations", type=int, default=8)
-    parser.add_argument("--kill-after", type=int, default=3, help="remove runner 1's node after this iteration")
+    parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--kill-after", type=int, default=3, help="remove a runner's worker node after this iteration")
     parser.add_argument("--out", default="docs/runs/rllib_cluster")
     args = parser.parse_args(argv)
 
@@ -74,23 +94,20 @@ def main(argv: list[str] | None = None) -> int:
             log(f"iter {it}: steps {steps:6d}, healthy runners {group.num_healthy_remote_workers()}/"
                 f"{group.num_remote_workers()}, {placed}  ({time.perf_counter() - began:.0f} s)")
             if it == args.kill_after:
-                victim = dict(where).get(1)
-                if victim in by_id:
-                    cluster.remove_node(by_id.pop(victim))
-                    log(f"-- removed node {nodes[victim]} (runner 1's) --")
+                # The first runner on a worker node (the head holds the driver: not removed).
+                victim = next(((i, n) for i, n in sorted(where) if n in by_id), None)
+                if victim is not None:
+                    cluster.remove_node(by_id.pop(victim[1]))
+                    log(f"-- removed node {nodes[victim[1]]} (runner {victim[0]}'s) --")
                 else:
-                    log(f"-- runner 1 is on {nodes.get(victim, victim)}, not a worker node: nothing removed --")
+                    log("-- no runner on a worker node: nothing removed --")
     finally:
         algo.stop()
         ray.shutdown()
         cluster.shutdown()
     (out / "log.txt").write_text("\n".join(lines) + "\n")
-    (out / "README.md").write_text(
-        "# RLlib on a local multi-node cluster, a worker node killed mid-run\n\n"
-        f"`python -m eval.rllib_cluster --workers {args.workers} --runners {args.runners} "
-        f"--iterations {args.iterations} --kill-after {args.kill_after}` on a 2-core machine shared with "
-        "two other trainings (`ray.cluster_utils.Cluster`: every node is a raylet on this machine, "
-        "1 CPU each). The log:\n\n```\n" + "\n".join(lines) + "\n```\n")
+    write_report(out, f"--workers {args.workers} --runners {args.runners} --iterations {args.iterations} "
+                      f"--kill-after {args.kill_after}", lines)
     return 0
 
 
