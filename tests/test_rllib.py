@@ -204,11 +204,11 @@ def test_checkpoint_plays_in_the_tournament_and_the_cli(toy_run, monkeypatch, ca
 
 def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path):
     """A run killed (SIGKILL, with its Ray) after its first checkpoint resumes from it: the
-    step count, the league and each runner's deal stream; the logs are cut back to it."""
+    step count, the league and the (remote) env runner's deal stream; the logs are cut back."""
     run = tmp_path / "killed"
     cmd = [sys.executable, "-m", "train.rllib_ppo", "--run-name", "killed", "--out-dir", str(tmp_path),
            "--total-timesteps", "100000", "--checkpoint-every", "256", "--league", "--self-play-every", "128",
-           "--opponents", "simple,random", *TOY]
+           "--opponents", "simple,random", "--num-env-runners", "1", "--num-cpus-per-env-runner", "0.5", *TOY]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
@@ -240,7 +240,8 @@ def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path):
     before = {m["spec"]: m["total_games"] for m in saved["league"]["members"]}
     after = {m["spec"]: m["total_games"] for m in final["league"]["members"]}
     assert all(after.get(s, 0) >= g for s, g in before.items() if s in after)
-    assert final["generators"]["0"] != saved["generators"]["0"]  # dealt on from the saved stream
+    assert list(final["generators"]) == ["1"]  # the remote env runner's deal stream...
+    assert final["generators"]["1"] != saved["generators"]["1"]  # ...dealt on from the saved state
     assert not [p for p in (run / "checkpoints").iterdir() if p.name.startswith(".")]
 
 

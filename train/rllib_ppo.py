@@ -323,8 +323,8 @@ def run_folder_of(checkpoint: Path) -> Path:
 
 
 def rewind(run_dir: Path, step: int) -> None:
-    """Cut the logs back to ``step`` and drop checkpoints and snapshots after it (what they
-    describe is not in the checkpoint; it is trained and logged again)."""
+    """Cut the logs back to ``step`` and drop checkpoints, snapshots and a final checkpoint
+    after it (what they describe is not in the checkpoint; it is trained and logged again)."""
     from train.callbacks import _rows_up_to
 
     for name, column in (("progress.csv", "env_steps"), ("episodes.csv", "timesteps")):
@@ -332,6 +332,9 @@ def rewind(run_dir: Path, step: int) -> None:
         if path.exists():
             kept = _rows_up_to(path, column, step)
             path.write_text("".join(kept))
+    final = run_dir / "checkpoint" / STATE_NAME
+    if final.is_file() and json.loads(final.read_text())["steps"] > step:  # a later run's end, not this one's
+        shutil.rmtree(final.parent)
     for folder, prefix in (("checkpoints", CHECKPOINT_PREFIX), ("snapshots", "rllib_")):
         for p in (run_dir / folder).glob("*") if (run_dir / folder).is_dir() else []:
             stem = p.name.split(".")[0]
