@@ -147,14 +147,17 @@ def toy_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("rllib_runs")
     code = main(["--run-name", "toy", "--out-dir", str(out), "--total-timesteps", "640", "--checkpoint-every", "256",
                  "--league", "--self-play-every", "256", "--opponents", "simple,expert,self", "--privileged-critic",
-                 *TOY])
+                 "--eval-matches", "2", "--eval-opponents", "simple", *TOY])
     assert code == 0
     return out / "toy"
 
 
 def test_league_run_writes_the_run_folder(toy_run):
-    for name in ("args.json", "progress.csv", "episodes.csv", "league.json", "league.md"):
+    for name in ("args.json", "progress.csv", "episodes.csv", "league.json", "league.md", "eval.csv"):
         assert (toy_run / name).exists(), name
+    with (toy_run / "eval.csv").open() as f:
+        evaluation = list(csv.DictReader(f))
+    assert [(r["opponent"], r["matches"]) for r in evaluation] == [("simple", "2")]  # one seed, both seatings
     with (toy_run / "progress.csv").open() as f:
         steps = [int(float(r["env_steps"])) for r in csv.DictReader(f)]
     assert len(steps) == 5 and all(128 <= b - a <= 128 + 8 for a, b in zip([0, *steps[:-1]], steps, strict=True))
