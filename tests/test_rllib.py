@@ -189,6 +189,15 @@ def test_checkpoint_plays_in_the_tournament_and_the_cli(toy_run, monkeypatch, ca
     obs = env.observe(env.agent_selection)
     probs = agent.action_probabilities(obs)
     assert probs.sum() == pytest.approx(1.0) and probs[obs["action_mask"] == 0].sum() == 0
+    from agents.batched import make_batched_agent
+    from agents.rllib_agent import BatchedRLlibPolicy
+
+    batched = make_batched_agent(f"rllib:{toy_run}", seed=1)  # an opponent for train.ppo and the league
+    assert isinstance(batched, BatchedRLlibPolicy)
+    masks = obs["action_mask"][None].repeat(3, axis=0)
+    np.testing.assert_allclose(batched.probabilities(obs["observation"][None].repeat(3, axis=0), masks)[0], probs,
+                               atol=1e-6)
+    assert (batched.act(obs["observation"][None].repeat(3, axis=0), masks) == agent(obs)).all()
     result = run_tournament([f"rllib:{toy_run}", "random"], matches=2, workers=1, rules={"max_hands": 2},
                             progress=False)
     assert len(result.rows) == 2 and all(r["hands"] >= 1 for r in result.rows)
