@@ -281,3 +281,27 @@ def test_sb3_checkpoint_warm_starts_rllib_and_exports_back(tmp_path: Path):
         assert rllib(obs) == original(obs) == back(obs)
         env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     assert json.loads(__import__("zipfile").ZipFile(exported).read(META_NAME))["privileged_size"] == 105
+
+
+@pytest.mark.parametrize("rules", ["hollywood_three_hand", "hollywood_partnership"])
+def test_formats_train_on_rllib_and_their_checkpoints_play(tmp_path: Path, rules: str):
+    """Three-hand and partnership: the format's layout and privileged columns in the module,
+    a league with self-play, the checkpoint's batched evaluation in the format's seatings."""
+    from hgin_env.observation import ObservationLayout
+    from hgin_env.rules import get_rules
+    from train.rllib_ppo import main
+
+    code = main(["--run-name", "f", "--out-dir", str(tmp_path), "--rules", rules, "--total-timesteps", "256",
+                 "--checkpoint-every", "0", "--opponents", "simple,self", "--privileged-critic", "--league",
+                 "--self-play-every", "128", "--eval-matches", "2", "--eval-opponents", "simple", *TOY])
+    assert code == 0
+    layout = ObservationLayout.for_rules(get_rules(rules))
+    meta = read_meta(tmp_path / "f")
+    assert meta["observation_format"] == layout.format and meta["observation_size"] == layout.size
+    agent = make_agent(f"rllib:{tmp_path / 'f'}", layout=layout)
+    env = hollywood_gin_v0.raw_env(rules=rules)
+    env.reset(seed=1)
+    obs = env.observe(env.agent_selection)
+    assert obs["action_mask"][agent(obs)] == 1
+    with (tmp_path / "f" / "eval.csv").open() as f:
+        assert [r["opponent"] for r in csv.DictReader(f)] == ["simple"]

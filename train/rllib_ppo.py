@@ -361,13 +361,15 @@ def load_snapshot(path: str | Path) -> dict:
     return {k: v.numpy() for k, v in data["state"].items()}
 
 
-def sb3_start_weights(path: str) -> tuple[dict, dict]:
-    """``--init-from``: an SB3 checkpoint's CardNet weights and its network sizes."""
+def sb3_start_weights(path: str, rules: Any) -> tuple[dict, dict]:
+    """``--init-from``: an SB3 checkpoint's CardNet weights and its network sizes (refused,
+    in one line, if it was trained for another observation layout than the run's rules)."""
     from sb3_contrib import MaskablePPO
 
-    from agents.ppo import load_error, read_meta
+    from agents.ppo import check_layout, load_error, read_meta
+    from hgin_env.observation import ObservationLayout
 
-    read_meta(path)
+    check_layout(read_meta(path), path, layout=ObservationLayout.for_rules(rules))
     try:
         policy = MaskablePPO.load(path, device="cpu").policy
     except Exception as exc:  # SB3 raises many kinds on damaged files
@@ -484,7 +486,7 @@ def train(args: Args) -> Path:
     torch.distributions.Distribution.set_default_validate_args(False)
     start_weights = None
     if args.init_from:  # the SB3 network's sizes become this run's (its weights load as they are)
-        start_weights, sizes = sb3_start_weights(args.init_from)
+        start_weights, sizes = sb3_start_weights(args.init_from, run_rules(args))
         args = dataclasses.replace(args, hidden=sizes["hidden"], summary=sizes["summary"],
                                    card_hidden=sizes["card_hidden"], relations=sizes["relations"],
                                    knock_bound=sizes["knock_bound"], shared_trunk=sizes["shared_trunk"],
@@ -593,7 +595,13 @@ def main(argv: list[str] | None = None) -> int:
         saved = json.loads((run_dir / "args.json").read_text()) if (run_dir / "args.json").is_file() else {}
         names = {f.name for f in dataclasses.fields(Args)} - set(NOT_RESUMED)
         args = parse_args(argv, {k: v for k, v in saved.items() if k in names})
-    path = train(args)
+    from agents.ppo import CheckpointError
+
+    try:
+        path = train(args)
+    except CheckpointError as exc:  # a --init-from checkpoint refused: one line, not a traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"saved {path}  (play it: hgin play --opponent rllib:{path})")
     return 0
 
