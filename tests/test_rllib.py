@@ -6,6 +6,7 @@ SB3 warm start and the export back to ``ppo:``. ``make test`` installs the ``rll
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import shutil
@@ -13,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -209,7 +211,13 @@ def test_checkpoint_plays_in_the_tournament_and_the_cli(toy_run, monkeypatch, ca
     (bad / META_NAME).write_text(json.dumps(dict(meta, observation_version=0)))
     with pytest.raises(RLlibCheckpointError, match="observation layout version 0"):
         make_agent(f"rllib:{bad}")
-    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("quit\n"))
+    from hgin_env.rules import get_rules
+    from hgin_web.games import build_agent, check_agent_spec
+
+    seat = check_agent_spec("rllib:toy", [toy_run.parent])  # the web table's seat, from --policy-dir
+    web_agent = build_agent(seat, seed=3, rules=get_rules("hollywood"))
+    assert isinstance(web_agent, RLlibAgent) and obs["action_mask"][web_agent(obs)] == 1
+    monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))
     code = cli.main(["play", "--opponent", f"rllib:{toy_run}", "--seed", "2"])
     assert code == 0 and f"rllib:{toy_run}" in capsys.readouterr().out
 
@@ -280,7 +288,7 @@ def test_sb3_checkpoint_warm_starts_rllib_and_exports_back(tmp_path: Path):
         np.testing.assert_array_equal(back.action_probabilities(obs), p)
         assert rllib(obs) == original(obs) == back(obs)
         env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-    assert json.loads(__import__("zipfile").ZipFile(exported).read(META_NAME))["privileged_size"] == 105
+    assert json.loads(zipfile.ZipFile(exported).read(META_NAME))["privileged_size"] == 105
 
 
 @pytest.mark.parametrize("rules", ["hollywood_three_hand", "hollywood_partnership"])
