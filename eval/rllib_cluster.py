@@ -10,15 +10,23 @@ different nodes. After ``--kill-after`` iterations the worker node of a runner i
 (its raylet and its actors die, as when a machine is lost); RLlib marks the runner
 unhealthy, samples from the others, and restarts it on a node with a free CPU. Each
 iteration logs which node every runner is on, how many are healthy and the steps sampled.
-Writes ``log.txt`` and ``README.md`` in ``--out``.
+Then ``train.rllib_ppo`` runs as its own process on the same cluster through ``RAY_ADDRESS``,
+as a driver on a real cluster does. Writes ``log.txt`` and ``README.md`` in ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+#: The CLI check's run: two env runners, 2 x 1,024 steps.
+CLI = ["--run-name", "cli", "--num-env-runners", "2", "--n-envs", "32", "--n-steps", "32", "--batch-size", "512",
+       "--n-epochs", "1", "--total-timesteps", "2048", "--checkpoint-every", "0", "--opponents", "simple,expert"]
 
 
 def write_report(out: Path, flags: str, lines: list[str]) -> None:
@@ -35,7 +43,9 @@ def write_report(out: Path, flags: str, lines: list[str]) -> None:
         "RLlib takes that runner out of service (`restart_failed_env_runners=True`). The iterations go "
         "on at full batch size, sampled by the runner left, which steps more often.\n"
         "- Ray restarts the lost actor on the node with a free CPU. Once it is healthy again, RLlib "
-        "gives it the current weights and both runners sample again.\n\n"
+        "gives it the current weights and both runners sample again.\n"
+        "- Last, `train.rllib_ppo` runs as a separate driver process, pointed at the cluster by "
+        "`RAY_ADDRESS` alone, as on a real cluster.\n\n"
         "A restarted runner keeps its worker index, so it deals its seed's matches from the start "
         "again, and it has the runner's initial opponents until the driver's next league push "
         "(`train.rllib_ppo` pushes every iteration, and sends the snapshots it lacks).\n")
@@ -101,9 +111,24 @@ def main(argv: list[str] | None = None) -> int:
                     log(f"-- removed node {nodes[victim[1]]} (runner {victim[0]}'s) --")
                 else:
                     log("-- no runner on a worker node: nothing removed --")
-    finally:
         algo.stop()
         ray.shutdown()
+        # The command a real cluster takes: train.rllib_ppo in its own process, pointed at
+        # the cluster by RAY_ADDRESS (what `ray start` / `ray up` / KubeRay give a driver).
+        log(f"-- RAY_ADDRESS={cluster.address} python -m train.rllib_ppo {' '.join(CLI)} --")
+        root = Path(__file__).resolve().parent.parent
+        with tempfile.TemporaryDirectory() as tmp:
+            proc = subprocess.run([sys.executable, "-m", "train.rllib_ppo", *CLI, "--out-dir", tmp],
+                                  cwd=root, capture_output=True, text=True, timeout=300,
+                                  env=dict(os.environ, RAY_ADDRESS=cluster.address, PYTHONPATH=str(root)))
+        for line in proc.stdout.splitlines():
+            if line.startswith(("iter", "saved")):
+                log("   " + line.replace(tmp, "<out>"))
+        log(f"   exit code {proc.returncode}")
+    finally:
+        if ray.is_initialized():
+            algo.stop()
+            ray.shutdown()
         cluster.shutdown()
     (out / "log.txt").write_text("\n".join(lines) + "\n")
     write_report(out, f"--workers {args.workers} --runners {args.runners} --iterations {args.iterations} "
