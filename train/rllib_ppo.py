@@ -58,7 +58,7 @@ from train.ppo import parse_args as parse_dataclass_args
 
 #: The ``episodes.csv`` metric the env runners log (one item per finished match).
 EPISODES_METRIC = "hgin_episodes"
-#: What ``rllib:PATH`` reads from ``hgin_meta.json`` (agents/rllib_agent.py).
+#: What a checkpoint adds to RLlib's files for --resume (step, league, deal streams).
 STATE_NAME = "hgin_state.json"
 CHECKPOINT_PREFIX = "step_"
 
