@@ -4,7 +4,7 @@ Each ``SingleAgentEnvRunner`` steps one :class:`RLlibBatchedEnv`: N matches of a
 :class:`hgin_env.batch.BatchGame` (``num_envs_per_env_runner``), the learner at one seat
 of each, the opponents acting inside ``step`` on whole batches (the machinery of
 :class:`train.envs.BatchedVecEnv`, which this wraps: opponent specs, PFSP weights, the
-privileged columns, the saved deal stream). RLlib builds it through its
+saved deal stream; the privileged columns come from its engine). RLlib builds it through its
 ``gym_env_vectorize_mode="vector_entry_point"`` hook: the env creator returns this
 ``gymnasium.vector.VectorEnv`` itself, so no row is ever stepped on its own.
 
