@@ -199,7 +199,7 @@ class BatchedPolicy:
 
 def make_batched_agent(spec: str, seed: int | None = None, columns: int | None = None,
                        layout: ObservationLayout | None = None) -> Any:
-    """A batched agent from a name: ``random``, ``simple``, ``expert``, ``ppo:PATH``; any
+    """A batched agent from a name: ``random``, ``simple``, ``expert``, ``ppo:PATH``, ``rllib:PATH``; any
     other name registered with :mod:`agents.base` (``search``...) runs row by row. It reads
     ``layout`` (any format's; ``ObservationLayout.for_rules(rules)``), or the duel layout
     of ``columns`` (default 3); a ``ppo:PATH`` trained for another layout is refused."""
@@ -218,6 +218,10 @@ def make_batched_agent(spec: str, seed: int | None = None, columns: int | None =
 
         agent = PPOAgent.load(spec[4:] or shipped_policy(layout), seed=seed, layout=layout)
         return BatchedPolicy(agent.model, deterministic=agent.deterministic, seed=seed)
+    if spec.startswith("rllib:"):  # an RLlib checkpoint: its module on the whole batch
+        from .rllib_agent import RLlibAgent
+
+        return RLlibAgent.load(spec[len("rllib:"):], seed=seed, layout=layout).batched(seed)
     # The duel's scalar agents as before (columns); a format's read its layout.
     kwargs: dict = {"columns": layout.columns} if layout.format == "duel" else {"layout": layout}
     return RowByRow(make_agent(spec, seed=seed, **kwargs))

@@ -1,4 +1,4 @@
-"""Ray RLlib checkpoints (from ``train/rllib_selfplay.py``) as agents: the ``rllib:PATH`` spec.
+"""Ray RLlib checkpoints (from ``train/rllib_ppo.py``) as agents: the ``rllib:PATH`` spec.
 
 PATH is a run folder (its ``checkpoint/`` is used) or a checkpoint folder. A checkpoint
 holds ``hgin_meta.json`` (observation layout and rules versions, written by the training
@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from hgin_env.envs.rllib import to_rllib_obs
+from hgin_env.envs.rllib import MASK_KEY, OBS_KEY, to_rllib_obs
 from hgin_env.observation import ObservationLayout
 
 from .base import register_agent_prefix
+from .batched import BatchedPolicy
 from .ppo import META_NAME, CheckpointError, TrainedAgent, check_layout, check_meta
 
 FORMAT = "hgin-rllib-ppo"
@@ -56,7 +57,7 @@ def read_meta(path: str | Path) -> dict:
     meta_path = path / META_NAME
     if not meta_path.exists():
         raise RLlibCheckpointError(f"{path} has no {META_NAME}: not a hgin_env RLlib checkpoint "
-                                   "(save it with train.rllib_selfplay, which writes it)")
+                                   "(save it with train.rllib_ppo, which writes it)")
     try:
         meta = json.loads(meta_path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -109,6 +110,27 @@ class RLlibAgent(TrainedAgent):
         with torch.no_grad():
             logits = self.model.forward_inference({Columns.OBS: batch})[Columns.ACTION_DIST_INPUTS]
             return torch.softmax(logits[0].double(), dim=-1).numpy()
+
+
+    def batched(self, seed: int | None = None) -> BatchedRLlibPolicy:
+        """The module acting on whole batches (``arena.evaluate`` plays every match at once)."""
+        return BatchedRLlibPolicy(self.model, deterministic=self.deterministic, seed=seed)
+
+
+class BatchedRLlibPolicy(BatchedPolicy):
+    """An RLlib RLModule on a batch of observations: one ``forward_inference`` per call."""
+
+    name = "rllib"
+
+    def probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        import torch
+        from ray.rllib.core.columns import Columns
+
+        batch = {OBS_KEY: torch.as_tensor(np.asarray(observations, dtype=np.float32)),
+                 MASK_KEY: torch.as_tensor(np.asarray(masks, dtype=np.float32))}
+        with torch.no_grad():
+            logits = self.model.forward_inference({Columns.OBS: batch})[Columns.ACTION_DIST_INPUTS]
+            return torch.softmax(logits.double(), dim=-1).numpy()
 
 
 def _load_spec(arg: str, seed: int | None = None, **kwargs: Any) -> RLlibAgent:

@@ -31,7 +31,10 @@ def evaluate_against(agent: object, opponent: str, matches: int, seed: int, rule
 
         from .batched_play import play_matches_batched
 
-        learner = BatchedPolicy(model, deterministic=agent.deterministic, seed=seed)
+        # An agent whose model is not SB3's (an RLlib module) gives its own batched form.
+        batched = getattr(agent, "batched", None)
+        learner = batched(seed) if callable(batched) else BatchedPolicy(model, deterministic=agent.deterministic,
+                                                                        seed=seed)
         opp_b = make_batched_agent(opponent, seed=seed, layout=layout)
         rows = play_matches_batched(learner, opp_b, list(seeds), rules, "learner", opponent)
     else:

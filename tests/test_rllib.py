@@ -1,14 +1,20 @@
-"""Ray RLlib self-play at toy size: one training iteration, then the checkpoint as an agent.
-
-``make test`` installs the ``rllib`` extra, so this runs there; it is skipped only where Ray
-is not installed (a base install). The checkpoint-refusal tests need no Ray.
+"""Ray RLlib on the batched engine at toy size (``train.rllib_ppo``): the runner's vector env,
+the card RLModule, a league run and its checkpoint as an agent, resume after SIGKILL, the
+SB3 warm start and the export back to ``ppo:``. ``make test`` installs the ``rllib`` extra.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +24,12 @@ from agents.base import make_agent
 from agents.rllib_agent import META_NAME, RLlibCheckpointError, read_meta
 from hgin_env import hollywood_gin_v0
 from hgin_env.envs.rllib import MASK_KEY, OBS_KEY, SUMMARY_KEY, RLlibObservationWrapper, from_rllib_obs
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRATCH = ROOT / "agents" / "policies" / "hgin_ppo_scratch.zip"
+#: A toy run: 8 matches x 16 steps per iteration, one hand per match (so matches finish).
+TOY = ["--n-envs", "8", "--n-steps", "16", "--batch-size", "64", "--n-epochs", "1", "--max-hands", "1",
+       "--num-cpus", "1", "--hidden", "32", "--summary", "16", "--card-hidden", "8"]
 
 
 def test_wrapper_renames_keys_and_adds_the_match_summary():
@@ -56,44 +68,114 @@ def test_bad_checkpoints_are_refused(tmp_path: Path):
         make_agent("rllib:")
 
 
+def _env(n: int = 8, privileged: bool = True, opponents=("simple", "random")):
+    from hgin_env.rules import get_rules
+    from train.rllib_env import RLlibBatchedEnv
+
+    rules = get_rules({**get_rules("hollywood").to_dict(), "max_hands": 1})
+    return RLlibBatchedEnv({"num_envs": n, "rules": rules.to_dict(), "opponents": list(opponents),
+                            "privileged": privileged, "seed": 5, "reward": "points", "match_bonus": 1.0})
+
+
+def test_batched_env_autoresets_on_the_next_step_as_rllib_expects():
+    """A match's last step returns its last observation and the reward; the next step shows
+    the new match's first observation for that row, its action ignored (even an illegal
+    one), with no reward. Episode lengths are the steps RLlib counts."""
+    from gymnasium.vector import AutoresetMode
+
+    from train.rllib_env import PRIVILEGED_KEY
+
+    env = _env()
+    assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    obs, _ = env.reset()
+    assert set(obs) == {OBS_KEY, MASK_KEY, PRIVILEGED_KEY}
+    assert env.observation_space.contains(obs)
+    rng = np.random.default_rng(0)
+    lengths = np.zeros(env.num_envs, dtype=int)
+    waiting = np.zeros(env.num_envs, dtype=bool)
+    finished = 0
+    for _ in range(300):
+        masks = obs[MASK_KEY] > 0
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        actions[waiting] = 0 if not masks[waiting].all() else actions[waiting]  # illegal, ignored
+        before = {k: v.copy() for k, v in obs.items()}
+        obs, rewards, term, trunc, infos = env.step(actions)
+        assert env.observation_space.contains(obs)
+        lengths[~waiting] += 1
+        assert (rewards[waiting] == 0).all() and not (term | trunc)[waiting].any()
+        done = term | trunc
+        for i in np.flatnonzero(done):
+            finished += 1
+            assert infos["_" + SUMMARY_KEY][i] and infos[SUMMARY_KEY][i]["hands"] == 1
+            assert infos["opponent_spec"][i] in ("simple", "random")
+            assert env.core.episode_length[i] == 0  # the engine dealt the next match
+            np.testing.assert_array_equal(obs[OBS_KEY][i], before[OBS_KEY][i])  # the last observation
+        for i in np.flatnonzero(waiting):
+            lengths[i] = 0  # RLlib's reset step: a new episode starts here
+        waiting = done
+    assert finished >= 8
+
+
+def test_actor_outputs_ignore_the_privileged_columns_bit_for_bit():
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from train.rllib_env import PRIVILEGED_KEY
+    from train.rllib_module import CardRLModule, model_config
+
+    env = _env(n=16)
+    obs, _ = env.reset()
+    for _ in range(5):
+        masks = obs[MASK_KEY] > 0
+        obs, *_ = env.step(np.array([np.flatnonzero(m)[0] for m in masks]))
+    module = CardRLModule(observation_space=env.single_observation_space, action_space=env.single_action_space,
+                          model_config=model_config(3, privileged=obs[PRIVILEGED_KEY].shape[1], seed=1))
+    batch = {k: torch.as_tensor(v) for k, v in obs.items()}
+    noisy = dict(batch, **{PRIVILEGED_KEY: torch.rand_like(batch[PRIVILEGED_KEY]) * 5 - 2})
+    with torch.no_grad():
+        for forward in (module.forward_inference, module.forward_exploration, module.forward_train):
+            a = forward({Columns.OBS: dict(batch)})[Columns.ACTION_DIST_INPUTS]
+            b = forward({Columns.OBS: dict(noisy)})[Columns.ACTION_DIST_INPUTS]
+            assert torch.equal(a, b)
+            assert (a[batch[MASK_KEY] == 0] == -1e8).all() and (a[batch[MASK_KEY] > 0] > -1e3).all()
+        values, noisy_values = module.compute_values({Columns.OBS: batch}), module.compute_values({Columns.OBS: noisy})
+    assert values.shape == (16,) and not torch.equal(values, noisy_values)  # the critic reads them
+
+
 @pytest.fixture(scope="module")
 def toy_run(tmp_path_factory):
-    pytest.importorskip("ray.rllib", reason="Ray RLlib not installed (pip install 'hgin_env[rllib]')")
-    import ray
-
-    from train.rllib_selfplay import Args, train
+    from train.rllib_ppo import main
 
     out = tmp_path_factory.mktemp("rllib_runs")
-    args = Args(run_name="toy", out_dir=str(out), iterations=2, num_cpus=2, num_env_runners=0,
-                train_batch_size=256, minibatch_size=128, num_epochs=1, episode="hand",
-                opponents="self:1,snapshot:1,random:1,simple:1,expert:1", snapshot_pool=1, snapshot_every=1,
-                checkpoint_every=1, eval_matches=0, hidden="32")
-    try:
-        checkpoint = train(args)
-    finally:
-        ray.shutdown()
-    return out / "toy", checkpoint
+    code = main(["--run-name", "toy", "--out-dir", str(out), "--total-timesteps", "640", "--checkpoint-every", "256",
+                 "--league", "--self-play-every", "256", "--opponents", "simple,expert,self", "--privileged-critic",
+                 "--eval-matches", "2", "--eval-opponents", "simple", *TOY])
+    assert code == 0
+    return out / "toy"
 
 
-def test_one_iteration_writes_the_run_folder(toy_run):
-    run_dir, checkpoint = toy_run
-    assert checkpoint == run_dir / "checkpoint"
-    for name in ("args.json", "progress.csv", "episodes.csv", "learning_curve.png"):
-        assert (run_dir / name).exists(), name
-    assert list((run_dir / "tb").glob("events.out.tfevents.*"))
-    assert (run_dir / "checkpoints" / "iter_000001" / META_NAME).exists()
-    with (run_dir / "progress.csv").open() as f:
-        progress = list(csv.DictReader(f))
-    steps = [int(float(r["env_steps"])) for r in progress]
-    assert len(steps) == 2 and 256 <= steps[0] and steps[0] + 256 <= steps[1] <= 2 * 256 + 8  # 4 envs: +-1 step each
-    assert float(progress[-1]["perf/env_steps_per_s"]) > 0
-    assert "charts/match_win_rate" in progress[0] and "charts/column1_total" in progress[0]
-    with (run_dir / "episodes.csv").open() as f:
-        episodes = list(csv.DictReader(f))
-    assert episodes, "256-step iterations of one-hand episodes finish some hands"
-    assert {r["opponent"] for r in episodes} <= {"self", "snapshot", "random", "simple", "expert"}
-    meta = read_meta(run_dir)  # a run folder stands for its final checkpoint
-    assert meta["format"] == "hgin-rllib-ppo" and meta["observation_size"] == 394
+def test_league_run_writes_the_run_folder(toy_run):
+    for name in ("args.json", "progress.csv", "episodes.csv", "league.json", "league.md", "eval.csv"):
+        assert (toy_run / name).exists(), name
+    with (toy_run / "eval.csv").open() as f:
+        evaluation = list(csv.DictReader(f))
+    assert [(r["opponent"], r["matches"]) for r in evaluation] == [("simple", "2")]  # one seed, both seatings
+    with (toy_run / "progress.csv").open() as f:
+        steps = [int(float(r["env_steps"])) for r in csv.DictReader(f)]
+    assert len(steps) == 5 and all(128 <= b - a <= 128 + 8 for a, b in zip([0, *steps[:-1]], steps, strict=True))
+    league = json.loads((toy_run / "league.json").read_text())
+    specs = [m["spec"] for m in league["members"]]
+    assert specs[:3] == ["simple", "expert", "self"] and len(specs) == 5
+    assert all(Path(s[len("snapshot:"):]).is_file() for s in specs[3:])
+    assert sum(m["total_games"] for m in league["members"]) > 0
+    assert "win rate" in (toy_run / "league.md").read_text()
+    with (toy_run / "episodes.csv").open() as f:
+        opponents = {r["opponent"] for r in csv.DictReader(f)}
+    assert opponents and opponents <= {"simple", "expert", "self"} | {Path(s).stem for s in specs[3:]}
+    checkpoints = sorted(p.name for p in (toy_run / "checkpoints").iterdir())
+    assert checkpoints == [f"step_{s}" for s in steps[1:4:2]]
+    meta = read_meta(toy_run)
+    assert meta["format"] == "hgin-rllib-ppo" and meta["privileged_size"] > 0 and meta["timesteps"] == steps[-1]
 
 
 def test_checkpoint_plays_in_the_tournament_and_the_cli(toy_run, monkeypatch, capsys):
@@ -101,8 +183,7 @@ def test_checkpoint_plays_in_the_tournament_and_the_cli(toy_run, monkeypatch, ca
     from eval.tournament import run_tournament
     from hgin_cli import cli
 
-    run_dir, checkpoint = toy_run
-    monkeypatch.chdir(run_dir.parent)
+    monkeypatch.chdir(toy_run.parent)
     agent = make_agent("rllib:toy", seed=1, columns=3)  # a relative run folder
     assert isinstance(agent, RLlibAgent)
     env = hollywood_gin_v0.raw_env()
@@ -110,73 +191,125 @@ def test_checkpoint_plays_in_the_tournament_and_the_cli(toy_run, monkeypatch, ca
     obs = env.observe(env.agent_selection)
     probs = agent.action_probabilities(obs)
     assert probs.sum() == pytest.approx(1.0) and probs[obs["action_mask"] == 0].sum() == 0
-    assert obs["action_mask"][agent(obs)] == 1
+    from agents.batched import make_batched_agent
+    from agents.rllib_agent import BatchedRLlibPolicy
 
-    rules = {"max_hands": 2}  # short matches: the toy policy rarely knocks
-    result = run_tournament([f"rllib:{checkpoint}", "random"], matches=2, workers=1, rules=rules, progress=False)
+    batched = make_batched_agent(f"rllib:{toy_run}", seed=1)  # an opponent for train.ppo and the league
+    assert isinstance(batched, BatchedRLlibPolicy)
+    masks = obs["action_mask"][None].repeat(3, axis=0)
+    np.testing.assert_allclose(batched.probabilities(obs["observation"][None].repeat(3, axis=0), masks)[0], probs,
+                               atol=1e-6)
+    assert (batched.act(obs["observation"][None].repeat(3, axis=0), masks) == agent(obs)).all()
+    result = run_tournament([f"rllib:{toy_run}", "random"], matches=2, workers=1, rules={"max_hands": 2},
+                            progress=False)
     assert len(result.rows) == 2 and all(r["hands"] >= 1 for r in result.rows)
-
     with pytest.raises(RLlibCheckpointError, match="column"):
-        make_agent(f"rllib:{checkpoint}", columns=1)
-    bad = run_dir / "bad_checkpoint"
-    shutil.copytree(checkpoint, bad)
+        make_agent(f"rllib:{toy_run}", columns=1)
+    bad = toy_run / "bad_checkpoint"
+    shutil.copytree(toy_run / "checkpoint", bad)
     meta = json.loads((bad / META_NAME).read_text())
     (bad / META_NAME).write_text(json.dumps(dict(meta, observation_version=0)))
     with pytest.raises(RLlibCheckpointError, match="observation layout version 0"):
         make_agent(f"rllib:{bad}")
-    (bad / META_NAME).write_text(json.dumps(dict(meta, module="nope")))
-    with pytest.raises(RLlibCheckpointError, match="no RLModule"):
-        make_agent(f"rllib:{bad}")
+    from hgin_env.rules import get_rules
+    from hgin_web.games import build_agent, check_agent_spec
 
-    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("quit\n"))
-    code = cli.main(["play", "--opponent", f"rllib:{run_dir}", "--seed", "2"])
-    out = capsys.readouterr().out
-    assert code == 0 and f"rllib:{run_dir}" in out
+    seat = check_agent_spec("rllib:toy", [toy_run.parent])  # the web table's seat, from --policy-dir
+    web_agent = build_agent(seat, seed=3, rules=get_rules("hollywood"))
+    assert isinstance(web_agent, RLlibAgent) and obs["action_mask"][web_agent(obs)] == 1
+    monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))
+    code = cli.main(["play", "--opponent", f"rllib:{toy_run}", "--seed", "2"])
+    assert code == 0 and f"rllib:{toy_run}" in capsys.readouterr().out
 
 
-def test_opponent_mapping_and_episode_logging_without_a_cluster():
-    pytest.importorskip("ray.rllib", reason="Ray RLlib not installed (pip install 'hgin_env[rllib]')")
-    from types import SimpleNamespace
+def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path):
+    """A run killed (SIGKILL, with its Ray) after its first checkpoint resumes from it: the
+    step count, the league and the (remote) env runner's deal stream; the logs are cut back."""
+    run = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "train.rllib_ppo", "--run-name", "killed", "--out-dir", str(tmp_path),
+           "--total-timesteps", "100000", "--checkpoint-every", "256", "--league", "--self-play-every", "128",
+           "--opponents", "simple,random", "--num-env-runners", "1", "--num-cpus-per-env-runner", "0.5", *TOY]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.time() + 240
+        while not list((run / "checkpoints").glob("step_*/hgin_state.json")) and time.time() < deadline:
+            assert proc.poll() is None, "the run ended before its first checkpoint"
+            time.sleep(0.5)
+        time.sleep(1.0)  # past the checkpoint, into the next iterations
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    checkpoint = min((run / "checkpoints").glob("step_*/hgin_state.json")).parent
+    saved = json.loads((checkpoint / "hgin_state.json").read_text())
+    at = saved["steps"]
+    assert at >= 256 and saved["league"]["members"][2:]  # snapshots joined before the kill
+    resumed = subprocess.run([sys.executable, "-m", "train.rllib_ppo", "--resume", str(checkpoint),
+                              "--total-timesteps", str(at + 200)], cwd=ROOT, env=env, capture_output=True,
+                             text=True, timeout=240)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert f"resumed {checkpoint.resolve()} at step {at}" in resumed.stdout
+    with (run / "progress.csv").open() as f:
+        steps = [int(float(r["env_steps"])) for r in csv.DictReader(f)]
+    assert at in steps and steps == sorted(steps)  # the rows after the checkpoint were cut
+    first = steps[steps.index(at) + 1]
+    assert at + 128 <= first <= at + 136 and steps[-1] >= at + 200
+    final = json.loads((run / "checkpoint" / "hgin_state.json").read_text())
+    assert final["steps"] == steps[-1] and final["iteration"] == saved["iteration"] + len(steps) - steps.index(at) - 1
+    before = {m["spec"]: m["total_games"] for m in saved["league"]["members"]}
+    after = {m["spec"]: m["total_games"] for m in final["league"]["members"]}
+    assert all(after.get(s, 0) >= g for s, g in before.items() if s in after)
+    assert list(final["generators"]) == ["1"]  # the remote env runner's deal stream...
+    assert final["generators"]["1"] != saved["generators"]["1"]  # ...dealt on from the saved state
+    assert not [p for p in (run / "checkpoints").iterdir() if p.name.startswith(".")]
 
-    from train.rllib_selfplay import EPISODES_METRIC, HollywoodCallbacks, OpponentMapping, opponent_mixture
 
-    mixture = opponent_mixture("self:1,snapshot:1,expert:2", snapshot_pool=2)
-    assert mixture == {"self": 0.25, "snapshot": 0.25, "expert": 0.5}
-    with pytest.raises(ValueError, match="unknown opponent"):
-        opponent_mixture("self:1,ppo:0.5", snapshot_pool=2)
-    mapping = OpponentMapping(mixture, ["snapshot_0", "snapshot_1"], seed=0)
-    drawn = []
-    for i in range(400):
-        episode = SimpleNamespace(id_=f"episode{i}")
-        modules = [mapping("player_0", episode), mapping("player_1", episode)]
-        assert "main" in modules and modules == [mapping("player_0", episode), mapping("player_1", episode)]
-        drawn.append(modules)
-    assert 150 < sum(mapping.draw(f"episode{i}")[0] for i in range(400)) < 250  # main's seat is random
-    assert 150 < sum("expert" in m for m in drawn) < 250
+def test_sb3_checkpoint_warm_starts_rllib_and_exports_back(tmp_path: Path):
+    """``--init-from`` a ``ppo:`` zip (the shipped scratch policy: privileged critic, shared
+    trunk, relations, knock bound): the RLlib checkpoint plays as it does; the export back to
+    a ``ppo:`` zip gives the same probabilities exactly."""
+    from train.rllib_export import export_ppo
+    from train.rllib_ppo import Args, train
 
-    class Logger:
-        def __init__(self):
-            self.rows = []
+    checkpoint = train(Args(run_name="warm", out_dir=str(tmp_path), total_timesteps=0, init_from=str(SCRATCH),
+                            n_envs=4, n_steps=8, batch_size=32, num_cpus=1))
+    args = json.loads((tmp_path / "warm" / "args.json").read_text())
+    assert args["relations"] and args["privileged_critic"] and args["shared_trunk"] and args["knock_bound"] == 2.2
+    exported = export_ppo(checkpoint, tmp_path / "exported.zip")
+    rllib, original, back = (make_agent(s) for s in (f"rllib:{checkpoint}", f"ppo:{SCRATCH}", f"ppo:{exported}"))
+    env = hollywood_gin_v0.raw_env()
+    env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        obs = env.observe(env.agent_selection)
+        p = original.action_probabilities(obs)
+        np.testing.assert_allclose(rllib.action_probabilities(obs), p, atol=1e-6)
+        np.testing.assert_array_equal(back.action_probabilities(obs), p)
+        assert rllib(obs) == original(obs) == back(obs)
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert json.loads(zipfile.ZipFile(exported).read(META_NAME))["privileged_size"] == 105
 
-        def log_value(self, key, value, reduce=None):
-            assert key == EPISODES_METRIC and reduce == "item_series"
-            self.rows.append(value)
 
-    summary = {"won": True, "lost": False, "truncated": False, "columns_won": 2, "columns_lost": 1,
-               "column_totals": [100, 40, 0], "opponent_column_totals": [20, 100, 0], "hands": 9,
-               "dead_hands": 1, "hand_kinds": {"gin": 2}, "opponent_hand_kinds": {"knock": 3}}
-    runner = SimpleNamespace(config=SimpleNamespace(policy_mapping_fn=mapping))
-    logger = Logger()
-    for i in range(20):
-        seat, opponent = mapping.draw(f"episode{i}")
-        learner = f"player_{seat}"
-        # The last chunk of a long episode may hold only one seat; the summary is the learner's.
-        chunk = {learner: SimpleNamespace(get_infos=lambda i: {SUMMARY_KEY: summary})}
-        episode = SimpleNamespace(id_=f"episode{i}", agent_episodes=chunk)
-        HollywoodCallbacks().on_episode_end(episode=episode, env_runner=runner, metrics_logger=logger)
-        HollywoodCallbacks().on_episode_end(episode=SimpleNamespace(id_=f"episode{i}", agent_episodes={}),
-                                            env_runner=runner, metrics_logger=logger)
-        assert logger.rows[-1]["opponent"] == ("self" if opponent == "main" else
-                                               "snapshot" if opponent.startswith("snapshot") else opponent)
-    assert len(logger.rows) == 20
-    assert logger.rows[0]["col1"] == 100 and logger.rows[0]["my_gin"] == 2 and logger.rows[0]["won"] == 1
+@pytest.mark.parametrize("rules", ["hollywood_three_hand", "hollywood_partnership"])
+def test_formats_train_on_rllib_and_their_checkpoints_play(tmp_path: Path, rules: str):
+    """Three-hand and partnership: the format's layout and privileged columns in the module,
+    a league with self-play, the checkpoint's batched evaluation in the format's seatings."""
+    from hgin_env.observation import ObservationLayout
+    from hgin_env.rules import get_rules
+    from train.rllib_ppo import main
+
+    code = main(["--run-name", "f", "--out-dir", str(tmp_path), "--rules", rules, "--total-timesteps", "256",
+                 "--checkpoint-every", "0", "--opponents", "simple,self", "--privileged-critic", "--league",
+                 "--self-play-every", "128", "--eval-matches", "2", "--eval-opponents", "simple", *TOY])
+    assert code == 0
+    layout = ObservationLayout.for_rules(get_rules(rules))
+    meta = read_meta(tmp_path / "f")
+    assert meta["observation_format"] == layout.format and meta["observation_size"] == layout.size
+    agent = make_agent(f"rllib:{tmp_path / 'f'}", layout=layout)
+    env = hollywood_gin_v0.raw_env(rules=rules)
+    env.reset(seed=1)
+    obs = env.observe(env.agent_selection)
+    assert obs["action_mask"][agent(obs)] == 1
+    with (tmp_path / "f" / "eval.csv").open() as f:
+        assert [r["opponent"] for r in csv.DictReader(f)] == ["simple"]

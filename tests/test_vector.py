@@ -75,3 +75,26 @@ def test_sb3_vec_env_masks_for_maskable_ppo():
     assert obs.shape == (5, 394) and rewards.shape == (5,) and len(infos) == 5
     env.set_opponent_specs(["random"], [1.0])
     assert env.opponent_specs == ["random"]
+
+
+def test_a_learner_may_wait_at_no_move():
+    """``step(allow_no_move=True)``: rows at NO_MOVE stay as they are (no step counted, no
+    shaping term, no reward) while the other rows play on."""
+    from hgin_env.actions import NO_MOVE
+
+    core = LearnerBatch(4, [BatchedSimple(seed=0)], reward="points", seed=2, shaping=0.5, shaping_gamma=0.9)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        core.step(_random_actions(rng, core.action_masks()))
+    obs, lengths = core.observations().copy(), core.episode_length.copy()
+    rewards, terminated, truncated, done = core.step(np.full(4, NO_MOVE), allow_no_move=True)
+    assert not rewards.any() and not (terminated | truncated).any() and not done
+    np.testing.assert_array_equal(core.observations(), obs)
+    np.testing.assert_array_equal(core.episode_length, lengths)
+    actions = _random_actions(rng, core.action_masks())
+    actions[1] = NO_MOVE
+    rewards, *_ = core.step(actions, allow_no_move=True)
+    assert rewards[1] == 0.0 and core.episode_length[1] == lengths[1]
+    np.testing.assert_array_equal(core.observations()[1], obs[1])
+    assert (core.episode_length[[0, 2, 3]] == lengths[[0, 2, 3]] + 1).all()
+    assert not (core.observations()[[0, 2, 3]] == obs[[0, 2, 3]]).all(axis=1).any()

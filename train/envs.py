@@ -144,7 +144,8 @@ class BatchedVecEnv(VecEnv):
     def __init__(self, n_envs: int, opponent_specs: Sequence[str], opponent_weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "points", match_bonus: float = 0.0,
                  seed: int = 0, shaping: float = 0.0, shaping_gamma: float = 1.0,
-                 shaping_potential: str = "deadwood", privileged: bool = False, partner_spec: str | None = None):
+                 shaping_potential: str = "deadwood", privileged: bool = False, partner_spec: str | None = None,
+                 agents: dict[str, object] | None = None):
         from hgin_env.batch import privileged_size
         from hgin_env.batch.vector import LearnerBatch
         from hgin_env.observation import observation_bounds
@@ -153,7 +154,9 @@ class BatchedVecEnv(VecEnv):
         self.rules = get_rules(rules)
         self.layout = ObservationLayout.for_rules(self.rules)
         self._seed = seed
-        self._cache: dict[str, object] = {}
+        # ``agents``: batched agents already built for some specs (an RLlib env runner's live
+        # module as ``self``, frozen snapshots whose weights came through Ray, train.rllib_env).
+        self._cache: dict[str, object] = dict(agents or {})
         self.opponent_specs = list(opponent_specs)
         self.partner_spec = partner_spec
         partner = None if partner_spec is None else self._build([partner_spec], offset=999)[0]
@@ -191,8 +194,11 @@ class BatchedVecEnv(VecEnv):
         return np.concatenate([obs, self.core.privileged_observations()], axis=1)
 
     # ------------------------------------------------------------------ training hooks
-    def set_opponent_specs(self, specs: Sequence[str], weights: Sequence[float] | None = None) -> None:
-        """Swap the opponent pool (self-play snapshots); new matches draw from it."""
+    def set_opponent_specs(self, specs: Sequence[str], weights: Sequence[float] | None = None,
+                           agents: dict[str, object] | None = None) -> None:
+        """Swap the opponent pool (self-play snapshots); new matches draw from it. ``agents``
+        gives batched agents already built for some of the specs (as in the constructor)."""
+        self._cache.update(agents or {})
         self.core.set_opponents(self._build(specs), weights, names=list(specs))
         self.opponent_specs = list(specs)
 

@@ -179,21 +179,28 @@ class LearnerBatch:
         self._start()
         return self.batch.privileged_observations()
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, dict]]:
+    def step(self, actions: np.ndarray, allow_no_move: bool = False
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, dict]]:
         """Apply the learners' actions and the opponents' replies.
 
         Returns (rewards float32[N], terminated bool[N], truncated bool[N], finished) where
         ``finished`` maps each match that ended to its summary from the learner's side
         (``episode_summary``, as :func:`hgin_env.summary.match_summary` gives it,
         ``opponent``, and ``episode`` = return, length).
+
+        ``allow_no_move=True`` lets a learner wait: its match stays as it is at
+        ``NO_MOVE`` (-1), with no step counted and no shaping term (RLlib's next-step
+        autoreset spends one step on a finished match's reset, ``train.rllib_env``).
         """
         self._start()
         # Checked before anything counts: a refused step changes nothing (not even lengths).
-        actions = as_actions(actions, self.n, self.batch.legal_action_masks())
-        self.episode_length += 1
-        self._apply(actions)
+        actions = as_actions(actions, self.n, self.batch.legal_action_masks(), allow_no_move=allow_no_move)
+        moved = actions >= 0
+        self.episode_length += moved
+        if moved.any():
+            self._apply(actions)
         self._play_opponents()
-        self._shape()
+        self._shape(None if moved.all() else np.flatnonzero(moved))
         rewards = self._pending_rewards.copy()
         finished = self._pending_done
         self._pending_rewards[:] = 0.0
@@ -244,13 +251,15 @@ class LearnerBatch:
         self.seat[i] = self.rng.integers(self.num_seats)
         self.opponent_index[i] = self._draw_opponents(1)[0]
 
-    def _shape(self) -> None:
-        """Every learner is about to act: pay each its shaping term γΦ(o) − Φ(o_prev)."""
+    def _shape(self, rows: np.ndarray | None = None) -> None:
+        """Every learner (of ``rows``, default all) is about to act: pay each its shaping
+        term γΦ(o) − Φ(o_prev). A learner that waited is not paid again for the same state."""
         if self.shaping is None:
             return
-        terms = self.shaping.at_decisions(np.arange(self.n), self.batch.observations())
-        self._pending_rewards += terms.astype(np.float32)
-        self.episode_return += terms
+        rows = np.arange(self.n) if rows is None else rows
+        terms = self.shaping.at_decisions(rows, self.batch.observations()[rows])
+        self._pending_rewards[rows] += terms.astype(np.float32)
+        self.episode_return[rows] += terms
 
     def learner_acts(self) -> np.ndarray:
         """bool [N]: the learner acts in the match now (at its seat, or at its partner's

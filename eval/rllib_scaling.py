@@ -1,0 +1,88 @@
+"""Env steps/s of ``train.ppo`` (SB3) and ``train.rllib_ppo`` with 0, 1 and 2 env runners,
+the same recipe (128 matches x 32 steps per update, 4 epochs of 1,024, the card network,
+Simple and the Expert as opponents), one after the other in one invocation so the ratios
+are measured under the same load.
+
+    python -m eval.rllib_scaling --steps 100000 --out docs/runs/rllib_scaling
+
+Writes ``README.md`` (the table) and ``results.json`` in ``--out``; the runs themselves go
+to a temporary folder. Each figure is the trainer's own steps/s (sampling and updates,
+not Ray's start-up) and the wall time of the whole command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _last(path: Path, column: str) -> float:
+    with path.open() as f:
+        rows = [r for r in csv.DictReader(f) if r.get(column)]
+    return float(rows[-1][column])
+
+
+def run(steps: int, out: Path) -> list[dict]:
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root))
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        configs = [("train.ppo (SB3)", ["-m", "train.ppo", "--eval-every", "0", "--checkpoint-every", "0",
+                                        "--no-progress-bar"], "time/fps")]
+        for runners in (0, 1, 2):
+            configs.append((f"train.rllib_ppo, {runners} env runner(s)",
+                            ["-m", "train.rllib_ppo", "--num-env-runners", str(runners), "--checkpoint-every", "0",
+                             "--num-cpus", "2"], "perf/env_steps_per_s"))
+        for i, (name, argv, column) in enumerate(configs):
+            began = time.perf_counter()
+            cmd = [sys.executable, *argv, "--run-name", f"r{i}", "--out-dir", tmp, "--total-timesteps", str(steps)]
+            proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+            wall = time.perf_counter() - began
+            if proc.returncode != 0:
+                raise RuntimeError(f"{name} failed: {proc.stderr[-2000:]}")
+            progress = Path(tmp) / f"r{i}" / "progress.csv"
+            rate = _last(progress, column)
+            entry = {"trainer": name, "command": " ".join(["python", *argv, "--total-timesteps", str(steps)]),
+                     "steps_per_s": rate, "wall_s": wall}
+            if column.startswith("perf/"):  # RLlib's split of an iteration: sampling and the update
+                entry["sample_s"] = _last(progress, "perf/sample_s")
+                entry["learn_s"] = _last(progress, "perf/learn_s")
+            results.append(entry)
+            print(f"{name}: {rate:.0f} steps/s, {wall:.0f} s wall", flush=True)
+    base = results[0]["steps_per_s"]
+    lines = [f"# RLlib vs SB3 throughput, {steps:,} steps each", "",
+             f"Measured {time.strftime('%Y-%m-%d')} on a 2-core machine **shared with two other trainings** "
+             f"(load average about 2 before the runs), by `python -m eval.rllib_scaling --steps {steps}`: "
+             "absolute figures are about half of an idle machine's; the ratios are what to read.", "",
+             "| trainer | env steps/s | vs train.ppo | wall (s, with start-up) | sampling s/iter | update s/iter |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in results:
+        split = f"{r['sample_s']:.2f} | {r['learn_s']:.2f}" if "sample_s" in r else "| "
+        lines.append(f"| {r['trainer']} | {r['steps_per_s']:.0f} | {r['steps_per_s'] / base:.2f} | "
+                     f"{r['wall_s']:.0f} | {split} |")
+    lines += ["", "Commands (each with `--run-name`, `--out-dir` and `--total-timesteps` added):", ""]
+    lines += [f"- `{r['command']}`" for r in results]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "README.md").write_text("\n".join(lines) + "\n")
+    (out / "results.json").write_text(json.dumps(results, indent=2))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--out", default="docs/runs/rllib_scaling")
+    args = parser.parse_args(argv)
+    run(args.steps, Path(args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,610 @@
+"""PPO with Ray RLlib (new API stack) on the batched engine, locally or on a Ray cluster.
+
+    python -m train.rllib_ppo --run-name my_rllib --total-timesteps 200000                 # this machine
+    python -m train.rllib_ppo --run-name lg --league --self-play-every 50000 --opponents simple,expert
+    python -m train.rllib_ppo --resume runs/lg                                             # after a kill
+    RAY_ADDRESS=HEAD:6379 python -m train.rllib_ppo --working-dir . --num-env-runners 32 --n-envs 4096 ...
+
+``train.ppo``'s recipe on RLlib: each env runner steps its share of ``--n-envs`` matches of
+the batched engine as one vector env (:mod:`train.rllib_env`), the opponents acting inside
+the runner on whole batches (heuristics as numpy agents, league snapshots and ``self`` as
+one torch call); the learner trains the project's card network as an RLModule
+(:mod:`train.rllib_module`, the same classes as ``train.policy``), with the privileged
+critic under ``--privileged-critic``. One iteration = ``--n-envs`` x ``--n-steps`` learner
+decisions, then ``--n-epochs`` of minibatches of ``--batch-size`` (4,096 / 1,024 by default,
+as ``train.ppo``). PPO's settings follow SB3's: no KL penalty, no value clipping, gradient
+norm 0.5, value loss weight 0.5 (RLlib normalises advantages per batch, SB3 per minibatch).
+
+``--league``: the PFSP league of ``train/league.py`` (the ``--opponents`` plus a snapshot of
+the learner every ``--self-play-every`` steps, the newest ``--self-play-pool`` kept), drawn
+by the learner's running win rates; snapshots are saved in ``snapshots/`` and their weights
+sent to the runners through Ray (no shared file system needed).
+
+A run folder ``runs/<run-name>/`` holds:
+    args.json        the arguments of the run
+    progress.csv     one row per iteration: env steps, steps/s, learner stats, outcomes
+    episodes.csv     one row per finished match (``train.callbacks.EPISODE_FIELDS``)
+    league.json, league.md   the league and its table (with ``--league``)
+    snapshots/       the league's snapshots (``rllib_<step>.pt``: the network's weights)
+    checkpoints/     ``step_<N>/``: an RLlib checkpoint (weights and optimizer) with
+                     ``hgin_meta.json`` and ``hgin_state.json`` (step, league, deal streams)
+    checkpoint/      the final checkpoint; play it with ``rllib:runs/<run-name>``
+    eval.csv         duplicate matches of the final checkpoint (``--eval-matches``)
+
+``--resume RUN_DIR`` (or a ``checkpoints/step_N`` folder) continues a run killed at any
+point from its newest complete checkpoint: weights, optimizer, the league and each runner's
+deal stream; the logs are cut back to its step. ``--init-from ppo:ZIP`` starts from an SB3
+checkpoint's weights (its network sizes are taken over).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ray.rllib.callbacks.callbacks import RLlibCallback
+
+from train.ppo import BATCHED_DEFAULTS, parse_mixture
+from train.ppo import parse_args as parse_dataclass_args
+
+#: The ``episodes.csv`` metric the env runners log (one item per finished match).
+EPISODES_METRIC = "hgin_episodes"
+#: What a checkpoint adds to RLlib's files for --resume (step, league, deal streams).
+STATE_NAME = "hgin_state.json"
+CHECKPOINT_PREFIX = "step_"
+
+
+@dataclass
+class Args:
+    run_name: str = field(default="", metadata={"help": "run folder name (default: rllib_<seed>_<time>)"})
+    out_dir: str = field(default="runs", metadata={"help": "parent folder of run folders"})
+    seed: int = field(default=0, metadata={"help": "seed of the deals and the network"})
+    total_timesteps: int = field(default=200_000, metadata={"help": "learner decisions to train for (the run's total)"})
+    rules: str = field(default="hollywood", metadata={"help": "rules profile name"})
+    max_hands: int = field(default=0, metadata={"help": "cut every match after N hands (0 = the profile's)"})
+    reward: str = field(default="points", metadata={"help": "'points', 'columns' or 'match'"})
+    match_bonus: float = field(default=1.0, metadata={"help": "extra +-reward at match end (points/columns)"})
+    shaping: float = field(default=0.0, metadata={"help": "potential-based deadwood shaping weight (0 = off)"})
+    shaping_potential: str = field(default="deadwood", metadata={"help": "'deadwood' or 'lookahead'"})
+    partner: str = field(default="", metadata={"help": "partnership: the partner's agent spec ('' = the learner)"})
+    opponents: str = field(default="simple:0.5,expert:0.5", metadata={
+        "help": "opponent mixture 'name:weight,...' (random, simple, expert, ppo:PATH, self)"})
+    league: bool = field(default=False, metadata={"help": "PFSP league over --opponents and snapshots"})
+    self_play_every: int = field(default=0, metadata={"help": "league: a snapshot every N steps"})
+    self_play_pool: int = field(default=5, metadata={"help": "league: newest snapshots kept"})
+    pfsp: str = field(default="hard", metadata={"help": "league: 'hard', 'even' or 'uniform'"})
+    pfsp_exponent: float = field(default=2.0, metadata={"help": "league: p of 'hard'"})
+    league_memory: int = field(default=200, metadata={"help": "league: matches the win rates remember"})
+    privileged_critic: bool = field(default=False, metadata={"help": "the critic also reads the hidden facts"})
+    shared_trunk: bool = field(default=False, metadata={"help": "one trunk for actor and critic"})
+    hidden: int = field(default=128, metadata={"help": "width of the actor/critic trunks"})
+    summary: int = field(default=64, metadata={"help": "size of the state summary"})
+    card_hidden: int = field(default=32, metadata={"help": "width of the per-card scorer"})
+    relations: bool = field(default=False, metadata={"help": "meld-partner features per card"})
+    knock_bound: float = field(default=0.0, metadata={"help": "bound of knock vs discard logits (0 = off)"})
+    learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate"})
+    n_envs: int = field(default=0, metadata={
+        "help": "matches over all env runners (0 = train.ppo's: 128; three-hand 256), split evenly"})
+    n_steps: int = field(default=0, metadata={"help": "steps per match per iteration (0 = 32; three-hand 16)"})
+    batch_size: int = field(default=1024, metadata={"help": "minibatch size"})
+    n_epochs: int = field(default=4, metadata={"help": "PPO epochs per iteration"})
+    gamma: float = field(default=0.995, metadata={"help": "discount factor"})
+    gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
+    clip_range: float = field(default=0.2, metadata={"help": "PPO clip range"})
+    ent_coef: float = field(default=0.01, metadata={"help": "entropy bonus"})
+    vf_coef: float = field(default=0.5, metadata={"help": "value loss weight"})
+    max_grad_norm: float = field(default=0.5, metadata={"help": "gradient norm clip"})
+    num_env_runners: int = field(default=0, metadata={"help": "sampling actors (0 = sample in the driver)"})
+    num_cpus: int = field(default=2, metadata={"help": "CPUs of the local Ray (ignored on a cluster)"})
+    num_cpus_per_env_runner: float = field(default=1.0, metadata={"help": "CPUs reserved per env runner"})
+    address: str = field(default="", metadata={"help": "Ray cluster address (default: $RAY_ADDRESS, else local)"})
+    working_dir: str = field(default="", metadata={"help": "folder shipped to the cluster as the working dir"})
+    num_learners: int = field(default=0, metadata={"help": "Learner actors (0 = update in the driver)"})
+    num_gpus_per_learner: float = field(default=0.0, metadata={"help": "GPUs per Learner"})
+    sample_timeout_s: float = field(default=600.0, metadata={"help": "wait this long for a runner's samples"})
+    restart_failed_env_runners: bool = field(default=True, metadata={
+        "help": "replace an env runner that died (its node lost) and go on"})
+    checkpoint_every: int = field(default=100_000, metadata={"help": "checkpoint every N steps (0 = end only)"})
+    resume: str = field(default="", metadata={"help": "run folder or checkpoints/step_N to continue"})
+    init_from: str = field(default="", metadata={"help": "SB3 checkpoint .zip (ppo:) whose weights start the run"})
+    eval_matches: int = field(default=0, metadata={"help": "duplicate matches per opponent at the end (0 = off)"})
+    eval_opponents: str = field(default="simple,expert", metadata={"help": "agents to evaluate against"})
+    log_window: int = field(default=100, metadata={"help": "finished matches in the rolling charts/ means"})
+    torch_threads: int = field(default=1, metadata={"help": "torch CPU threads of the learner"})
+
+    def validate(self) -> None:
+        from train.league import PFSP_MODES
+
+        if self.league and self.self_play_every <= 0:
+            raise ValueError("--league adds a snapshot every --self-play-every steps: give it (> 0)")
+        if self.self_play_every and not self.league:
+            raise ValueError("--self-play-every is the league's snapshot period: give --league")
+        if self.pfsp not in PFSP_MODES:
+            raise ValueError(f"--pfsp must be one of {', '.join(PFSP_MODES)}")
+        if self.num_env_runners and self.n_envs % self.num_env_runners:
+            raise ValueError(f"--n-envs {self.n_envs} does not split evenly over {self.num_env_runners} runners")
+        parse_mixture(self.opponents)
+
+
+#: Arguments a resumed run does not take over from its args.json.
+NOT_RESUMED = ("run_name", "out_dir", "resume", "init_from")
+
+
+def parse_args(argv: list[str] | None = None, defaults: dict | None = None) -> Args:
+    return parse_dataclass_args(argv, defaults, cls=Args, description=__doc__)
+
+
+def resolved(args: Args) -> Args:
+    """``--n-envs 0`` / ``--n-steps 0`` filled in with ``train.ppo``'s batched defaults."""
+    from hgin_env.rules import get_rules
+
+    n_envs, n_steps = BATCHED_DEFAULTS[get_rules(args.rules).format]
+    return dataclasses.replace(args, n_envs=args.n_envs or n_envs, n_steps=args.n_steps or n_steps)
+
+
+def run_rules(args: Args) -> Any:
+    """The run's rules: the profile, with ``--max-hands`` when given."""
+    from hgin_env.rules import get_rules
+
+    rules = get_rules(args.rules)
+    return get_rules(dict(rules.to_dict(), max_hands=args.max_hands)) if args.max_hands else rules
+
+
+# ---------------------------------------------------------------------- the RLlib config
+def net_config(args: Args, rules: Any) -> dict:
+    from hgin_env.batch import privileged_size
+    from train.rllib_module import model_config
+
+    return model_config(rules.columns, rules.format, hidden=args.hidden, summary=args.summary,
+                        card_hidden=args.card_hidden, relations=args.relations, knock_bound=args.knock_bound,
+                        privileged=privileged_size(rules.format) if args.privileged_critic else 0,
+                        shared_trunk=args.shared_trunk, seed=args.seed)
+
+
+def build_config(args: Args, rules: Any, specs: list[str], weights: list[float]) -> Any:
+    """The ``PPOConfig``: the batched env per runner, the card module, SB3-like PPO settings."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from train.rllib_env import register
+    from train.rllib_module import CardRLModule
+
+    runners = max(1, args.num_env_runners)
+    env_config = {"rules": rules.to_dict(), "reward": args.reward, "match_bonus": args.match_bonus,
+                  "shaping": args.shaping, "gamma": args.gamma, "shaping_potential": args.shaping_potential,
+                  "partner": args.partner, "opponents": list(specs), "weights": list(weights),
+                  "privileged": args.privileged_critic, "seed": args.seed, "net_config": net_config(args, rules)}
+    return (
+        PPOConfig()
+        .environment(register(), env_config=env_config, disable_env_checking=True)
+        .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.n_envs // runners,
+                     rollout_fragment_length=args.n_steps, gym_env_vectorize_mode="vector_entry_point",
+                     num_cpus_per_env_runner=args.num_cpus_per_env_runner,
+                     sample_timeout_s=args.sample_timeout_s)
+        .fault_tolerance(restart_failed_env_runners=args.restart_failed_env_runners)
+        .learners(num_learners=args.num_learners, num_gpus_per_learner=args.num_gpus_per_learner)
+        .rl_module(rl_module_spec=RLModuleSpec(module_class=CardRLModule, model_config=net_config(args, rules)))
+        .training(lr=args.learning_rate, gamma=args.gamma, lambda_=args.gae_lambda, clip_param=args.clip_range,
+                  entropy_coeff=args.ent_coef, vf_loss_coeff=args.vf_coef, grad_clip=args.max_grad_norm,
+                  grad_clip_by="global_norm", use_kl_loss=False, vf_clip_param=float("inf"),
+                  num_epochs=args.n_epochs, minibatch_size=args.batch_size,
+                  train_batch_size_per_learner=args.n_envs * args.n_steps // max(1, args.num_learners))
+        .callbacks(HginCallbacks)
+        .debugging(seed=args.seed)
+    )
+
+
+class HginCallbacks(RLlibCallback):
+    """On the env runners: hook the env to its runner, log one item per finished match."""
+
+    def on_environment_created(self, *, env_runner: Any, env: Any, **kwargs: Any) -> None:
+        base = getattr(env, "unwrapped", env)
+        if hasattr(base, "attach_to_runner"):
+            base.attach_to_runner(env_runner)
+
+    def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kwargs: Any) -> None:
+        from hgin_env.envs.rllib import SUMMARY_KEY
+        from train.callbacks import episode_row
+        from train.league import Member
+
+        info = episode.get_infos(-1)
+        if metrics_logger is None or SUMMARY_KEY not in info:
+            return
+        spec = info.get("opponent_spec", "")
+        row = episode_row(info[SUMMARY_KEY], 0, Member(spec).name)
+        metrics_logger.log_value(EPISODES_METRIC, {"row": row, "spec": spec}, reduce="item_series")
+
+
+def init_ray(args: Args) -> None:
+    """Connect to ``--address`` / ``$RAY_ADDRESS``, else start a local Ray with ``--num-cpus``."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    address = args.address or os.environ.get("RAY_ADDRESS", "")
+    runtime_env: dict[str, Any] = {"env_vars": {"OMP_NUM_THREADS": "1"}}
+    if args.working_dir:
+        runtime_env["working_dir"] = args.working_dir
+    if address:
+        ray.init(address=address, runtime_env=runtime_env)
+    else:
+        ray.init(num_cpus=args.num_cpus, include_dashboard=False, runtime_env=runtime_env)
+
+
+# ---------------------------------------------------------------------- weights, runners
+def learner_net_state(algo: Any) -> dict:
+    """The learner's CardNet weights (numpy)."""
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    from train.rllib_module import net_state
+
+    return net_state(algo.get_module(DEFAULT_MODULE_ID).state_dict())
+
+
+def set_learner_weights(algo: Any, net_state_dict: dict) -> None:
+    """Put CardNet weights in the learner's module and every runner's."""
+    from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
+
+    from train.rllib_module import module_state
+
+    algo.set_state({COMPONENT_LEARNER_GROUP: {COMPONENT_LEARNER: {COMPONENT_RL_MODULE: {
+        DEFAULT_MODULE_ID: module_state(net_state_dict)}}}})
+    algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
+
+
+def on_runners(algo: Any, func: Any) -> list:
+    """``func(env)`` on the env of every runner that samples (the remote ones, or the
+    driver's own when there are none)."""
+    group = algo.env_runner_group
+    remote = group.num_remote_env_runners() > 0
+    return group.foreach_env_runner(lambda r: func(r.worker_index, r.env.unwrapped), local_env_runner=not remote)
+
+
+def push_league(algo: Any, league: Any, states: dict[str, dict]) -> None:
+    """The league's members and PFSP weights to every runner; snapshot weights go to the
+    runners that lack them (new snapshots, or a runner restarted after a failure)."""
+    specs, weights = league.specs, [float(w) for w in league.weights()]
+    missing = set()
+    for names in on_runners(algo, lambda i, env: env.missing_snapshots(specs)):
+        missing.update(names)
+    payload = {s: states[s] for s in missing if s in states}
+    on_runners(algo, lambda i, env: env.set_league(specs, weights, payload))
+
+
+# ---------------------------------------------------------------------- checkpoints
+def save_checkpoint(algo: Any, path: Path, meta: dict, state: dict) -> Path:
+    """``Algorithm.save_to_path`` + ``hgin_meta.json`` + ``hgin_state.json``, written in a
+    temporary folder renamed into place: a kill leaves a whole checkpoint or none."""
+    from agents.rllib_agent import META_NAME
+
+    path = path.resolve()
+    tmp = path.with_name(f".{path.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    algo.save_to_path(str(tmp))
+    (tmp / META_NAME).write_text(json.dumps({**meta, "timesteps": int(state["steps"])}, indent=2))
+    (tmp / STATE_NAME).write_text(json.dumps(state))
+    if path.exists():
+        shutil.rmtree(path)
+    os.replace(tmp, path)
+    return path
+
+
+def run_state(algo: Any, steps: int, iteration: int, league: Any) -> dict:
+    """What a checkpoint adds to RLlib's: the step, the league, each runner's deal stream."""
+    generators = dict(on_runners(algo, lambda i, env: (str(i), env.generator_state())))
+    return {"steps": steps, "iteration": iteration, "generators": generators,
+            "league": league.to_dict() if league is not None else None}
+
+
+def find_checkpoint(path: str | Path) -> Path:
+    """The checkpoint to resume: ``path`` itself, or the newest complete one of a run folder."""
+    path = Path(path)
+    if (path / STATE_NAME).is_file():
+        return path
+    found = sorted((p for p in (path / "checkpoints").glob(f"{CHECKPOINT_PREFIX}*") if (p / STATE_NAME).is_file()),
+                   key=lambda p: int(p.name[len(CHECKPOINT_PREFIX):]))
+    if not found:
+        raise ValueError(f"{path}: no complete checkpoint (checkpoints/{CHECKPOINT_PREFIX}N/{STATE_NAME}) to resume")
+    return found[-1]
+
+
+def run_folder_of(checkpoint: Path) -> Path:
+    checkpoint = checkpoint.resolve()
+    return checkpoint.parent.parent if checkpoint.parent.name == "checkpoints" else checkpoint.parent
+
+
+def rewind(run_dir: Path, step: int) -> None:
+    """Cut the logs back to ``step`` and drop checkpoints, snapshots and a final checkpoint
+    after it (what they describe is not in the checkpoint; it is trained and logged again)."""
+    from train.callbacks import _rows_up_to
+
+    for name, column in (("progress.csv", "env_steps"), ("episodes.csv", "timesteps")):
+        path = run_dir / name
+        if path.exists():
+            kept = _rows_up_to(path, column, step)
+            path.write_text("".join(kept))
+    final = run_dir / "checkpoint" / STATE_NAME
+    if final.is_file() and json.loads(final.read_text())["steps"] > step:  # a later run's end, not this one's
+        shutil.rmtree(final.parent)
+    for folder, prefix in (("checkpoints", CHECKPOINT_PREFIX), ("snapshots", "rllib_")):
+        for p in (run_dir / folder).glob("*") if (run_dir / folder).is_dir() else []:
+            stem = p.name.split(".")[0]
+            if p.name.startswith(".") or (stem.startswith(prefix) and int(stem[len(prefix):]) > step):
+                shutil.rmtree(p) if p.is_dir() else p.unlink()
+
+
+def save_snapshot(state: dict, folder: Path, step: int, config: dict) -> Path:
+    """A league snapshot: the network's weights and its config, written atomically."""
+    import torch
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"rllib_{step}.pt"
+    tmp = folder / f".rllib_{step}.pt.tmp"
+    torch.save({"state": {k: torch.as_tensor(v) for k, v in state.items()}, "net_config": config}, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def load_snapshot(path: str | Path) -> dict:
+    import torch
+
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    return {k: v.numpy() for k, v in data["state"].items()}
+
+
+def sb3_start_weights(path: str, rules: Any) -> tuple[dict, dict]:
+    """``--init-from``: an SB3 checkpoint's CardNet weights and its network sizes (refused,
+    in one line, if it was trained for another observation layout than the run's rules)."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.ppo import check_layout, load_error, read_meta
+    from hgin_env.observation import ObservationLayout
+
+    check_layout(read_meta(path), path, layout=ObservationLayout.for_rules(rules))
+    try:
+        policy = MaskablePPO.load(path, device="cpu").policy
+    except Exception as exc:  # SB3 raises many kinds on damaged files
+        raise load_error(path, exc) from None
+    if not hasattr(policy, "mlp_extractor") or not hasattr(policy, "sizes"):
+        raise ValueError(f"{path}: not a card-network policy (train.policy.CardAwarePolicy)")
+    sizes = dict(policy.sizes, relations=policy.relations, knock_bound=policy.knock_bound,
+                 shared_trunk=policy.shared_trunk, privileged=policy.privileged, format=policy.format)
+    return {k: v.numpy() for k, v in policy.state_dict().items()}, sizes
+
+
+# ---------------------------------------------------------------------- logging
+class RunLogger:
+    """Driver-side logs: episodes.csv, progress.csv (rewritten whole: columns appear as
+    their values first do) and TensorBoard."""
+
+    def __init__(self, run_dir: Path, window: int):
+        from torch.utils.tensorboard import SummaryWriter
+
+        from train.callbacks import EPISODE_FIELDS, _CsvWriter
+
+        self.run_dir = run_dir
+        self.progress: list[dict] = []
+        if (run_dir / "progress.csv").exists():  # a resumed run keeps its rows (cut back by rewind)
+            with (run_dir / "progress.csv").open() as f:
+                self.progress = list(csv.DictReader(f))
+        self.episodes = _CsvWriter(run_dir / "episodes.csv", EPISODE_FIELDS)
+        self.tb = SummaryWriter(str(run_dir / "tb"))
+        self.recent: deque[dict] = deque(maxlen=window)
+
+    def log(self, result: dict, steps: int, rows: list[dict], elapsed: float, started: int) -> dict[str, float]:
+        from ray.rllib.core import DEFAULT_MODULE_ID
+        from ray.rllib.utils.metrics import LEARNER_RESULTS
+
+        from train.callbacks import outcome_scalars
+
+        for row in rows:
+            row = dict(row, timesteps=steps)
+            self.recent.append(row)
+            self.episodes.write(row)
+        learner = result.get(LEARNER_RESULTS, {}).get(DEFAULT_MODULE_ID, {})
+        scalars: dict[str, float] = {
+            "iteration": float(result.get("training_iteration", 0)),
+            "env_steps": float(steps),
+            "perf/env_steps_per_s": (steps - started) / max(elapsed, 1e-9),
+            "perf/iteration_s": float(result.get("time_this_iter_s", 0.0)),
+            "perf/matches_this_iter": float(len(rows)),
+        }
+        timers = result.get("timers", {})
+        for name, key in (("sample_s", "env_runner_sampling_timer"), ("learn_s", "learner_update_timer")):
+            if key in timers:  # RLlib's (smoothed) seconds per iteration sampling / updating
+                scalars[f"perf/{name}"] = float(timers[key])
+        for key in ("policy_loss", "vf_loss", "entropy", "vf_explained_var"):
+            if key in learner:
+                scalars[f"learner/{key}"] = float(learner[key])
+        scalars.update(outcome_scalars(list(self.recent)))
+        for key, value in scalars.items():
+            if "/" in key:
+                self.tb.add_scalar(key, value, steps)
+        self.tb.flush()
+        self.progress.append(scalars)
+        fields = list(dict.fromkeys(k for row in self.progress for k in row))
+        tmp = self.run_dir / ".progress.csv.tmp"
+        with tmp.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(self.progress)
+        tmp.replace(self.run_dir / "progress.csv")
+        return scalars
+
+    def close(self) -> None:
+        self.episodes.close()
+        self.tb.close()
+
+
+def episode_items(result: dict) -> list[dict]:
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS
+
+    items = result.get(ENV_RUNNER_RESULTS, {}).get(EPISODES_METRIC) or []
+    return items if isinstance(items, list) else [items]
+
+
+def evaluate(path: Path, args: Args, steps: int, run_dir: Path) -> None:
+    """Duplicate matches of the final checkpoint against each opponent (the tournament harness)."""
+    from agents.rllib_agent import RLlibAgent
+    from arena.evaluate import evaluate_against
+    from train.callbacks import _CsvWriter
+
+    agent = RLlibAgent.load(path)
+    writer = _CsvWriter(run_dir / "eval.csv", ["timesteps", "opponent", "matches", "win_rate", "ci_low",
+                                               "ci_high", "columns_won", "hands_per_match"])
+    for opp in filter(None, args.eval_opponents.split(",")):
+        s = evaluate_against(agent, opp, matches=args.eval_matches, seed=10_000, rules=run_rules(args))
+        writer.write({"timesteps": steps, "opponent": opp, "matches": s["matches"], "win_rate": s["a_win_rate"],
+                      "ci_low": s["ci_low"], "ci_high": s["ci_high"], "columns_won": s["a_columns_won"],
+                      "hands_per_match": s["hands_per_match"]})
+        print(f"  eval vs {opp}: win rate {s['a_win_rate']:.3f} over {s['matches']} matches", flush=True)
+    writer.close()
+
+
+# ---------------------------------------------------------------------- training
+def train(args: Args) -> Path:
+    """Run (or resume) one training; returns the final checkpoint folder."""
+    import ray
+    import torch
+
+    from agents.ppo import checkpoint_meta
+    from agents.rllib_agent import FORMAT
+    from hgin_env.batch import privileged_size
+    from train.callbacks import crossed
+    from train.league import League
+
+    torch.set_num_threads(args.torch_threads)
+    torch.distributions.Distribution.set_default_validate_args(False)
+    start_weights = None
+    if args.init_from:  # the SB3 network's sizes become this run's (its weights load as they are)
+        start_weights, sizes = sb3_start_weights(args.init_from, run_rules(args))
+        args = dataclasses.replace(args, hidden=sizes["hidden"], summary=sizes["summary"],
+                                   card_hidden=sizes["card_hidden"], relations=sizes["relations"],
+                                   knock_bound=sizes["knock_bound"], shared_trunk=sizes["shared_trunk"],
+                                   privileged_critic=bool(sizes["privileged"]))
+    args = resolved(args)
+    args.validate()
+    rules = run_rules(args)
+    resume_from, state = None, None
+    if args.resume:
+        resume_from = find_checkpoint(args.resume)
+        state = json.loads((resume_from / STATE_NAME).read_text())
+        run_dir = run_folder_of(resume_from) if not args.run_name else Path(args.out_dir) / args.run_name
+    else:
+        run_dir = Path(args.out_dir) / (args.run_name or f"rllib_{args.seed}_{time.strftime('%Y%m%d_%H%M%S')}")
+    run_dir = run_dir.resolve()
+    meta = checkpoint_meta(rules, {"format": FORMAT, "module": "default_policy", "run": run_dir.name,
+                                   "args": dataclasses.asdict(args)})
+    if args.privileged_critic:
+        meta["privileged_size"] = privileged_size(rules.format)
+
+    league = None
+    if args.league:
+        specs, _ = parse_mixture(args.opponents)
+        league = League(specs, mode=args.pfsp, exponent=args.pfsp_exponent, pool_size=args.self_play_pool,
+                        memory=args.league_memory)
+        if state and state.get("league"):
+            league = League.from_dict(state["league"])
+            league.drop_missing()
+    specs, weights = (league.specs, list(league.weights())) if league else parse_mixture(args.opponents)
+    # The runners start on the fixed members; snapshots arrive with the first push.
+    first = [(s, w) for s, w in zip(specs, weights, strict=True) if not s.startswith("snapshot:")]
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
+    started = int(state["steps"]) if state else 0
+    if state:
+        rewind(run_dir, started)
+
+    init_ray(args)
+    config = build_config(args, rules, [s for s, _ in first], [w for _, w in first])
+    algo = config.build_algo()
+    logger = None
+    try:
+        if resume_from is not None:
+            algo.restore_from_path(str(resume_from.resolve()))  # weights and optimizer
+            algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group,
+                                               inference_only=True)
+            generators = state["generators"]
+            on_runners(algo, lambda i, env: env.continue_from(generators[str(i)]) if str(i) in generators else None)
+            print(f"resumed {resume_from} at step {started}", flush=True)
+        elif start_weights is not None:
+            set_learner_weights(algo, start_weights)
+        snapshot_states = {m.spec: load_snapshot(m.spec[len("snapshot:"):]) for m in (league.members if league else [])
+                           if m.spec.startswith("snapshot:")}
+        if league is not None:
+            push_league(algo, league, snapshot_states)
+        logger = RunLogger(run_dir, args.log_window)
+        steps, iteration = started, int(state["iteration"]) if state else 0
+        seconds = 0.0
+        while steps < args.total_timesteps:
+            began = time.perf_counter()
+            result = algo.train()
+            seconds += time.perf_counter() - began
+            iteration += 1
+            from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED
+
+            last, steps = steps, steps + int(result.get(ENV_RUNNER_RESULTS, {}).get(NUM_ENV_STEPS_SAMPLED, 0))
+            items = episode_items(result)
+            s = logger.log(result, steps, [it["row"] for it in items], seconds, started)
+            print(f"iter {iteration:4d}  steps {steps:8d}  {s['perf/env_steps_per_s']:6.0f} steps/s  "
+                  f"matches {len(items):3d}  win rate {s.get('charts/match_win_rate', float('nan')):.3f}",
+                  flush=True)
+            if league is not None:
+                for it in items:
+                    row = it["row"]
+                    league.record(it["spec"], 1.0 if row["won"] else 0.0 if row["lost"] else 0.5)
+                if crossed(last, steps, args.self_play_every):
+                    weights_now = learner_net_state(algo)
+                    path = save_snapshot(weights_now, run_dir / "snapshots", steps, net_config(args, rules))
+                    league.add_snapshot(path, steps)
+                    snapshot_states = {m.spec: snapshot_states.get(m.spec) or weights_now
+                                       for m in league.members if m.spec.startswith("snapshot:")}
+                league.step = steps
+                push_league(algo, league, snapshot_states)
+                league.save(run_dir / "league.json")
+                (run_dir / "league.md").write_text(f"league at step {steps}\n\n```\n{league.table()}\n```\n")
+            if crossed(last, steps, args.checkpoint_every) and steps < args.total_timesteps:
+                save_checkpoint(algo, run_dir / "checkpoints" / f"{CHECKPOINT_PREFIX}{steps}", meta,
+                                run_state(algo, steps, iteration, league))
+        final = save_checkpoint(algo, run_dir / "checkpoint", meta, run_state(algo, steps, iteration, league))
+    finally:
+        if logger is not None:
+            logger.close()
+        algo.stop()
+        ray.shutdown()
+    if args.eval_matches:
+        evaluate(final, args, steps, run_dir)
+    return final
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    if args.resume:  # the run's own arguments, overridden by the flags given again
+        run_dir = run_folder_of(find_checkpoint(args.resume))
+        saved = json.loads((run_dir / "args.json").read_text()) if (run_dir / "args.json").is_file() else {}
+        names = {f.name for f in dataclasses.fields(Args)} - set(NOT_RESUMED)
+        args = parse_args(argv, {k: v for k, v in saved.items() if k in names})
+    from agents.ppo import CheckpointError
+
+    try:
+        path = train(args)
+    except CheckpointError as exc:  # a --init-from checkpoint refused: one line, not a traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"saved {path}  (play it: hgin play --opponent rllib:{path})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
