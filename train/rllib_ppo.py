@@ -33,7 +33,7 @@ A run folder ``runs/<run-name>/`` holds:
 
 ``--resume RUN_DIR`` (or a ``checkpoints/step_N`` folder) continues a run killed at any
 point from its newest complete checkpoint: weights, optimizer, the league and each runner's
-deal stream; the logs are cut back to its step. ``--init-from ppo:ZIP`` starts from an SB3
+deal stream; the logs are cut back to its step. ``--init-from ZIP`` starts from an SB3
 checkpoint's weights (its network sizes are taken over).
 """
 
