@@ -75,6 +75,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from train.recipe import Recipe
+
 if TYPE_CHECKING:  # torch and SB3 load only when training starts (``--help`` stays quick)
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
@@ -85,7 +87,7 @@ if TYPE_CHECKING:  # torch and SB3 load only when training starts (``--help`` st
 
 
 @dataclass
-class Args:
+class Args(Recipe):
     run_name: str = field(default="", metadata={"help": "run folder name (default: ppo_<seed>_<time>)"})
     out_dir: str = field(default="runs", metadata={"help": "parent folder of run folders"})
     seed: int = field(default=0, metadata={"help": "seed of the environments and the network"})
@@ -97,41 +99,7 @@ class Args:
         "help": "'batched' (numpy batch in-process), 'subproc' (one env per process) or 'dummy'"})
     rules: str = field(default="hollywood", metadata={"help": "rules profile name"})
     episode: str = field(default="match", metadata={"help": "'match' (whole Hollywood match) or 'hand'"})
-    reward: str = field(default="points", metadata={
-        "help": "env reward: 'points' (hand points/100), 'columns' or 'match' (+-1)"})
-    match_bonus: float = field(default=1.0, metadata={
-        "help": "extra +-reward at match end when reward is 'points' or 'columns'"})
-    shaping: float = field(default=0.0, metadata={
-        "help": "weight of potential-based deadwood shaping added to the reward (0 = off; its "
-                "discount is --gamma, so the optimal policy is unchanged: hgin_env/rewards.py)"})
-    shaping_potential: str = field(default="deadwood", metadata={
-        "help": "the shaping potential: 'deadwood' (best deadwood now) or 'lookahead' (also the "
-                "expected deadwood after the next draw)"})
-    partner: str = field(default="", metadata={
-        "help": "partnership: the agent spec of the learner's partner ('' = the learner plays both seats of "
-                "its team; 'self' = the live policy, sampled, not trained on; simple, expert, ppo:PATH...)"})
-    opponents: str = field(default="simple:0.5,expert:0.5", metadata={
-        "help": "opponent mixture 'name:weight,...' (random, simple, expert, ppo:PATH; with "
-                "'batched' also self = the live learner on the other seat)"})
-    self_play_every: int = field(default=0, metadata={
-        "help": "add a frozen snapshot of the learner to the opponent pool every N steps (0 = off)"})
-    self_play_pool: int = field(default=5, metadata={"help": "newest snapshots kept in the pool"})
     self_play_weight: float = field(default=0.3, metadata={"help": "share of matches against snapshots"})
-    league: bool = field(default=False, metadata={
-        "help": "PFSP league (train/league.py): the --opponents (their weights unused) and a snapshot "
-                "of the learner every --self-play-every steps (the newest --self-play-pool kept), each "
-                "drawn by PFSP weights from the learner's running win rate against it; with --resume, "
-                "the league saved with the checkpoint, joined by any new --opponents"})
-    pfsp: str = field(default="hard", metadata={
-        "help": "league: PFSP weighting, 'hard' ((1-x)^p), 'even' (x(1-x)) or 'uniform'"})
-    pfsp_exponent: float = field(default=2.0, metadata={"help": "league: p of the 'hard' weighting"})
-    league_memory: int = field(default=200, metadata={
-        "help": "league: the running win rates remember about this many matches per member"})
-    privileged_critic: bool = field(default=False, metadata={
-        "help": "the critic also sees the opponent's hand, the next stock card and the opponent's "
-                "deadwood during training; the policy never does (train/policy.py)"})
-    shared_trunk: bool = field(default=False, metadata={
-        "help": "card policy: one trunk for actor and critic (about half the FLOPs per sample)"})
     imitation_matches: int = field(default=0, metadata={
         "help": "warm start: clone the teacher's play over N matches before PPO (0 = off)"})
     imitation_teacher: str = field(default="expert", metadata={"help": "agent to imitate"})
@@ -139,28 +107,13 @@ class Args:
     imitation_lr: float = field(default=2e-3, metadata={"help": "Adam learning rate of the imitation phase"})
     imitation_knock_weight: float = field(default=1.0, metadata={
         "help": "loss weight of recorded decisions where a knock was legal"})
-    learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate"})
     n_steps: int = field(default=0, metadata={
         "help": "rollout steps per environment per update (default: 0 = 32 with 'batched' (three-hand 16), "
                 "1024 otherwise)"})
-    batch_size: int = field(default=1024, metadata={"help": "minibatch size"})
-    n_epochs: int = field(default=4, metadata={"help": "PPO epochs per update"})
-    gamma: float = field(default=0.995, metadata={"help": "discount factor"})
-    gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
-    clip_range: float = field(default=0.2, metadata={"help": "PPO clip range"})
-    ent_coef: float = field(default=0.01, metadata={"help": "entropy bonus"})
     policy: str = field(default="card", metadata={"help": "'card' (card-aware network) or 'mlp'"})
-    hidden: int = field(default=128, metadata={"help": "card policy: width of the actor/critic trunks"})
-    summary: int = field(default=64, metadata={"help": "card policy: size of the state summary"})
-    card_hidden: int = field(default=32, metadata={"help": "card policy: width of the per-card scorer"})
-    knock_bound: float = field(default=0.0, metadata={
-        "help": "card policy: bound each knock logit to within this of the discard logit of the "
-                "same card, so play-on keeps being sampled (0 = off; 2.2 = at least 10%%)"})
     knock_start_gap: float = field(default=0.0, metadata={
         "help": "with --init-from and --knock-bound: start the knock outputs at the discard outputs "
                 "plus this (< 0: a policy that mostly plays on; 0 = off; see train/policy.py)"})
-    relations: bool = field(default=False, metadata={
-        "help": "card policy: add each card's meld partners (in hand, unseen, opponent's...) to its features"})
     eval_every: int = field(default=100_000, metadata={"help": "evaluate every N steps (0 = off)"})
     eval_matches: int = field(default=100, metadata={"help": "duplicate matches per opponent per evaluation"})
     eval_opponents: str = field(default="random,simple,expert", metadata={
@@ -178,7 +131,6 @@ class Args:
         combination that cannot train raises ``ValueError`` naming the flags. :func:`train`
         calls it; checks that need the checkpoint (``--resume``) are made where it is read."""
         from hgin_env.rules import get_rules
-        from train.league import PFSP_MODES
 
         batched = self.vec_env == "batched"
         rules = get_rules(self.rules)
@@ -198,10 +150,7 @@ class Args:
         if self.privileged_critic and (self.imitation_matches or self.policy != "card"):
             raise ValueError("--privileged-critic is for the card policy trained by PPO alone "
                              "(no --imitation-matches: recorded demonstrations hold no privileged facts)")
-        if self.league and self.self_play_every <= 0:
-            raise ValueError("--league adds a snapshot every --self-play-every steps: give it (> 0)")
-        if self.pfsp not in PFSP_MODES:
-            raise ValueError(f"--pfsp must be one of {', '.join(PFSP_MODES)}, not {self.pfsp!r}")
+        self.validate_league()
         if batched and self.episode != "match":
             raise ValueError("--vec-env batched plays whole matches; use --vec-env subproc for --episode hand")
         if "self" in parse_mixture(self.opponents)[0] and not batched:  # (an empty mixture is refused too)

@@ -55,6 +55,7 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 
 from train.ppo import BATCHED_DEFAULTS, parse_mixture
 from train.ppo import parse_args as parse_dataclass_args
+from train.recipe import Recipe
 
 #: The ``episodes.csv`` metric the env runners log (one item per finished match).
 EPISODES_METRIC = "hgin_episodes"
@@ -64,43 +65,16 @@ CHECKPOINT_PREFIX = "step_"
 
 
 @dataclass
-class Args:
+class Args(Recipe):
     run_name: str = field(default="", metadata={"help": "run folder name (default: rllib_<seed>_<time>)"})
     out_dir: str = field(default="runs", metadata={"help": "parent folder of run folders"})
     seed: int = field(default=0, metadata={"help": "seed of the deals and the network"})
     total_timesteps: int = field(default=200_000, metadata={"help": "learner decisions to train for (the run's total)"})
     rules: str = field(default="hollywood", metadata={"help": "rules profile name"})
     max_hands: int = field(default=0, metadata={"help": "cut every match after N hands (0 = the profile's)"})
-    reward: str = field(default="points", metadata={"help": "'points', 'columns' or 'match'"})
-    match_bonus: float = field(default=1.0, metadata={"help": "extra +-reward at match end (points/columns)"})
-    shaping: float = field(default=0.0, metadata={"help": "potential-based deadwood shaping weight (0 = off)"})
-    shaping_potential: str = field(default="deadwood", metadata={"help": "'deadwood' or 'lookahead'"})
-    partner: str = field(default="", metadata={"help": "partnership: the partner's agent spec ('' = the learner)"})
-    opponents: str = field(default="simple:0.5,expert:0.5", metadata={
-        "help": "opponent mixture 'name:weight,...' (random, simple, expert, ppo:PATH, self)"})
-    league: bool = field(default=False, metadata={"help": "PFSP league over --opponents and snapshots"})
-    self_play_every: int = field(default=0, metadata={"help": "league: a snapshot every N steps"})
-    self_play_pool: int = field(default=5, metadata={"help": "league: newest snapshots kept"})
-    pfsp: str = field(default="hard", metadata={"help": "league: 'hard', 'even' or 'uniform'"})
-    pfsp_exponent: float = field(default=2.0, metadata={"help": "league: p of 'hard'"})
-    league_memory: int = field(default=200, metadata={"help": "league: matches the win rates remember"})
-    privileged_critic: bool = field(default=False, metadata={"help": "the critic also reads the hidden facts"})
-    shared_trunk: bool = field(default=False, metadata={"help": "one trunk for actor and critic"})
-    hidden: int = field(default=128, metadata={"help": "width of the actor/critic trunks"})
-    summary: int = field(default=64, metadata={"help": "size of the state summary"})
-    card_hidden: int = field(default=32, metadata={"help": "width of the per-card scorer"})
-    relations: bool = field(default=False, metadata={"help": "meld-partner features per card"})
-    knock_bound: float = field(default=0.0, metadata={"help": "bound of knock vs discard logits (0 = off)"})
-    learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate"})
     n_envs: int = field(default=0, metadata={
         "help": "matches over all env runners (0 = train.ppo's: 128; three-hand 256), split evenly"})
     n_steps: int = field(default=0, metadata={"help": "steps per match per iteration (0 = 32; three-hand 16)"})
-    batch_size: int = field(default=1024, metadata={"help": "minibatch size"})
-    n_epochs: int = field(default=4, metadata={"help": "PPO epochs per iteration"})
-    gamma: float = field(default=0.995, metadata={"help": "discount factor"})
-    gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda"})
-    clip_range: float = field(default=0.2, metadata={"help": "PPO clip range"})
-    ent_coef: float = field(default=0.01, metadata={"help": "entropy bonus"})
     vf_coef: float = field(default=0.5, metadata={"help": "value loss weight"})
     max_grad_norm: float = field(default=0.5, metadata={"help": "gradient norm clip"})
     num_env_runners: int = field(default=0, metadata={"help": "sampling actors (0 = sample in the driver)"})
@@ -122,14 +96,9 @@ class Args:
     torch_threads: int = field(default=1, metadata={"help": "torch CPU threads of the learner"})
 
     def validate(self) -> None:
-        from train.league import PFSP_MODES
-
-        if self.league and self.self_play_every <= 0:
-            raise ValueError("--league adds a snapshot every --self-play-every steps: give it (> 0)")
+        self.validate_league()
         if self.self_play_every and not self.league:
             raise ValueError("--self-play-every is the league's snapshot period: give --league")
-        if self.pfsp not in PFSP_MODES:
-            raise ValueError(f"--pfsp must be one of {', '.join(PFSP_MODES)}")
         if self.num_env_runners and self.n_envs % self.num_env_runners:
             raise ValueError(f"--n-envs {self.n_envs} does not split evenly over {self.num_env_runners} runners")
         parse_mixture(self.opponents)
