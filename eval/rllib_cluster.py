@@ -29,11 +29,12 @@ CLI = ["--run-name", "cli", "--num-env-runners", "2", "--n-envs", "32", "--n-ste
        "--n-epochs", "1", "--total-timesteps", "2048", "--checkpoint-every", "0", "--opponents", "simple,expert"]
 
 
-def write_report(out: Path, flags: str, lines: list[str]) -> None:
+def write_report(out: Path, flags: str, lines: list[str], load: float) -> None:
     """``README.md``: the command, the log and what to read in it."""
     (out / "README.md").write_text(
         "# RLlib on a local multi-node cluster, a worker node killed mid-run\n\n"
-        f"`python -m eval.rllib_cluster {flags}`, on a 2-core machine shared with two other trainings. "
+        f"`python -m eval.rllib_cluster {flags}`, on a {os.cpu_count()}-core machine (load average {load:.1f} "
+        "before the run). "
         "`ray.cluster_utils.Cluster` runs every node as a raylet on this machine, 1 CPU each. The "
         "config is `train.rllib_ppo`'s, with 32 matches x 32 steps per iteration. The log:\n\n"
         "```\n" + "\n".join(lines) + "\n```\n\n"
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kill-after", type=int, default=3, help="remove a runner's worker node after this iteration")
     parser.add_argument("--out", default="docs/runs/rllib_cluster")
     args = parser.parse_args(argv)
+    load = os.getloadavg()[0]
 
     import ray
     from ray.cluster_utils import Cluster
@@ -132,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         cluster.shutdown()
     (out / "log.txt").write_text("\n".join(lines) + "\n")
     write_report(out, f"--workers {args.workers} --runners {args.runners} --iterations {args.iterations} "
-                      f"--kill-after {args.kill_after}", lines)
+                      f"--kill-after {args.kill_after}", lines, load)
     return 0
 
 

@@ -5,9 +5,13 @@ are measured under the same load.
 
     python -m eval.rllib_scaling --steps 100000 --out docs/runs/rllib_scaling
 
-Writes ``README.md`` (the table) and ``results.json`` in ``--out``; the runs themselves go
-to a temporary folder. Each figure is the trainer's own steps/s (sampling and updates,
-not Ray's start-up) and the wall time of the whole command.
+Each trainer runs with one torch thread (``train.ppo``'s default) and with two (the
+update on both cores: while RLlib's learner updates, its env runners wait, so the driver
+may use both). Writes ``README.md`` (the table, the machine's load average before the
+runs) and ``results.json`` in ``--out``; the runs themselves go to a temporary folder.
+Each figure is the trainer's own steps/s (sampling and updates, not Ray's start-up) and
+the wall time of the whole command; RLlib's rows add its split of an iteration into
+sampling and the update (RLlib's smoothed timers).
 """
 
 from __future__ import annotations
@@ -29,17 +33,27 @@ def _last(path: Path, column: str) -> float:
     return float(rows[-1][column])
 
 
+def _late_mean(path: Path, column: str) -> float:
+    """The column's mean over the run's second half (past start-up and warm-up)."""
+    with path.open() as f:
+        values = [float(r[column]) for r in csv.DictReader(f) if r.get(column)]
+    late = values[len(values) // 2:]
+    return sum(late) / len(late)
+
+
 def run(steps: int, out: Path) -> list[dict]:
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, PYTHONPATH=str(root))
     results = []
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        configs = [("train.ppo (SB3)", ["-m", "train.ppo", "--eval-every", "0", "--checkpoint-every", "0",
-                                        "--no-progress-bar"], "time/fps")]
-        for runners in (0, 1, 2):
-            configs.append((f"train.rllib_ppo, {runners} env runner(s)",
+        configs = [(f"train.ppo (SB3), {t} torch thread(s)",
+                    ["-m", "train.ppo", "--eval-every", "0", "--checkpoint-every", "0", "--no-progress-bar",
+                     "--torch-threads", str(t)], "time/fps") for t in (1, 2)]
+        for runners, threads in ((0, 1), (0, 2), (1, 2), (2, 2)):
+            configs.append((f"train.rllib_ppo, {runners} env runner(s), {threads} torch thread(s)",
                             ["-m", "train.rllib_ppo", "--num-env-runners", str(runners), "--checkpoint-every", "0",
-                             "--num-cpus", "2"], "perf/env_steps_per_s"))
+                             "--num-cpus", "2", "--torch-threads", str(threads)], "perf/env_steps_per_s"))
         for i, (name, argv, column) in enumerate(configs):
             began = time.perf_counter()
             cmd = [sys.executable, *argv, "--run-name", f"r{i}", "--out-dir", tmp, "--total-timesteps", str(steps)]
@@ -52,15 +66,15 @@ def run(steps: int, out: Path) -> list[dict]:
             entry = {"trainer": name, "command": " ".join(["python", *argv, "--total-timesteps", str(steps)]),
                      "steps_per_s": rate, "wall_s": wall}
             if column.startswith("perf/"):  # RLlib's split of an iteration: sampling and the update
-                entry["sample_s"] = _last(progress, "perf/sample_s")
-                entry["learn_s"] = _last(progress, "perf/learn_s")
+                entry["sample_s"] = _late_mean(progress, "perf/sample_s")
+                entry["learn_s"] = _late_mean(progress, "perf/learn_s")
             results.append(entry)
             print(f"{name}: {rate:.0f} steps/s, {wall:.0f} s wall", flush=True)
-    base = results[0]["steps_per_s"]
+    base = max(r["steps_per_s"] for r in results if r["trainer"].startswith("train.ppo"))
     lines = [f"# RLlib vs SB3 throughput, {steps:,} steps each", "",
-             f"Measured {time.strftime('%Y-%m-%d')} on a 2-core machine **shared with two other trainings** "
-             f"(load average about 2 before the runs), by `python -m eval.rllib_scaling --steps {steps}`: "
-             "absolute figures are about half of an idle machine's; the ratios are what to read.", "",
+             f"Measured {time.strftime('%Y-%m-%d')} on a {os.cpu_count()}-core machine (load average {load:.1f} "
+             f"before the runs) by `python -m eval.rllib_scaling --steps {steps}`; ratios are to the faster "
+             "`train.ppo` row.", "",
              "| trainer | env steps/s | vs train.ppo | wall (s, with start-up) | sampling s/iter | update s/iter |",
              "|---|---:|---:|---:|---:|---:|"]
     for r in results:

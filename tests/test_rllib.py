@@ -142,6 +142,116 @@ def test_actor_outputs_ignore_the_privileged_columns_bit_for_bit():
     assert values.shape == (16,) and not torch.equal(values, noisy_values)  # the critic reads them
 
 
+def _toy_config(*flags: str, opponents=("simple", "random")):
+    from train import rllib_ppo
+
+    args = rllib_ppo.resolved(rllib_ppo.parse_args([*TOY, *flags]))
+    weights = [1 / len(opponents)] * len(opponents)
+    return rllib_ppo.build_config(args, rllib_ppo.run_rules(args), list(opponents), weights)
+
+
+def test_batched_runner_returns_episode_chunks_that_add_up():
+    """BatchedEnvRunner's whole-batch loop: every row acts at every step; chunks of one
+    episode continue each other (observations, t_started); each action is legal and its
+    log-probability is that of the logits stored with it; a finished episode's chunks
+    add up to the engine's own return and length for the match."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from train.rllib_runner import BatchedEnvRunner
+
+    runner = BatchedEnvRunner(config=_toy_config("--privileged-critic"))
+    returns: dict[str, float] = {}
+    lengths: dict[str, int] = {}
+    last_obs: dict[str, np.ndarray] = {}
+    finished = 0
+    for _ in range(4):
+        chunks = runner.sample()
+        assert sum(len(c) for c in chunks) == 8 * 16
+        for c in chunks:
+            obs, actions = c.get_observations(), c.get_actions()
+            if c.id_ in last_obs:
+                np.testing.assert_array_equal(obs[OBS_KEY][0], last_obs[c.id_])
+            assert c.t_started == lengths.get(c.id_, 0)
+            assert (obs[MASK_KEY][np.arange(len(c)), actions] > 0).all()
+            log_probs = torch.log_softmax(torch.as_tensor(c.get_extra_model_outputs(Columns.ACTION_DIST_INPUTS)), -1)
+            np.testing.assert_allclose(log_probs[np.arange(len(c)), actions].numpy(),
+                                       c.get_extra_model_outputs(Columns.ACTION_LOGP), rtol=1e-4, atol=1e-5)
+            returns[c.id_] = returns.get(c.id_, 0.0) + float(np.sum(c.get_rewards()))
+            lengths[c.id_] = lengths.get(c.id_, 0) + len(c)
+            last_obs[c.id_] = obs[OBS_KEY][-1]
+            if c.is_done:
+                finished += 1
+                info = c.get_infos(-1)
+                assert info[SUMMARY_KEY]["hands"] == 1 and info["opponent_spec"] in ("simple", "random")
+                assert lengths[c.id_] == info["episode"]["l"]
+                np.testing.assert_allclose(returns[c.id_], info["episode"]["r"], rtol=1e-5, atol=1e-5)
+        runner.get_metrics()
+    assert finished >= 8
+
+
+def test_one_pass_ppo_loss_equals_rllibs():
+    """CardPPOLearner's loss and gradients are RLlib's PPO loss on the same minibatch
+    (masked rows, the privileged critic, the shared trunk's embeddings)."""
+    import torch
+    from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.evaluation.postprocessing import Postprocessing
+
+    from train.rllib_learner import CardPPOLearner
+
+    env = _env(n=32)
+    config = _toy_config("--privileged-critic", "--shared-trunk")
+    learner = config.build_learner(env=None, spaces={"default_policy": (env.single_observation_space,
+                                                                        env.single_action_space)})
+    learner.build()
+    assert isinstance(learner, CardPPOLearner)
+    assert [g["eps"] for g in learner.get_optimizer("default_policy").param_groups] == [1e-5]  # SB3's Adam
+    pipeline = [type(c).__name__ for c in learner._learner_connector.connectors]
+    assert pipeline[-2:] == ["NoGradGAE", "DropLossMaskedRows"] and "GeneralAdvantageEstimation" not in pipeline
+    module = learner.module["default_policy"]
+    obs, _ = env.reset()
+    rng = np.random.default_rng(2)
+    actions = np.array([rng.choice(np.flatnonzero(m)) for m in obs[MASK_KEY] > 0])
+    gen = torch.Generator().manual_seed(2)
+    batch = {Columns.OBS: {k: torch.as_tensor(v) for k, v in obs.items()},
+             Columns.ACTIONS: torch.as_tensor(actions),
+             Columns.ACTION_LOGP: -torch.rand(32, generator=gen) * 3,
+             Columns.ACTION_DIST_INPUTS: torch.randn(32, 110, generator=gen),
+             Postprocessing.ADVANTAGES: torch.randn(32, generator=gen),
+             Postprocessing.VALUE_TARGETS: torch.randn(32, generator=gen),
+             Columns.LOSS_MASK: torch.arange(32) % 5 != 0}
+    # Normalised over the rows the loss counts: CardPPOLearner's per-minibatch
+    # normalisation (SB3's) is then a no-op, and the two losses must agree.
+    adv, valid = batch[Postprocessing.ADVANTAGES], batch[Columns.LOSS_MASK]
+    batch[Postprocessing.ADVANTAGES] = (adv - adv[valid].mean()) / adv[valid].std()
+    results = []
+    for loss_fn in (CardPPOLearner.compute_loss_for_module, PPOTorchLearner.compute_loss_for_module):
+        module.zero_grad()
+        fwd = module.forward_train(batch)
+        loss = loss_fn(learner, module_id="default_policy", config=learner.config, batch=batch, fwd_out=fwd)
+        loss.backward()
+        results.append((loss.detach(), [p.grad.clone() for p in module.parameters()]))
+    (ours, our_grads), (theirs, their_grads) = results
+    torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+    shifted = dict(batch, **{Postprocessing.ADVANTAGES: batch[Postprocessing.ADVANTAGES] * 3 + 1})
+    with torch.no_grad():  # per-minibatch normalisation: scale and shift do not change the loss
+        again = CardPPOLearner.compute_loss_for_module(learner, module_id="default_policy", config=learner.config,
+                                                       batch=shifted, fwd_out=module.forward_train(shifted))
+    torch.testing.assert_close(again, ours, rtol=1e-5, atol=1e-6)
+    for a, b in zip(our_grads, their_grads, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+    from train.rllib_learner import DropLossMaskedRows
+
+    kept = DropLossMaskedRows()(rl_module=learner.module, batch={"default_policy": dict(batch)}, episodes=[])
+    kept = kept["default_policy"]
+    assert Columns.LOSS_MASK not in kept and kept[Columns.ACTIONS].shape == (int(batch[Columns.LOSS_MASK].sum()),)
+    torch.testing.assert_close(kept[Columns.OBS][OBS_KEY], batch[Columns.OBS][OBS_KEY][batch[Columns.LOSS_MASK]])
+    with torch.no_grad():  # the embeddings' values are the critic's own
+        embeddings = module.forward_train(batch)[Columns.EMBEDDINGS]
+        torch.testing.assert_close(module.compute_values(batch), module.compute_values(batch, embeddings=embeddings))
+
+
 @pytest.fixture(scope="module")
 def toy_run(tmp_path_factory):
     from train.rllib_ppo import main
@@ -220,6 +330,34 @@ def test_checkpoint_plays_in_the_tournament_and_the_cli(toy_run, monkeypatch, ca
     monkeypatch.setattr("sys.stdin", io.StringIO("quit\n"))
     code = cli.main(["play", "--opponent", f"rllib:{toy_run}", "--seed", "2"])
     assert code == 0 and f"rllib:{toy_run}" in capsys.readouterr().out
+
+
+def test_learning_curves_evaluate_both_trainers_checkpoints_on_the_same_deals(toy_run, tmp_path: Path):
+    """eval.learning_curves: an RLlib run's checkpoints and an SB3 run's (here the shipped
+    policy copied in as one) against the same opponent, the shared start once; a second call
+    replays nothing."""
+    from eval.learning_curves import evaluate_runs, main, run_checkpoints
+
+    sb3 = tmp_path / "sb3_run"
+    (sb3 / "checkpoints").mkdir(parents=True)
+    shutil.copy(SCRATCH, sb3 / "checkpoints" / "ppo_300_steps.zip")
+    points = run_checkpoints(toy_run)
+    assert [s for s, _ in points] == sorted(s for s, _ in points) and all(p.startswith("rllib:") for _, p in points)
+    assert run_checkpoints(sb3) == [(300, f"ppo:{sb3 / 'checkpoints' / 'ppo_300_steps.zip'}")]
+    out = tmp_path / "curves"
+    assert main([str(toy_run), str(sb3), "--opponents", "random", "--matches", "2", "--out", str(out),
+                 "--start", f"ppo:{SCRATCH}"]) == 0
+    with (out / "curves.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(points) + 1 + 2  # the start in each run, once evaluated
+    starts = [r for r in rows if r["steps"] == "0"]
+    assert len(starts) == 2 and starts[0]["win_rate"] == starts[1]["win_rate"]
+    assert (out / "curves.png").stat().st_size > 1000
+    assert "1 of 1 points agree" in (out / "comparison.txt").read_text()  # the shared start, step 0
+    assert len(evaluate_runs([toy_run, sb3], ["random"], 2, 6_200_000, out, start=f"ppo:{SCRATCH}",
+                             progress=False)) == len(rows)
+    with (out / "curves.csv").open() as f:
+        assert len(list(csv.DictReader(f))) == len(rows)  # nothing replayed or appended
 
 
 def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path):

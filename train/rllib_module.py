@@ -30,6 +30,7 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 
 from hgin_env.envs.rllib import MASK_KEY, OBS_KEY
+from train.card_net import MASKED_LOGIT
 from train.rllib_env import PRIVILEGED_KEY, build_net
 
 #: Where the CardNet's parameters sit in the module's state dict.
@@ -55,12 +56,25 @@ class CardRLModule(TorchRLModule, ValueFunctionAPI):
         logits = self.net.logits(obs[OBS_KEY], obs[MASK_KEY] > 0)
         return {Columns.ACTION_DIST_INPUTS: logits}
 
-    def compute_values(self, batch: dict, embeddings: Any = None) -> torch.Tensor:
+    def _forward_train(self, batch: dict, **kwargs: Any) -> dict:
+        """Logits and the critic's latent in one pass (the shared trunk computed once), the
+        latent as ``Columns.EMBEDDINGS`` for the learner's value loss."""
         obs = batch[Columns.OBS]
-        features = obs[OBS_KEY]
+        latent_pi, latent_vf = self.net.mlp_extractor(self._critic_input(obs))
+        logits = self.net.action_net(latent_pi).masked_fill(~(obs[MASK_KEY] > 0), MASKED_LOGIT)
+        return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: latent_vf}
+
+    def compute_values(self, batch: dict, embeddings: Any = None) -> torch.Tensor:
+        if embeddings is not None:
+            return self.net.value_net(embeddings).squeeze(-1)
+        return self.net.values(self._critic_input(batch[Columns.OBS]))
+
+    def _critic_input(self, obs: dict) -> torch.Tensor:
+        """The observation, followed by the privileged columns when the critic has them
+        (the actor's latent reads the observation's columns alone)."""
         if self.privileged:
-            features = torch.cat([features, obs[PRIVILEGED_KEY]], dim=1)
-        return self.net.values(features)
+            return torch.cat([obs[OBS_KEY], obs[PRIVILEGED_KEY]], dim=1)
+        return obs[OBS_KEY]
 
 
 def model_config(columns: int, format: str = "duel", hidden: int = 128, summary: int = 64, card_hidden: int = 32,

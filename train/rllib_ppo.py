@@ -5,15 +5,17 @@
     python -m train.rllib_ppo --resume runs/lg                                             # after a kill
     RAY_ADDRESS=HEAD:6379 python -m train.rllib_ppo --working-dir . --num-env-runners 32 --n-envs 4096 ...
 
-``train.ppo``'s recipe on RLlib: each env runner steps its share of ``--n-envs`` matches of
-the batched engine as one vector env (:mod:`train.rllib_env`), the opponents acting inside
-the runner on whole batches (heuristics as numpy agents, league snapshots and ``self`` as
-one torch call); the learner trains the project's card network as an RLModule
-(:mod:`train.rllib_module`, the same classes as ``train.policy``), with the privileged
-critic under ``--privileged-critic``. One iteration = ``--n-envs`` x ``--n-steps`` learner
-decisions, then ``--n-epochs`` of minibatches of ``--batch-size`` (4,096 / 1,024 by default,
-as ``train.ppo``). PPO's settings follow SB3's: no KL penalty, no value clipping, gradient
-norm 0.5, value loss weight 0.5 (RLlib normalises advantages per batch, SB3 per minibatch).
+``train.ppo``'s recipe on RLlib: each env runner (:class:`train.rllib_runner.BatchedEnvRunner`)
+steps its share of ``--n-envs`` matches of the batched engine as one vector env
+(:mod:`train.rllib_env`) in whole-batch steps, the opponents acting inside the runner on
+whole batches (heuristics as numpy agents, league snapshots and ``self`` as one torch
+call); the learner (:class:`train.rllib_learner.CardPPOLearner`) trains the project's card
+network as an RLModule (:mod:`train.rllib_module`, the same classes as ``train.policy``),
+with the privileged critic under ``--privileged-critic``. One iteration = ``--n-envs`` x
+``--n-steps`` learner decisions, then ``--n-epochs`` of minibatches of ``--batch-size``
+(4,096 / 1,024 by default, as ``train.ppo``). PPO's settings are SB3's: no KL penalty, no
+value clipping, gradient norm 0.5, value loss weight 0.5, advantages normalised per
+minibatch.
 
 ``--league``: the PFSP league of ``train/league.py`` (the ``--opponents`` plus a snapshot of
 the learner every ``--self-play-every`` steps, the newest ``--self-play-pool`` kept), drawn
@@ -145,7 +147,9 @@ def build_config(args: Args, rules: Any, specs: list[str], weights: list[float])
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from train.rllib_env import register
+    from train.rllib_learner import CardPPOLearner
     from train.rllib_module import CardRLModule
+    from train.rllib_runner import BatchedEnvRunner
 
     runners = max(1, args.num_env_runners)
     env_config = {"rules": rules.to_dict(), "reward": args.reward, "match_bonus": args.match_bonus,
@@ -158,9 +162,10 @@ def build_config(args: Args, rules: Any, specs: list[str], weights: list[float])
         .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.n_envs // runners,
                      rollout_fragment_length=args.n_steps, gym_env_vectorize_mode="vector_entry_point",
                      num_cpus_per_env_runner=args.num_cpus_per_env_runner,
-                     sample_timeout_s=args.sample_timeout_s)
+                     sample_timeout_s=args.sample_timeout_s, env_runner_cls=BatchedEnvRunner)
         .fault_tolerance(restart_failed_env_runners=args.restart_failed_env_runners)
-        .learners(num_learners=args.num_learners, num_gpus_per_learner=args.num_gpus_per_learner)
+        .learners(num_learners=args.num_learners, num_gpus_per_learner=args.num_gpus_per_learner,
+                  learner_class=CardPPOLearner)
         .rl_module(rl_module_spec=RLModuleSpec(module_class=CardRLModule, model_config=net_config(args, rules)))
         .training(lr=args.learning_rate, gamma=args.gamma, lambda_=args.gae_lambda, clip_param=args.clip_range,
                   entropy_coeff=args.ent_coef, vf_loss_coeff=args.vf_coef, grad_clip=args.max_grad_norm,
@@ -371,9 +376,10 @@ class RunLogger:
 
     def log(self, result: dict, steps: int, rows: list[dict], elapsed: float, started: int) -> dict[str, float]:
         from ray.rllib.core import DEFAULT_MODULE_ID
-        from ray.rllib.utils.metrics import LEARNER_RESULTS
+        from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, LEARNER_RESULTS
 
         from train.callbacks import outcome_scalars
+        from train.rllib_runner import SAMPLE_SECONDS
 
         for row in rows:
             row = dict(row, timesteps=steps)
@@ -387,10 +393,10 @@ class RunLogger:
             "perf/iteration_s": float(result.get("time_this_iter_s", 0.0)),
             "perf/matches_this_iter": float(len(rows)),
         }
-        timers = result.get("timers", {})
-        for name, key in (("sample_s", "env_runner_sampling_timer"), ("learn_s", "learner_update_timer")):
-            if key in timers:  # RLlib's (smoothed) seconds per iteration sampling / updating
-                scalars[f"perf/{name}"] = float(timers[key])
+        sample_s = result.get(ENV_RUNNER_RESULTS, {}).get(SAMPLE_SECONDS)
+        if sample_s is not None:  # this iteration: the slowest runner's sampling, and the rest (the update)
+            scalars["perf/sample_s"] = float(sample_s)
+            scalars["perf/learn_s"] = scalars["perf/iteration_s"] - float(sample_s)
         for key in ("policy_loss", "vf_loss", "entropy", "vf_explained_var"):
             if key in learner:
                 scalars[f"learner/{key}"] = float(learner[key])
