@@ -8,7 +8,8 @@ are measured under the same load.
 Each trainer runs with one torch thread (``train.ppo``'s default) and with two (the
 update on both cores: while RLlib's learner updates, its env runners wait, so the driver
 may use both). Writes ``README.md`` (the table, the machine's load average before the
-runs) and ``results.json`` in ``--out``; the runs themselves go to a temporary folder.
+runs) and ``results.json`` in ``--out``; ``--step-costs`` instead measures the throughput
+model's engine cost per step by batch size (``step_costs.json``); the runs themselves go to a temporary folder.
 Each figure is the trainer's own steps/s (sampling and updates, not Ray's start-up) and
 the wall time of the whole command; RLlib's rows add its split of an iteration into
 sampling and the update (RLlib's smoothed timers).
@@ -89,11 +90,48 @@ def run(steps: int, out: Path) -> list[dict]:
     return results
 
 
+def step_costs(out: Path, sizes: tuple[int, ...] = (32, 64, 128, 256, 512), steps: int = 300) -> dict[int, float]:
+    """The throughput model's ``c(m)``: median ms per step of ``m`` matches of the RLlib env (the
+    engine and Simple/Expert opponents; the learner's moves drawn uniformly, outside the
+    timing), written to ``step_costs.json``."""
+    import numpy as np
+
+    from hgin_env.rules import get_rules
+    from train.rllib_env import RLlibBatchedEnv
+
+    rng = np.random.default_rng(0)
+    costs: dict[int, float] = {}
+    for m in sizes:
+        env = RLlibBatchedEnv({"num_envs": m, "rules": get_rules("hollywood").to_dict(), "seed": 0,
+                               "opponents": ["simple", "expert"], "weights": [0.5, 0.5], "reward": "points",
+                               "match_bonus": 1.0})
+        obs, _ = env.reset()
+        times = []
+        for i in range(steps + 20):
+            masks = obs["action_mask"] > 0
+            actions = np.array([rng.choice(np.flatnonzero(row)) for row in masks])
+            began = time.perf_counter()
+            obs, *_ = env.step_batch(actions)
+            if i >= 20:  # past the first deals
+                times.append(time.perf_counter() - began)
+        costs[m] = 1000 * float(np.median(times))  # the median: this machine's hiccups aside
+        print(f"{m:4d} matches: {costs[m]:.1f} ms per step (median)", flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "step_costs.json").write_text(json.dumps({"ms_per_step": costs, "steps": steps,
+                                                     "load_average": os.getloadavg()[0]}, indent=2))
+    return costs
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--out", default="docs/runs/rllib_scaling")
+    parser.add_argument("--step-costs", action="store_true",
+                        help="only measure the engine's ms per step by batch size (step_costs.json)")
     args = parser.parse_args(argv)
+    if args.step_costs:
+        step_costs(Path(args.out))
+        return 0
     run(args.steps, Path(args.out))
     return 0
 

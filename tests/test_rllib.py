@@ -451,3 +451,11 @@ def test_formats_train_on_rllib_and_their_checkpoints_play(tmp_path: Path, rules
     assert obs["action_mask"][agent(obs)] == 1
     with (tmp_path / "f" / "eval.csv").open() as f:
         assert [r["opponent"] for r in csv.DictReader(f)] == ["simple"]
+
+
+def test_step_costs_measure_the_engine_by_batch_size(tmp_path: Path):
+    from eval.rllib_scaling import step_costs
+
+    costs = step_costs(tmp_path, sizes=(2, 4), steps=3)
+    saved = json.loads((tmp_path / "step_costs.json").read_text())
+    assert set(costs) == {2, 4} and all(v > 0 for v in costs.values()) and set(saved["ms_per_step"]) == {"2", "4"}
