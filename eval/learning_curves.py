@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,19 +33,20 @@ FIELDS = ["run", "steps", "checkpoint", "opponent", "matches", "seed", "win_rate
 
 def run_checkpoints(run_dir: Path) -> list[tuple[int, str]]:
     """(steps, agent spec) of a run's checkpoints, by step."""
+    from eval.select_checkpoint import _steps, checkpoints_of
+
     found: dict[int, str] = {}
-    for path in run_dir.glob("checkpoints/ppo_*_steps.zip"):
-        found[int(re.search(r"ppo_(\d+)_steps", path.name).group(1))] = f"ppo:{path}"
+    for path in checkpoints_of(run_dir):  # train.ppo's checkpoints, then model.zip (no step in its name)
+        steps = _steps(path)
+        if steps < 0:
+            from agents.ppo import read_meta
+
+            steps = read_meta(path).get("timesteps", -1)
+        if steps >= 0:
+            found.setdefault(int(steps), f"ppo:{path}")
     for path in run_dir.glob("checkpoints/step_*"):
         if (path / "hgin_state.json").is_file():
             found[int(path.name[len("step_"):])] = f"rllib:{path}"
-    model = run_dir / "model.zip"  # train.ppo's final model, its step in its metadata
-    if model.is_file():
-        from agents.ppo import read_meta
-
-        steps = read_meta(model).get("timesteps")
-        if steps is not None:
-            found.setdefault(int(steps), f"ppo:{model}")
     final = run_dir / "checkpoint"
     if (final / "hgin_state.json").is_file():
         found[int(json.loads((final / "hgin_state.json").read_text())["steps"])] = f"rllib:{final}"

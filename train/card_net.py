@@ -219,10 +219,19 @@ class CardNet(nn.Module):
     def logits(self, obs: th.Tensor, mask: th.Tensor | None = None) -> th.Tensor:
         """Action logits from the observation columns (wider input is cut to them), the
         illegal ones at :data:`MASKED_LOGIT`."""
-        logits = self.action_net(self.mlp_extractor.forward_actor(obs))
-        if mask is None:
-            return logits
-        return logits.masked_fill(~mask.bool(), MASKED_LOGIT)
+        return self._masked(self.action_net(self.mlp_extractor.forward_actor(obs)), mask)
+
+    def logits_and_critic_latent(self, features: th.Tensor, mask: th.Tensor | None = None
+                                 ) -> tuple[th.Tensor, th.Tensor]:
+        """:meth:`logits` and the critic's latent (``value_net``'s input) in one pass over
+        the trunk, from the observation followed by the privileged columns (a training
+        step's forward: the actor's half reads the observation's columns alone)."""
+        latent_pi, latent_vf = self.mlp_extractor(features)
+        return self._masked(self.action_net(latent_pi), mask), latent_vf
+
+    @staticmethod
+    def _masked(logits: th.Tensor, mask: th.Tensor | None) -> th.Tensor:
+        return logits if mask is None else logits.masked_fill(~mask.bool(), MASKED_LOGIT)
 
     def values(self, features: th.Tensor) -> th.Tensor:
         """V(s) [B] from the observation followed by the privileged columns."""

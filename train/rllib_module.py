@@ -30,7 +30,6 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 
 from hgin_env.envs.rllib import MASK_KEY, OBS_KEY
-from train.card_net import MASKED_LOGIT
 from train.rllib_env import PRIVILEGED_KEY, build_net
 
 #: Where the CardNet's parameters sit in the module's state dict.
@@ -60,8 +59,7 @@ class CardRLModule(TorchRLModule, ValueFunctionAPI):
         """Logits and the critic's latent in one pass (the shared trunk computed once), the
         latent as ``Columns.EMBEDDINGS`` for the learner's value loss."""
         obs = batch[Columns.OBS]
-        latent_pi, latent_vf = self.net.mlp_extractor(self._critic_input(obs))
-        logits = self.net.action_net(latent_pi).masked_fill(~(obs[MASK_KEY] > 0), MASKED_LOGIT)
+        logits, latent_vf = self.net.logits_and_critic_latent(self._critic_input(obs), obs[MASK_KEY] > 0)
         return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: latent_vf}
 
     def compute_values(self, batch: dict, embeddings: Any = None) -> torch.Tensor:

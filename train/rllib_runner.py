@@ -128,12 +128,15 @@ class BatchedEnvRunner(SingleAgentEnvRunner):
         self._episode_t = np.zeros(self.num_envs, dtype=np.int64)
         self._needs_initial_reset = False
         for row in range(self.num_envs):
-            self._episode_callback("on_episode_created", self._placeholder(row), row)
-            self._episode_callback("on_episode_start", self._placeholder(row), row)
+            self._episode_begins(row)
 
-    def _placeholder(self, row: int) -> SingleAgentEpisode:
-        return SingleAgentEpisode(id_=self._episode_ids[row], observation_space=self.env.single_observation_space,
-                                  action_space=self.env.single_action_space)
+    def _episode_begins(self, row: int) -> None:
+        """``on_episode_created`` and ``on_episode_start`` for the row's new episode, with one
+        empty episode of its id (its data arrive as chunks)."""
+        episode = SingleAgentEpisode(id_=self._episode_ids[row], observation_space=self.env.single_observation_space,
+                                     action_space=self.env.single_action_space)
+        self._episode_callback("on_episode_created", episode, row)
+        self._episode_callback("on_episode_start", episode, row)
 
     def _cut(self, obs_buf: dict, actions: np.ndarray, rewards: np.ndarray, logp: np.ndarray, logits: np.ndarray,
              ends: list, steps: int, seq_no: int) -> tuple[list[SingleAgentEpisode], list[SingleAgentEpisode]]:
@@ -157,8 +160,7 @@ class BatchedEnvRunner(SingleAgentEnvRunner):
                 self._episode_ids[row] = uuid.uuid4().hex
                 self._episode_t[row] = 0
                 start[row] = t + 1
-                self._episode_callback("on_episode_created", self._placeholder(row), row)
-                self._episode_callback("on_episode_start", self._placeholder(row), row)
+                self._episode_begins(row)
             s = int(start[row])
             if s < steps:
                 ep = self._chunk(row, obs_buf, np.arange(s, steps + 1), slice(s, steps), actions, rewards, logp,
