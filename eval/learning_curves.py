@@ -12,7 +12,7 @@ start's policy) at step 0 of every run.
 writes ``curves.csv`` (one row per run, checkpoint and opponent, appended as they finish:
 an interrupted evaluation keeps what it measured and resumes), ``curves.png`` (win rate
 with its 95% CI against steps, one panel per opponent) and, for two or more runs,
-``comparison.txt`` (the second run minus the first at each step both have, with the 95%
+``comparison.txt`` (the second run given minus the first at each step both have, with the 95%
 CI of the difference) in ``--out``.
 
 A run folder's checkpoints: ``checkpoints/ppo_<N>_steps.zip`` and the final ``model.zip``
@@ -99,11 +99,13 @@ def evaluate_runs(runs: Sequence[Path], opponents: Sequence[str], matches: int, 
     return rows
 
 
-def compare(rows: Sequence[dict]) -> list[str]:
-    """For the first two runs, at each step both have, per opponent: the difference of
-    their win rates and its 95% CI (from each point's CI, as independent samples: the
-    deals are shared, so this is conservative), and whether it includes 0."""
-    runs = list(dict.fromkeys(r["run"] for r in rows))
+def compare(rows: Sequence[dict], order: Sequence[str] = ()) -> list[str]:
+    """For the first two runs (of ``order``, the run names as given; else as the rows have
+    them), at each step both have, per opponent: the difference of their win rates and its
+    95% CI (from each point's CI, as independent samples: the deals are shared, so this is
+    conservative), and whether it includes 0."""
+    present = set(r["run"] for r in rows)
+    runs = [name for name in order if name in present] or list(dict.fromkeys(r["run"] for r in rows))
     if len(runs) < 2:
         return []
     a_run, b_run = runs[:2]
@@ -177,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: not a run folder: {', '.join(missing)}")
         return 2
     rows = evaluate_runs(runs, args.opponents, args.matches, args.seed, Path(args.out), start=args.start)
-    lines = compare(rows)
+    lines = compare(rows, [r.name for r in runs])
     if lines:
         (Path(args.out) / "comparison.txt").write_text("\n".join(lines) + "\n")
         print("\n".join(lines))

@@ -12,6 +12,7 @@ unhealthy, samples from the others, and restarts it on a node with a free CPU. E
 iteration logs which node every runner is on, how many are healthy and the steps sampled.
 Then ``train.rllib_ppo`` runs as its own process on the same cluster through ``RAY_ADDRESS``,
 as a driver on a real cluster does. Writes ``log.txt`` and ``README.md`` in ``--out``.
+``--pipelined`` runs the same with :mod:`train.rllib_pipeline`'s overlapped sampling.
 """
 
 from __future__ import annotations
@@ -29,7 +30,16 @@ CLI = ["--run-name", "cli", "--num-env-runners", "2", "--n-envs", "32", "--n-ste
        "--n-epochs", "1", "--total-timesteps", "2048", "--checkpoint-every", "0", "--opponents", "simple,expert"]
 
 
-def write_report(out: Path, flags: str, lines: list[str], load: float) -> None:
+#: What a pipelined run (``--pipelined``) does differently when a node is lost.
+PIPELINED_NOTE = (
+    "\nThis run is `--pipelined` (`train/rllib_pipeline.py`): each runner samples the next batch "
+    "while the learner updates. When the node goes, the batch its runner had in flight goes with "
+    "it: one iteration learns from the other runner's 512 steps alone (the `+512` line), and no "
+    "more is lost. While the runner is away, the other runner samples its own 512-step share each "
+    "iteration; the batch is whole again once the restarted runner is back.\n")
+
+
+def write_report(out: Path, flags: str, lines: list[str], load: float, pipelined: bool = False) -> None:
     """``README.md``: the command, the log and what to read in it."""
     (out / "README.md").write_text(
         "# RLlib on a local multi-node cluster, a worker node killed mid-run\n\n"
@@ -49,7 +59,8 @@ def write_report(out: Path, flags: str, lines: list[str], load: float) -> None:
         "`RAY_ADDRESS` alone, as on a real cluster.\n\n"
         "A restarted runner keeps its worker index, so it deals its seed's matches from the start "
         "again, and it has the runner's initial opponents until the driver's next league push "
-        "(`train.rllib_ppo` pushes every iteration, and sends the snapshots it lacks).\n")
+        "(`train.rllib_ppo` pushes every iteration, and sends the snapshots it lacks).\n"
+        + (PIPELINED_NOTE if pipelined else ""))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--kill-after", type=int, default=3, help="remove a runner's worker node after this iteration")
     parser.add_argument("--out", default="docs/runs/rllib_cluster")
+    parser.add_argument("--pipelined", action="store_true",
+                        help="train.rllib_ppo --pipelined: runners sample during the update")
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
 
@@ -89,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{int(ray.cluster_resources().get('CPU', 0))} CPUs")
     # Small batches (32 matches x 32 steps) so that an iteration is a few seconds.
     run_args = resolved(Args(num_env_runners=args.runners, n_envs=32, n_steps=32, batch_size=512, n_epochs=1,
-                             opponents="simple,expert", sample_timeout_s=120.0, restart_failed_env_runners=True))
+                             opponents="simple,expert", sample_timeout_s=120.0, restart_failed_env_runners=True,
+                             pipelined=args.pipelined))
     config = build_config(run_args, run_rules(run_args), ["simple", "expert"], [0.5, 0.5])
     algo = config.build_algo()
     by_id = {n.node_id: n for n in workers}
@@ -98,12 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for it in range(1, args.iterations + 1):
             result = algo.train()
-            steps += int(result.get(ENV_RUNNER_RESULTS, {}).get(NUM_ENV_STEPS_SAMPLED, 0))
+            added = int(result.get(ENV_RUNNER_RESULTS, {}).get(NUM_ENV_STEPS_SAMPLED, 0))
+            steps += added
             group = algo.env_runner_group
             where = group.foreach_env_runner(
                 lambda r: (r.worker_index, ray.get_runtime_context().get_node_id()), local_env_runner=False)
             placed = ", ".join(f"runner {i} on {nodes.get(n, n[:8])}" for i, n in sorted(where))
-            log(f"iter {it}: steps {steps:6d}, healthy runners {group.num_healthy_remote_workers()}/"
+            log(f"iter {it}: steps {steps:6d} (+{added}), healthy runners {group.num_healthy_remote_workers()}/"
                 f"{group.num_remote_workers()}, {placed}  ({time.perf_counter() - began:.0f} s)")
             if it == args.kill_after:
                 # The first runner on a worker node (the head holds the driver: not removed).
@@ -134,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         cluster.shutdown()
     (out / "log.txt").write_text("\n".join(lines) + "\n")
     write_report(out, f"--workers {args.workers} --runners {args.runners} --iterations {args.iterations} "
-                      f"--kill-after {args.kill_after}", lines, load)
+                      f"--kill-after {args.kill_after}" + (" --pipelined" if args.pipelined else ""), lines, load,
+                 args.pipelined)
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Env steps/s of ``train.ppo`` (SB3) and ``train.rllib_ppo`` with 0, 1 and 2 env runners,
+"""Env steps/s of ``train.ppo`` (SB3) and ``train.rllib_ppo`` with 0, 1 and 2 env runners
+(synchronous, and ``--pipelined`` with 1 and 2),
 the same recipe (128 matches x 32 steps per update, 4 epochs of 1,024, the card network,
 Simple and the Expert as opponents), one after the other in one invocation so the ratios
 are measured under the same load.
@@ -7,12 +8,14 @@ are measured under the same load.
 
 Each trainer runs with one torch thread (``train.ppo``'s default) and with two (the
 update on both cores: while RLlib's learner updates, its env runners wait, so the driver
-may use both). Writes ``README.md`` (the table, the machine's load average before the
+may use both; pipelined, the runners sample during the update, so the learner keeps one
+thread). Writes ``README.md`` (the table, the machine's load average before the
 runs) and ``results.json`` in ``--out``; ``--step-costs`` instead measures the throughput
 model's engine cost per step by batch size (``step_costs.json``); the runs themselves go to a temporary folder.
 Each figure is the trainer's own steps/s (sampling and updates, not Ray's start-up) and
 the wall time of the whole command; RLlib's rows add its split of an iteration into
-sampling and the update (RLlib's smoothed timers).
+sampling and the update (the runners' own figures), and for a pipelined run the time the
+driver waited for the batch (what sampling did not hide behind the update).
 """
 
 from __future__ import annotations
@@ -51,10 +54,13 @@ def run(steps: int, out: Path) -> list[dict]:
         configs = [(f"train.ppo (SB3), {t} torch thread(s)",
                     ["-m", "train.ppo", "--eval-every", "0", "--checkpoint-every", "0", "--no-progress-bar",
                      "--torch-threads", str(t)], "time/fps") for t in (1, 2)]
-        for runners, threads in ((0, 1), (0, 2), (1, 2), (2, 2)):
-            configs.append((f"train.rllib_ppo, {runners} env runner(s), {threads} torch thread(s)",
+        for runners, threads, pipelined in ((0, 1, False), (0, 2, False), (1, 2, False), (2, 2, False),
+                                            (1, 1, True), (2, 1, True)):
+            configs.append((f"train.rllib_ppo, {runners} env runner(s), {threads} torch thread(s)"
+                            + (", pipelined" if pipelined else ""),
                             ["-m", "train.rllib_ppo", "--num-env-runners", str(runners), "--checkpoint-every", "0",
-                             "--num-cpus", "2", "--torch-threads", str(threads)], "perf/env_steps_per_s"))
+                             "--num-cpus", "2", "--torch-threads", str(threads), *(["--pipelined"] * pipelined)],
+                            "perf/env_steps_per_s"))
         for i, (name, argv, column) in enumerate(configs):
             began = time.perf_counter()
             cmd = [sys.executable, *argv, "--run-name", f"r{i}", "--out-dir", tmp, "--total-timesteps", str(steps)]
@@ -69,6 +75,8 @@ def run(steps: int, out: Path) -> list[dict]:
             if column.startswith("perf/"):  # RLlib's split of an iteration: sampling and the update
                 entry["sample_s"] = _late_mean(progress, "perf/sample_s")
                 entry["learn_s"] = _late_mean(progress, "perf/learn_s")
+                if "--pipelined" in argv:  # sampling overlaps the update: the driver's wait for it
+                    entry["wait_s"] = _late_mean(progress, "perf/wait_s")
             results.append(entry)
             print(f"{name}: {rate:.0f} steps/s, {wall:.0f} s wall", flush=True)
     base = max(r["steps_per_s"] for r in results if r["trainer"].startswith("train.ppo"))
@@ -76,10 +84,12 @@ def run(steps: int, out: Path) -> list[dict]:
              f"Measured {time.strftime('%Y-%m-%d')} on a {os.cpu_count()}-core machine (load average {load:.1f} "
              f"before the runs) by `python -m eval.rllib_scaling --steps {steps}`; ratios are to the faster "
              "`train.ppo` row.", "",
-             "| trainer | env steps/s | vs train.ppo | wall (s, with start-up) | sampling s/iter | update s/iter |",
-             "|---|---:|---:|---:|---:|---:|"]
+             "| trainer | env steps/s | vs train.ppo | wall (s, with start-up) | sampling s/iter | update s/iter "
+             "| wait for the batch s/iter |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for r in results:
-        split = f"{r['sample_s']:.2f} | {r['learn_s']:.2f}" if "sample_s" in r else "| "
+        split = (f"{r['sample_s']:.2f} | {r['learn_s']:.2f} | " + (f"{r['wait_s']:.2f}" if "wait_s" in r else "")
+                 if "sample_s" in r else "| | ")
         lines.append(f"| {r['trainer']} | {r['steps_per_s']:.0f} | {r['steps_per_s'] / base:.2f} | "
                      f"{r['wall_s']:.0f} | {split} |")
     lines += ["", "Commands (each with `--run-name`, `--out-dir` and `--total-timesteps` added):", ""]

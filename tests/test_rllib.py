@@ -459,3 +459,150 @@ def test_step_costs_measure_the_engine_by_batch_size(tmp_path: Path):
     costs = step_costs(tmp_path, sizes=(2, 4), steps=3)
     saved = json.loads((tmp_path / "step_costs.json").read_text())
     assert set(costs) == {2, 4} and all(v > 0 for v in costs.values()) and set(saved["ms_per_step"]) == {"2", "4"}
+
+
+def _pipelined_toy(pipelined: bool, iterations: int) -> tuple[list[list[int]], list[str]]:
+    """A toy run with one remote env runner: the weights' sequence numbers of the episodes
+    each update learned from; then (pipelined) a league with a snapshot pushed, two more
+    iterations, and the opponents the runner has built."""
+    import ray
+    from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
+
+    from train import rllib_ppo
+    from train.league import League
+
+    config = _toy_config("--num-env-runners", "1", "--num-cpus-per-env-runner", "0.5",
+                         *(["--pipelined"] if pipelined else []))
+    ray.init(num_cpus=2, include_dashboard=False)
+    try:
+        algo = config.build_algo()
+        assert getattr(algo, "pipelined", False) is pipelined
+        seen: list[list[int]] = []
+        update = algo.learner_group.update
+
+        def spy(*, episodes, **kwargs):
+            seen.append(sorted({int(s) for ep in episodes for s in ep.get_extra_model_outputs(WEIGHTS_SEQ_NO)}))
+            assert sum(len(ep) for ep in episodes) == 8 * 16  # one whole batch per update
+            return update(episodes=episodes, **kwargs)
+
+        algo.learner_group.update = spy
+        for _ in range(iterations):
+            algo.train()
+        built: list[str] = []
+        if pipelined:  # the league goes out without waiting for the batch in flight
+            league = League(["simple", "random"])
+            league.add_snapshot("/nowhere/rllib_128.pt", 128)
+            states = {league.specs[-1]: rllib_ppo.learner_net_state(algo)}
+            rllib_ppo.push_league(algo, league, states, refs := {})
+            assert list(refs) == [league.specs[-1]]
+            for _ in range(2):
+                algo.train()
+            built = rllib_ppo.on_runners(algo, lambda i, env: sorted(env.vec._cache))[0]
+        algo.stop()
+    finally:
+        ray.shutdown()
+    return seen, built
+
+
+def test_pipelined_sampling_learns_from_batches_one_update_old():
+    """``--pipelined``: the batch of update k was sampled during update k-1, with the weights
+    from before it (one update old), where synchronous PPO learns from the newest weights'
+    batch; both learn one whole batch per iteration. The league reaches the runner."""
+    (synchronous, _), (pipelined, built) = _pipelined_toy(False, 4), _pipelined_toy(True, 4)
+    assert all(len(s) == 1 for s in synchronous + pipelined)  # one weights version per batch
+    assert [s[0] for s in synchronous[1:]] == [s[0] + 1 for s in synchronous[:-1]]  # the last update's weights
+    assert pipelined[:2] == [synchronous[0]] * 2  # the first two batches: the starting weights
+    assert pipelined[2:4] == synchronous[1:3]  # then one update behind
+    assert [s[0] for s in pipelined[4:]] == [pipelined[3][0] + 1, pipelined[3][0] + 2]
+    assert "snapshot:/nowhere/rllib_128.pt" in built and {"simple", "random"} <= set(built)
+
+
+def test_pipelined_league_run(tmp_path: Path):
+    """A pipelined league run through ``main``: every iteration counts one batch, the wait
+    and the update are logged, the league's snapshots join, and its checkpoint plays."""
+    from train.rllib_ppo import main
+
+    code = main(["--run-name", "pipe", "--out-dir", str(tmp_path), "--total-timesteps", "512",
+                 "--league", "--self-play-every", "128", "--opponents", "simple,random", "--pipelined",
+                 "--num-env-runners", "1", "--num-cpus-per-env-runner", "0.5", "--checkpoint-every", "0", *TOY])
+    assert code == 0
+    run = tmp_path / "pipe"
+    with (run / "progress.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [int(float(r["env_steps"])) for r in rows] == [128 * i for i in range(1, 5)]
+    assert all(float(r["perf/wait_s"]) >= 0 and float(r["perf/learn_s"]) > 0 for r in rows)
+    league = json.loads((run / "league.json").read_text())
+    assert len(league["members"]) == 2 + 4 and all(Path(m["spec"][len("snapshot:"):]).is_file()
+                                                   for m in league["members"][2:])
+    assert make_agent(f"rllib:{run}", seed=0, columns=3) is not None
+
+
+def test_pipelined_needs_a_remote_runner():
+    from train import rllib_ppo
+
+    with pytest.raises(ValueError, match="--num-env-runners 1 or more"):
+        rllib_ppo.parse_args(["--pipelined"]).validate()
+
+
+def test_comparison_follows_the_runs_as_given():
+    """``comparison.txt`` is the second run given minus the first, whatever order the rows
+    of a resumed ``curves.csv`` have (rows copied from another comparison come first)."""
+    from eval.learning_curves import compare
+
+    def row(run: str, rate: float) -> dict:
+        return {"run": run, "opponent": "expert", "steps": "100", "win_rate": str(rate),
+                "ci_low": str(rate - 0.05), "ci_high": str(rate + 0.05)}
+
+    rows = [row("sb3", 0.60), row("sync", 0.58), row("pipelined", 0.62)]
+    assert compare(rows)[0] == "sync minus sb3, win percentage points (95% CI):"
+    lines = compare(rows, ["sb3", "pipelined", "sync"])
+    assert lines[0] == "pipelined minus sb3, win percentage points (95% CI):"
+    assert any("+2.0" in line for line in lines)
+
+
+def test_pipelined_loss_is_decoupled_ppo():
+    """``--pipelined`` adds decoupled PPO's proximal policy to the learner: the learner's own
+    log-probabilities before the update and the truncated importance weights; its loss is
+    PPO's when the batch is fresh, and when the batch is stale it differs from PPO's against
+    the proximal policy by the weights alone (at the proximal weights every ratio is 1)."""
+    import torch
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.evaluation.postprocessing import Postprocessing
+
+    from train.rllib_learner import BEHAVIOUR_WEIGHT, PROXIMAL_LOGP, CardPPOLearner, ProximalPolicy, action_logp
+
+    env = _env(n=32)
+    config = _toy_config("--num-env-runners", "1", "--pipelined")
+    learner = config.build_learner(env=None, spaces={"default_policy": (env.single_observation_space,
+                                                                        env.single_action_space)})
+    learner.build()
+    pipeline = [type(c).__name__ for c in learner._learner_connector.connectors]
+    assert pipeline[-3:] == ["NoGradGAE", "DropLossMaskedRows", "ProximalPolicy"]
+    module = learner.module["default_policy"]
+    obs, _ = env.reset()
+    rng = np.random.default_rng(3)
+    actions = torch.as_tensor(np.array([rng.choice(np.flatnonzero(m)) for m in obs[MASK_KEY] > 0]))
+    gen = torch.Generator().manual_seed(3)
+    adv = torch.randn(32, generator=gen)
+    base = {Columns.OBS: {k: torch.as_tensor(v) for k, v in obs.items()}, Columns.ACTIONS: actions,
+            Postprocessing.ADVANTAGES: (adv - adv.mean()) / adv.std(),
+            Postprocessing.VALUE_TARGETS: torch.randn(32, generator=gen)}
+    with torch.no_grad():
+        _, fresh = action_logp(module.forward_train(base)[Columns.ACTION_DIST_INPUTS], actions)
+    stale = fresh + 0.3 * torch.randn(32, generator=gen)  # the policy one update earlier
+
+    def loss(batch: dict) -> torch.Tensor:
+        with torch.no_grad():
+            return CardPPOLearner.compute_loss_for_module(learner, module_id="default_policy", config=learner.config,
+                                                          batch=batch, fwd_out=module.forward_train(batch))
+
+    for behaviour in (fresh, stale):
+        batch = ProximalPolicy()(rl_module=learner.module, batch={"default_policy": dict(
+            base, **{Columns.ACTION_LOGP: behaviour})}, episodes=[])["default_policy"]
+        torch.testing.assert_close(batch[PROXIMAL_LOGP], fresh)
+        weight = torch.clamp(torch.exp(fresh - behaviour), max=1.0)
+        torch.testing.assert_close(batch[BEHAVIOUR_WEIGHT], weight)
+        plain = dict(base, **{Columns.ACTION_LOGP: fresh})  # PPO against the proximal policy
+        torch.testing.assert_close(loss(batch) - loss(plain), -((weight - 1) * base[Postprocessing.ADVANTAGES]).mean(),
+                                   rtol=1e-4, atol=1e-5)
+    assert (weight < 1).any() and (weight == 1).any()  # the stale batch: truncated and down-weighted rows

@@ -24,6 +24,22 @@ Two changes to the learner's connector pipeline, after PPO's GAE:
   step per episode chunk that GAE adds to bootstrap from), after the advantages are
   computed: an iteration of 4,096 decisions is 4,096 rows, so 4 epochs of 1,024 are 16
   minibatches as in SB3 (17 with the ~170 masked rows, about 6% more update time).
+
+Pipelined runs (``--pipelined``, :mod:`train.rllib_pipeline`) learn from batches sampled
+one update earlier. Clipping the ratio against that sampling policy leaves less room for
+this update: rows whose ratio the last update already moved past ``1 +- clip`` give no
+gradient. From scratch that learned about half as fast (``docs/runs/rllib_pipelined``).
+With ``learner_config_dict={"proximal_policy": True}`` (set by ``--pipelined``) the loss is
+decoupled PPO (Hilton et al. 2022, "Batch size-invariance for policy optimization"):
+:class:`ProximalPolicy` computes the learner's own policy before the update (the
+proximal policy) on the batch, without autograd, the ratio is clipped against it, and
+each row is weighted by proximal over sampling probability, truncated at
+:data:`BEHAVIOUR_WEIGHT_MAX` as V-trace truncates (Espeholt et al. 2018):
+
+    loss = -mean( min(w, 1) * min(r * A, clip(r, 1 - e, 1 + e) * A) ),
+    r = pi(a|s) / pi_prox(a|s),   w = pi_prox(a|s) / pi_behaviour(a|s)
+
+A synchronous batch has ``pi_prox == pi_behaviour``: ``w == 1`` and the loss is PPO's.
 """
 
 from __future__ import annotations
@@ -47,6 +63,18 @@ from ray.rllib.utils.torch_utils import explained_variance
 
 #: Adam's epsilon, as SB3's PPO policies have it.
 ADAM_EPS = 1e-5
+#: Batch columns of the decoupled loss: the proximal policy's log-probability of each
+#: action, and each row's truncated importance weight.
+PROXIMAL_LOGP = "hgin_proximal_logp"
+BEHAVIOUR_WEIGHT = "hgin_behaviour_weight"
+#: Truncation of the importance weight (V-trace's rho-bar).
+BEHAVIOUR_WEIGHT_MAX = 1.0
+
+
+def action_logp(logits: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The log-probabilities of every action and of the taken ones, from masked logits."""
+    log_probs = torch.log_softmax(logits, dim=-1)
+    return log_probs, log_probs.gather(1, actions.long().unsqueeze(1)).squeeze(1)
 
 
 class NoGradGAE(GeneralAdvantageEstimation):
@@ -68,6 +96,22 @@ class DropLossMaskedRows(ConnectorV2):
                 continue  # sequences (stateful modules) keep their padding
             keep, rows = mask.bool(), mask.shape[0]
             batch[module_id] = {k: _rows(v, keep, rows) for k, v in module_batch.items() if k != Columns.LOSS_MASK}
+        return batch
+
+
+class ProximalPolicy(ConnectorV2):
+    """Decoupled PPO's proximal policy (module docstring): the learner's policy before the
+    update, evaluated on the whole batch once (no autograd), as ``PROXIMAL_LOGP``, and the
+    truncated importance weight ``BEHAVIOUR_WEIGHT`` of each row."""
+
+    def __call__(self, *, rl_module: Any, batch: dict, episodes: Any, **kwargs: Any) -> dict:
+        with torch.no_grad():
+            for module_id, module_batch in batch.items():
+                logits = rl_module[module_id].forward_train(module_batch)[Columns.ACTION_DIST_INPUTS]
+                _, logp = action_logp(logits, module_batch[Columns.ACTIONS])
+                module_batch[PROXIMAL_LOGP] = logp
+                module_batch[BEHAVIOUR_WEIGHT] = torch.clamp(torch.exp(logp - module_batch[Columns.ACTION_LOGP]),
+                                                             max=BEHAVIOUR_WEIGHT_MAX)
         return batch
 
 
@@ -96,6 +140,8 @@ class CardPPOLearner(PPOTorchLearner):
             self._learner_connector.remove("GeneralAdvantageEstimation")
             self._learner_connector.append(NoGradGAE(gamma=self.config.gamma, lambda_=self.config.lambda_))
             self._learner_connector.append(DropLossMaskedRows())
+            if (self.config.learner_config_dict or {}).get("proximal_policy"):
+                self._learner_connector.append(ProximalPolicy())
 
     def compute_loss_for_module(self, *, module_id: str, config: Any, batch: dict, fwd_out: dict) -> torch.Tensor:
         if config.use_kl_loss or math.isfinite(config.vf_clip_param) or not config.use_critic:
@@ -106,9 +152,9 @@ class CardPPOLearner(PPOTorchLearner):
         def mean(x: torch.Tensor) -> torch.Tensor:
             return x.mean() if mask is None else x[mask].sum() / mask.sum()
 
-        log_probs = torch.log_softmax(fwd_out[Columns.ACTION_DIST_INPUTS], dim=-1)
-        logp = log_probs.gather(1, batch[Columns.ACTIONS].long().unsqueeze(1)).squeeze(1)
-        ratio = torch.exp(logp - batch[Columns.ACTION_LOGP])
+        log_probs, logp = action_logp(fwd_out[Columns.ACTION_DIST_INPUTS], batch[Columns.ACTIONS])
+        decoupled = PROXIMAL_LOGP in batch  # against the proximal policy, rows weighted (docstring)
+        ratio = torch.exp(logp - batch[PROXIMAL_LOGP if decoupled else Columns.ACTION_LOGP])
         # Masked logits (-1e8) have probability 0: their p log p terms are 0, as in
         # torch's Categorical.entropy.
         entropy = -(log_probs.exp() * log_probs).sum(dim=-1)
@@ -119,6 +165,8 @@ class CardPPOLearner(PPOTorchLearner):
             advantages = (advantages - valid.mean()) / (valid.std() + 1e-8)
         surrogate = torch.min(advantages * ratio,
                               advantages * torch.clamp(ratio, 1 - config.clip_param, 1 + config.clip_param))
+        if decoupled:
+            surrogate = batch[BEHAVIOUR_WEIGHT] * surrogate
         values = module.compute_values(batch, embeddings=fwd_out.get(Columns.EMBEDDINGS))
         vf_loss = torch.pow(values - batch[Postprocessing.VALUE_TARGETS], 2.0)
         entropy_coeff = self.entropy_coeff_schedulers_per_module[module_id].get_current_value()
@@ -132,5 +180,6 @@ class CardPPOLearner(PPOTorchLearner):
                 LEARNER_RESULTS_VF_EXPLAINED_VAR_KEY: explained_variance(batch[Postprocessing.VALUE_TARGETS], values),
                 ENTROPY_KEY: mean(entropy),
                 LEARNER_RESULTS_KL_KEY: torch.zeros((), device=total.device),
+                **({BEHAVIOUR_WEIGHT: mean(batch[BEHAVIOUR_WEIGHT])} if decoupled else {}),
             }, key=module_id, window=1)
         return total

@@ -17,6 +17,10 @@ with the privileged critic under ``--privileged-critic``. One iteration = ``--n-
 value clipping, gradient norm 0.5, value loss weight 0.5, advantages normalised per
 minibatch.
 
+``--pipelined`` (with ``--num-env-runners`` >= 1): the runners sample the next batch while
+the learner updates on this one (:mod:`train.rllib_pipeline`): both cores busy, each batch
+one update old when it is learned from.
+
 ``--league``: the PFSP league of ``train/league.py`` (the ``--opponents`` plus a snapshot of
 the learner every ``--self-play-every`` steps, the newest ``--self-play-pool`` kept), drawn
 by the learner's running win rates; snapshots are saved in ``snapshots/`` and their weights
@@ -96,6 +100,9 @@ class Args(Recipe):
     eval_opponents: str = field(default="simple,expert", metadata={"help": "agents to evaluate against"})
     log_window: int = field(default=100, metadata={"help": "finished matches in the rolling charts/ means"})
     torch_threads: int = field(default=1, metadata={"help": "torch CPU threads of the learner"})
+    pipelined: bool = field(default=False, metadata={
+        "help": "the remote runners sample the next batch during the update (each batch one update "
+                "old when learned from; needs --num-env-runners >= 1; train/rllib_pipeline.py)"})
 
     def validate(self) -> None:
         self.validate_league()
@@ -103,6 +110,9 @@ class Args(Recipe):
             raise ValueError("--self-play-every is the league's snapshot period: give --league")
         if self.num_env_runners and self.n_envs % self.num_env_runners:
             raise ValueError(f"--n-envs {self.n_envs} does not split evenly over {self.num_env_runners} runners")
+        if self.pipelined and self.num_env_runners < 1:
+            raise ValueError("--pipelined samples on remote env runners while the driver updates: "
+                             "give --num-env-runners 1 or more")
         parse_mixture(self.opponents)
 
 
@@ -149,6 +159,7 @@ def build_config(args: Args, rules: Any, specs: list[str], weights: list[float])
     from train.rllib_env import register
     from train.rllib_learner import CardPPOLearner
     from train.rllib_module import CardRLModule
+    from train.rllib_pipeline import configure
     from train.rllib_runner import BatchedEnvRunner
 
     runners = max(1, args.num_env_runners)
@@ -156,7 +167,7 @@ def build_config(args: Args, rules: Any, specs: list[str], weights: list[float])
                   "shaping": args.shaping, "gamma": args.gamma, "shaping_potential": args.shaping_potential,
                   "partner": args.partner, "opponents": list(specs), "weights": list(weights),
                   "privileged": args.privileged_critic, "seed": args.seed, "net_config": net_config(args, rules)}
-    return (
+    config = (
         PPOConfig()
         .environment(register(), env_config=env_config, disable_env_checking=True)
         .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.n_envs // runners,
@@ -175,6 +186,10 @@ def build_config(args: Args, rules: Any, specs: list[str], weights: list[float])
         .callbacks(HginCallbacks)
         .debugging(seed=args.seed)
     )
+    if args.pipelined:  # the batches are one update old: decoupled PPO's loss (train/rllib_learner.py)
+        config.learners(learner_config_dict={"proximal_policy": True})
+        return configure(config)
+    return config
 
 
 class HginCallbacks(RLlibCallback):
@@ -243,10 +258,26 @@ def on_runners(algo: Any, func: Any) -> list:
     return group.foreach_env_runner(lambda r: func(r.worker_index, r.env.unwrapped), local_env_runner=not remote)
 
 
-def push_league(algo: Any, league: Any, states: dict[str, dict]) -> None:
+def push_league(algo: Any, league: Any, states: dict[str, dict], refs: dict[str, Any] | None = None) -> None:
     """The league's members and PFSP weights to every runner; snapshot weights go to the
-    runners that lack them (new snapshots, or a runner restarted after a failure)."""
+    runners that lack them (new snapshots, or a runner restarted after a failure).
+
+    A pipelined run (``--pipelined``) pushes without waiting for the batch in flight: the
+    snapshots go through Ray's object store, each put once into ``refs``."""
     specs, weights = league.specs, [float(w) for w in league.weights()]
+    if getattr(algo, "pipelined", False) and algo.env_runner_group.num_remote_env_runners():
+        import ray
+
+        from train.rllib_pipeline import push_league_async
+
+        refs = {} if refs is None else refs
+        for spec in [s for s in refs if s not in specs]:  # dropped from the pool: free the object store
+            del refs[spec]
+        for spec in specs:
+            if spec in states and spec not in refs:
+                refs[spec] = ray.put(states[spec])
+        push_league_async(algo, specs, weights, refs)
+        return
     missing = set()
     for names in on_runners(algo, lambda i, env: env.missing_snapshots(specs)):
         missing.update(names)
@@ -379,6 +410,7 @@ class RunLogger:
         from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, LEARNER_RESULTS
 
         from train.callbacks import outcome_scalars
+        from train.rllib_pipeline import UPDATE_SECONDS, WAIT_SECONDS
         from train.rllib_runner import SAMPLE_SECONDS
 
         for row in rows:
@@ -394,7 +426,12 @@ class RunLogger:
             "perf/matches_this_iter": float(len(rows)),
         }
         sample_s = result.get(ENV_RUNNER_RESULTS, {}).get(SAMPLE_SECONDS)
-        if sample_s is not None:  # this iteration: the slowest runner's sampling, and the rest (the update)
+        wait_s = result.get(WAIT_SECONDS)
+        if wait_s is not None:  # pipelined: sampling overlaps the update; the driver's wait and update
+            scalars["perf/sample_s"] = float(sample_s or 0.0)
+            scalars["perf/wait_s"] = float(wait_s)
+            scalars["perf/learn_s"] = float(result.get(UPDATE_SECONDS, 0.0))
+        elif sample_s is not None:  # this iteration: the slowest runner's sampling, and the rest (the update)
             scalars["perf/sample_s"] = float(sample_s)
             scalars["perf/learn_s"] = scalars["perf/iteration_s"] - float(sample_s)
         for key in ("policy_loss", "vf_loss", "entropy", "vf_explained_var"):
@@ -516,8 +553,9 @@ def train(args: Args) -> Path:
             set_learner_weights(algo, start_weights)
         snapshot_states = {m.spec: load_snapshot(m.spec[len("snapshot:"):]) for m in (league.members if league else [])
                            if m.spec.startswith("snapshot:")}
+        snapshot_refs: dict[str, Any] = {}  # a pipelined run's snapshots in the object store
         if league is not None:
-            push_league(algo, league, snapshot_states)
+            push_league(algo, league, snapshot_states, snapshot_refs)
         logger = RunLogger(run_dir, args.log_window)
         steps, iteration = started, int(state["iteration"]) if state else 0
         seconds = 0.0
@@ -545,7 +583,7 @@ def train(args: Args) -> Path:
                     snapshot_states = {m.spec: snapshot_states.get(m.spec) or weights_now
                                        for m in league.members if m.spec.startswith("snapshot:")}
                 league.step = steps
-                push_league(algo, league, snapshot_states)
+                push_league(algo, league, snapshot_states, snapshot_refs)
                 league.save(run_dir / "league.json")
                 (run_dir / "league.md").write_text(f"league at step {steps}\n\n```\n{league.table()}\n```\n")
             if crossed(last, steps, args.checkpoint_every) and steps < args.total_timesteps:
