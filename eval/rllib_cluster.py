@@ -33,10 +33,10 @@ CLI = ["--run-name", "cli", "--num-env-runners", "2", "--n-envs", "32", "--n-ste
 #: What a pipelined run (``--pipelined``) does differently when a node is lost.
 PIPELINED_NOTE = (
     "\nThis run is `--pipelined` (`train/rllib_pipeline.py`): each runner samples the next batch "
-    "while the learner updates. When the node goes, the batch its runner had in flight goes with "
-    "it: one iteration learns from the other runner's 512 steps alone (the `+512` line), and no "
-    "more is lost. While the runner is away, the other runner samples its own 512-step share each "
-    "iteration; the batch is whole again once the restarted runner is back.\n")
+    "while the learner updates. When the node goes, the batch its runner had in flight goes with it, "
+    "and no more is lost. While that runner is away, each iteration learns the other runner's 512-step "
+    "share (`+512`; a synchronous run has the runner left sample the whole batch instead). The batch is "
+    "whole again (`+1024`) once the restarted runner is back.\n")
 
 
 def write_report(out: Path, flags: str, lines: list[str], load: float, pipelined: bool = False) -> None:
@@ -52,8 +52,9 @@ def write_report(out: Path, flags: str, lines: list[str], load: float, pipelined
         "- The two env runners, 1 CPU each, sit on two different nodes.\n"
         "- Removing a worker node kills its raylet and the runner on it, as losing a machine would. "
         "RLlib takes that runner out of service (`restart_failed_env_runners=True`). The iterations go "
-        "on at full batch size, sampled by the runner left, which steps more often.\n"
-        "- Ray restarts the lost actor on the node with a free CPU. Once it is healthy again, RLlib "
+        + ("on with the runner left (below).\n" if pipelined else
+           "on at full batch size, sampled by the runner left, which steps more often.\n")
+        + "- Ray restarts the lost actor on the node with a free CPU. Once it is healthy again, RLlib "
         "gives it the current weights and both runners sample again.\n"
         "- Last, `train.rllib_ppo` runs as a separate driver process, pointed at the cluster by "
         "`RAY_ADDRESS` alone, as on a real cluster.\n\n"
