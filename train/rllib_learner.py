@@ -102,12 +102,15 @@ class DropLossMaskedRows(ConnectorV2):
 class ProximalPolicy(ConnectorV2):
     """Decoupled PPO's proximal policy (module docstring): the learner's policy before the
     update, evaluated on the whole batch once (no autograd), as ``PROXIMAL_LOGP``, and the
-    truncated importance weight ``BEHAVIOUR_WEIGHT`` of each row."""
+    truncated importance weight ``BEHAVIOUR_WEIGHT`` of each row.
+
+    The logits come from ``forward_exploration``, the call the env runners sampled with:
+    the actor alone (``forward_train`` would also run the critic, unused here)."""
 
     def __call__(self, *, rl_module: Any, batch: dict, episodes: Any, **kwargs: Any) -> dict:
         with torch.no_grad():
             for module_id, module_batch in batch.items():
-                logits = rl_module[module_id].forward_train(module_batch)[Columns.ACTION_DIST_INPUTS]
+                logits = rl_module[module_id].forward_exploration(module_batch)[Columns.ACTION_DIST_INPUTS]
                 _, logp = action_logp(logits, module_batch[Columns.ACTIONS])
                 module_batch[PROXIMAL_LOGP] = logp
                 module_batch[BEHAVIOUR_WEIGHT] = torch.clamp(torch.exp(logp - module_batch[Columns.ACTION_LOGP]),
