@@ -17,7 +17,7 @@ from eval.tournament import main, run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENTS = ["expert", "simple"]
-MATCHES = 16
+MATCHES = 40  # long enough that the SIGINT lands mid-tournament on a busy machine
 
 
 def _complete_rows(path: Path) -> list[dict]:
@@ -41,6 +41,7 @@ def test_sigint_keeps_matches_and_rerun_plays_the_rest(tmp_path):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None and len(_complete_rows(out / "matches.csv")) < 4:
         time.sleep(0.02)
+    assert proc.poll() is None, "the tournament ended before it could be interrupted"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err[-2000:]
