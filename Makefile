@@ -26,7 +26,7 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 # `mkdocs build` writes the site here (inside the ignored venv folder, rebuilt by each test run).
 SITE := $(VENV)/site
 
-.PHONY: venv test lint docs docs-build demo rllib web play soak bench tournament clean
+.PHONY: venv browser test test-quick lint docs docs-build demo rllib web play soak bench tournament clean
 
 $(VENV)/.base:
 	@echo "== first run: setting up $(VENV); pip installs quietly (-q), a minute or two of downloads; later runs skip this =="
@@ -53,10 +53,37 @@ $(STAMPS): $(VENV)/.%: pyproject.toml Makefile
 
 venv: $(VENV)/.test
 
-test: $(VENV)/.test
+# The browser test (tests/test_web_browser.py) drives Debian's headless Chromium through the
+# system chromedriver; nothing is downloaded at run time. Installed with apt-get when either is
+# missing (sudo only where not root); HGIN_CHROMIUM and HGIN_CHROMEDRIVER name other binaries.
+CHROMIUM ?= $(or $(HGIN_CHROMIUM),chromium)
+CHROMEDRIVER ?= $(or $(HGIN_CHROMEDRIVER),chromedriver)
+browser:
+	@if ! command -v $(CHROMIUM) >/dev/null 2>&1 || ! command -v $(CHROMEDRIVER) >/dev/null 2>&1; then \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
+	  if ! command -v apt-get >/dev/null 2>&1 || { [ -n "$$SUDO" ] && ! command -v sudo >/dev/null 2>&1; }; then \
+	    echo "make: cannot install the browser test's chromium and chromedriver here (needs apt-get, as root or with sudo): install them, or set HGIN_CHROMIUM and HGIN_CHROMEDRIVER"; \
+	    exit 1; \
+	  fi; \
+	  echo "== installing Debian's chromium and chromium-driver for the browser test (apt-get, a minute) =="; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null \
+	    || { echo "make: apt-get could not install chromium and chromium-driver (see above)"; exit 1; }; \
+	fi
+
+# The docs build fails on any warning: --strict turns them into a failure, and without --quiet
+# they are printed (tests/test_docs.py plants a broken anchor and checks that the build fails).
+# pytest: a line per finished test file (tests/conftest.py), the 20 slowest tests at the end.
+PYTEST_ARGS ?= -n 2 -q --durations=20
+test: $(VENV)/.test browser
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mkdocs build --strict --quiet --site-dir $(SITE)
-	$(PY) -m pytest -n 2 -q
+	$(VENV)/bin/mkdocs build --strict --site-dir $(SITE)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The edit loop: ruff and every test not marked slow (about N min on 2 cores); no docs build,
+# no browser. `make test` still runs everything.
+test-quick: $(VENV)/.test
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest $(PYTEST_ARGS) -m "not slow"
 
 lint: $(VENV)/.test
 	$(VENV)/bin/ruff check .

@@ -177,21 +177,6 @@ def test_maskable_ppo_learns_and_checkpoints_load_with_the_format_layout(profile
         PPOAgent.load(path, layout=ObservationLayout.for_rules(get_rules("hollywood")))
 
 
-def test_docs_adapter_example_prints_what_it_says():
-    import re
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    blocks = re.findall(r"```python\n(.*?)```", (root / "docs" / "environment.md").read_text(), flags=re.S)
-    code = next(b for b in blocks if "partner=make_agent" in b)
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120)
-    assert run.returncode == 0, run.stderr
-    shown = re.search(r"# \((\d+),\) (player_\d)\n", code)
-    assert shown is not None and run.stdout.split() == [f"({shown.group(1)},)", shown.group(2)]
-
-
 def test_reset_redeals_a_match_that_ends_before_the_learners_first_decision():
     from hgin_env import actions as A
 

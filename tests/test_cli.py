@@ -301,11 +301,9 @@ def test_forwarding_passes_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.slow
 def test_play_against_a_ppo_checkpoint(monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture) -> None:
-    pytest.importorskip("sb3_contrib")
     from agents.ppo import SHIPPED_POLICY
 
-    if not SHIPPED_POLICY.exists():
-        pytest.skip("no shipped policy")
+    assert SHIPPED_POLICY.exists(), "the shipped policy is part of the repository"
     human = ScriptedHuman(io.StringIO(), max_prompts=40)  # a few turns, then end of input
     code, out, err = run_cli(["play", "--opponent", str(SHIPPED_POLICY), "--seed", "2"], human,
                              monkeypatch, capsys)

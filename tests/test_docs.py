@@ -33,15 +33,19 @@ def test_readme_is_a_short_front_page() -> None:
     assert "runs/bench/bench.md" not in text
 
 
-def test_every_docs_page_is_in_the_site_nav() -> None:
-    """mkdocs.yml lists every page under docs/, so none is built but unreachable."""
+def _mkdocs_config() -> dict:
     import yaml
 
     class _Loader(yaml.SafeLoader):  # mkdocs.yml names Python objects (!!python/name:...)
         pass
 
     _Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
-    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+
+
+def test_every_docs_page_is_in_the_site_nav() -> None:
+    """mkdocs.yml lists every page under docs/, so none is built but unreachable."""
+    config = _mkdocs_config()
 
     def pages(nav: object) -> list[str]:
         if isinstance(nav, str):
@@ -222,10 +226,57 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import sys
 
     out = tmp_path_factory.mktemp("site")
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", *_makefile_docs_flags(), "--site-dir", str(out)],
                           cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
+
+
+def _makefile_docs_flags() -> list[str]:
+    """The flags of the docs build that ``make test`` runs (its recipe line in the Makefile)."""
+    lines = (ROOT / "Makefile").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("test:"))
+    recipe = []
+    for line in lines[start + 1:]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(line)
+    build = [re.search(r"mkdocs build (.*?) --site-dir", line) for line in recipe]
+    found = [m for m in build if m]
+    assert len(found) == 1, f"the Makefile's test recipe should build the docs once: {recipe}"
+    return found[0].group(1).split()
+
+
+def test_docs_build_fails_on_a_broken_anchor(tmp_path: Path) -> None:
+    """``make test``'s docs build fails on a warning, and a link to an anchor a page lacks is
+    one: a two-page site with the project's ``validation`` settings, built with the Makefile's
+    flags, fails on a planted broken anchor and passes once it is mended. (``--quiet`` beside
+    ``--strict`` would hide the warnings that ``--strict`` counts; this test catches that.)"""
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    flags = _makefile_docs_flags()
+    assert "--strict" in flags and "--quiet" not in flags and "-q" not in flags, flags
+    validation = {"validation": _mkdocs_config()["validation"]}
+    assert validation["validation"]["links"]["anchors"] == "warn", "mkdocs.yml must report broken anchors"
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "other.md").write_text("# Other\n\n## Checked against the scalar engine\n")
+
+    def build(anchor: str) -> subprocess.CompletedProcess:
+        (tmp_path / "docs" / "index.md").write_text(f"# Home\n\nSee [the check](other.md#{anchor}).\n")
+        (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump({"site_name": "t", **validation}))
+        return subprocess.run([sys.executable, "-m", "mkdocs", "build", *flags, "--site-dir", str(tmp_path / "site")],
+                              cwd=tmp_path, capture_output=True, text=True,
+                              env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+
+    broken = build("checked-against-game")
+    assert broken.returncode != 0, "the strict docs build passed a broken anchor"
+    assert "does not contain an anchor '#checked-against-game'" in broken.stderr + broken.stdout
+    mended = build("checked-against-the-scalar-engine")
+    assert mended.returncode == 0, mended.stderr[-2000:]
 
 
 def _site_links(site: Path) -> list[tuple[str, str, Path]]:
@@ -293,3 +344,27 @@ def test_sphinx_roles_resolve_where_the_docstring_stands() -> None:
     text = roles.convert("see :meth:`~hgin_env.match.Match.apply` and :func:`nowhere`", match)
     assert text == ('see <autoref identifier="hgin_env.match.Match.apply" optional><code>apply</code></autoref> '
                     'and <autoref identifier="nowhere" optional><code>nowhere</code></autoref>')
+
+
+#: A repository path as the pages and notebooks name them (``docs/runs/psro_step``, ``agents/policies/x.zip``).
+REPO_PATH = re.compile(r"(?<![\w/.~-])((?:docs|agents|arena|train|eval|hgin_env|hgin_web|hgin_cli|notebooks|tests)"
+                       r"/[\w.\-/]*[\w/])")
+#: Names of that shape that are not paths: SB3's logged scalars.
+NOT_PATHS = {"train/entropy_loss"}
+
+
+def test_every_path_a_page_or_notebook_names_exists() -> None:
+    """Each repository path the README, a docs page or a notebook names (in prose, code or a
+    cell) is in the repository, so a notebook never reads a folder that is not there and a
+    reader never looks for one (patterns such as ``docs/runs/<run>/`` are not paths)."""
+    import json
+
+    texts = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in DOCS}
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        texts[nb.relative_to(ROOT).as_posix()] = "\n".join("".join(cell["source"]) for cell in cells)
+    missing = {name: sorted({m for m in REPO_PATH.findall(text)
+                             if not any(c in m for c in "<>*{}") and m not in NOT_PATHS and not (ROOT / m).exists()})
+               for name, text in texts.items()}
+    assert not {k: v for k, v in missing.items() if v}, "paths named but missing from the repository"
+    assert "docs/runs/psro_step/round3" in texts["notebooks/03_evaluate_policy.ipynb"]

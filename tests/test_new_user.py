@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -32,17 +31,6 @@ def _python_block(marker: str) -> str:
 
 def _doc(name: str) -> str:
     return (ROOT / "docs" / name).read_text(encoding="utf-8")
-
-
-def test_readme_env_loop_prints_the_same_every_run() -> None:
-    code = _python_block("env.action_space(agent).seed(")
-    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
-            for _ in range(2)]
-    for run in runs:
-        assert run.returncode == 0, run.stderr
-    assert runs[0].stdout == runs[1].stdout and runs[0].stdout.strip()
-    shown = re.search(r"# prints (.*)\n", code)
-    assert shown is not None and shown.group(1).strip() == runs[0].stdout.strip()
 
 
 def test_min_deadwood_batch_checks_its_input() -> None:
@@ -79,7 +67,7 @@ def test_scoreboard_columns_is_an_array_and_its_dict_holds_lists() -> None:
     assert board.columns.shape == (2, 3) and board.columns[0, 1] == 43
     assert board.columns.tolist() == [[73, 43, 0], [0, 0, 0]]
     assert board.to_dict()["columns"] == [[73, 43, 0], [0, 0, 0]]  # JSON-ready, as in env infos
-    assert "columns.tolist()" in _doc("engine.md") and "# [[73, 43, 0], [0, 0, 0]]" in _doc("engine.md")
+    assert "columns.tolist()" in _doc("engine.md") and "# -> [[73, 43, 0], [0, 0, 0]]" in _doc("engine.md")
 
 
 def test_readme_shows_how_to_run_hgin_and_the_pictures() -> None:
@@ -93,32 +81,17 @@ def test_readme_shows_how_to_run_hgin_and_the_pictures() -> None:
     assert re.search(r"^play: ", makefile, flags=re.M) and "$(VENV)/bin/hgin play" in makefile
 
 
-@pytest.mark.slow
-def test_sb3_example_trains_the_batched_env_at_toy_size() -> None:
-    """docs/training.md's SB3 example: one torch thread, a progress bar, the batched vector
-    env (not the one-game adapter); one rollout here instead of ten."""
-    pytest.importorskip("sb3_contrib")
+def test_examples_teach_the_batched_env_and_both_agent_forms() -> None:
+    """What the examples teach (tests/test_doc_examples.py runs them and checks their output):
+    docs/training.md's SB3 example uses one torch thread, a seed, a progress bar and the batched
+    vector env (not the one-game adapter); the README's agents block shows a single agent on
+    an observation dict and a batched agent on arrays."""
     code = _python_block("CardAwarePolicy")
     assert "torch.set_num_threads(1)" in code and "seed=0" in code and "progress_bar=True" in code
     assert "BatchedVecEnv(" in code and "SingleAgentEnv" not in code
-    small = code.replace("learn(40_960", "learn(4_096")
-    assert small != code
-    run = subprocess.run([sys.executable, "-c", small], capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip().splitlines()[-1] == "(64,)"
-    assert "4,096/4,096" in run.stdout + run.stderr  # SB3's bar, ending at its total
-
-
-def test_readme_agents_example_prints_what_it_says() -> None:
-    """The README's agents block: a single agent on one observation dict, a batched agent on
-    arrays; each ``# prints`` line is what the line above it prints."""
-    pytest.importorskip("sb3_contrib")
     code = _python_block("make_batched_agent(")
-    assert ".act(" in code and "expert(observation)" in code
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    shown = re.findall(r"# prints (.*)\n", code)
-    assert shown and run.stdout.strip().splitlines() == shown
+    assert ".act(" in code and "expert(observation)" in code and "# prints" in code
+    assert "# prints" in _python_block("env.action_space(agent).seed(")
 
 
 def test_readme_lists_every_action_id() -> None:

@@ -6,9 +6,9 @@ import json
 import shutil
 from pathlib import Path
 
+import matplotlib
 import pytest
 
-matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
@@ -152,3 +152,26 @@ def test_only_the_runs_own_snapshots_are_labelled_self_play():
     assert opponent_label("ppo:agents/policies/hgin_ppo.zip") == "ppo:agents/policies/hgin_ppo.zip"
     assert opponent_label("simple") == "simple"
     assert opponent_label("snapshot:runs/x/snapshots/snapshot_000100000.zip") == "self-play"  # league
+
+
+def test_net_hand_points_have_an_axis_that_holds_them(tmp_path: Path, figures: list[Figure]) -> None:
+    """The hand panel's net points per hand (a fresh learner loses 50-100 a hand) have their
+    own axis, which holds every point of the curve; the shares keep theirs, 0 to 1."""
+    import numpy as np
+
+    from train.plots import plot_learning_curves
+
+    run = tmp_path / "run"  # the first 40 matches of a run from random weights: about -50 points a hand
+    run.mkdir()
+    lines = (ROOT / "docs" / "runs" / "scratch_shaping" / "episodes.csv").read_text().splitlines()[:41]
+    (run / "episodes.csv").write_text("\n".join(lines) + "\n")
+    plot_learning_curves(run)
+    points = [ax for ax in figures[-1].axes if ax.get_ylabel() == "net hand points per hand"]
+    assert len(points) == 1
+    curve = points[0].get_lines()[0].get_ydata()
+    low, high = points[0].get_ylim()
+    assert low <= np.min(curve) and np.max(curve) <= high and np.min(curve) < -30.0
+    shares = [ax for ax in figures[-1].axes if ax.get_ylabel() == "share of hands"]
+    assert len(shares) == 1 and shares[0].get_ylim() == (0.0, 1.0)
+    labels = [t.get_text() for t in shares[0].get_legend().get_texts()]
+    assert "net hand points per hand (right axis)" in labels

@@ -38,3 +38,24 @@ def test_table_and_aliases(folders, capsys):
     assert main([str(f) for f in folders] + ["--order", "expert", "simple", "random"]) == 0
     assert "Bradley–Terry" in capsys.readouterr().out
     assert main([str(folders[0]) + "_missing"]) == 2
+
+
+def test_the_readme_and_results_tables_are_what_their_command_prints(capsys, monkeypatch):
+    """docs/results.md's ``eval.results_table`` command, run on the committed folders, prints
+    the cross table the README and docs/results.md show (and the ratings results.md shows),
+    so a new shipped policy cannot leave the front page quoting the old one."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    results = (root / "docs" / "results.md").read_text(encoding="utf-8")
+    command = re.search(r"python -m eval\.results_table ((?:.*\\\n)*.*)\n", results).group(1)
+    monkeypatch.chdir(root)
+    assert main(shlex.split(command.replace("\\\n", " "))) == 0
+    printed = capsys.readouterr().out
+    cross, ratings = printed.split("\n\n| agent |")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert cross.strip() in readme and cross.strip() in results
+    assert ("| agent |" + ratings).strip() in results
+    assert "scratch=ppo" in command and "docs/runs/psro_step/round3/vs_table" in command

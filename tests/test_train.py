@@ -171,6 +171,28 @@ def test_demo_states_its_expectation_next_to_what_it_got():
     assert "no recorded figure" in lines[5]
 
 
+def test_demo_expectation_is_recorded_for_the_shipped_policy_and_copied_into_the_readme():
+    """The demo's recorded figures name the shipped policy file they were measured with (its
+    SHA-256), so replacing the policy without recording the demo again fails here; the
+    README's sample block shows the same recorded figures and time."""
+    import hashlib
+    import re
+    from pathlib import Path
+
+    from agents.ppo import SHIPPED_POLICY
+    from train.demo import EXPECTED, EXPECTED_SHIPPED_SHA256, EXPECTED_WALL
+
+    assert hashlib.sha256(SHIPPED_POLICY.read_bytes()).hexdigest() == EXPECTED_SHIPPED_SHA256, \
+        "the shipped policy changed: run `make demo` and record its figures in train/demo.py and the README"
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    sample = readme[readme.index("== 6. expected (recorded run) against this run =="):]
+    sample = sample[:sample.index("```")]
+    assert f"recorded {EXPECTED_WALL} on 2 cores" in sample
+    for (agent, opponent), (rate, low, high) in EXPECTED.items():
+        line = re.search(rf"^  {agent} vs {opponent}: expected (.*?), got", sample, re.M)
+        assert line and line.group(1) == f"{rate:.1%} ({low:.1%}-{high:.1%})", (agent, opponent)
+
+
 def test_imitation_returns_follow_the_reward_mode(monkeypatch, tmp_path):
     """The imitation phase computes its returns in the run's ``--reward`` mode (not always
     points/100): train.ppo passes it to ``collect``."""

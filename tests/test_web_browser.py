@@ -7,7 +7,7 @@ progress), ``web_phone.png`` (the same at 390 px), ``web_watch.png`` and
 ``web_replay.png`` there (docs/img in the repo).
 
 Needs ``chromium`` and ``chromium-driver`` (Debian/Ubuntu: ``apt-get install chromium
-chromium-driver``; ``.ci/run`` installs them when they are missing).
+chromium-driver``; ``make test`` installs them when they are missing).
 """
 
 from __future__ import annotations

@@ -41,6 +41,10 @@ EXPECTED: dict[tuple[str, str], tuple[float, float, float]] = {
     ("shipped policy", "expert"): (0.575, 0.446, 0.704),
 }
 EXPECTED_WALL = "2 min 48 s"
+#: The SHA-256 of the shipped policy file (``agents.ppo.SHIPPED_POLICY``) the "shipped policy"
+#: figures were recorded with: a new shipped policy must be recorded again
+#: (tests/test_train.py checks that this names the file in the repository).
+EXPECTED_SHIPPED_SHA256 = "RECORD_ME"
 #: The arguments ``EXPECTED`` holds for (the defaults); any other run prints no expectation.
 EXPECTED_ARGS = {"timesteps": 50_000, "imitation_matches": 800, "matches": 40, "n_envs": 32, "seed": 0}
 
@@ -49,7 +53,7 @@ def expectation(rows: list[dict], seconds: float) -> str:
     """Expected against measured, one line per evaluated pair: the recorded win rate and 95%
     CI, this run's, and whether this run's rate lies inside the recorded interval."""
     minutes, secs = divmod(round(seconds), 60)
-    lines = [f"time: recorded {EXPECTED_WALL} on 2 cores, this run {minutes} min {secs} s",
+    lines = [f"time: recorded {EXPECTED_WALL} on 2 cores (after set-up), this run {minutes} min {secs} s",
              "figures (same CPU and torch build -> the same figures; another may differ within the CIs):"]
     for r in rows:
         key = (r["agent_a"], r["agent_b"])
@@ -159,31 +163,37 @@ def main(argv: list[str] | None = None) -> int:
 
     out = Path(args.out)
     n_steps = max(8, min(64, args.timesteps // (4 * args.n_envs)))
-    print(f"== 1. training a small agent for {training_steps(args.timesteps, n_steps * args.n_envs)} ({out}) ==")
-    model_path = train(Args(run_name=out.name, out_dir=str(out.parent), seed=args.seed,
-                            total_timesteps=args.timesteps, n_envs=args.n_envs, n_steps=n_steps,
-                            batch_size=256, eval_every=0, checkpoint_every=0,
-                            # The PPO settings of the demo before the batched engine (2,048
-                            # decisions per rollout, minibatch 256, the network of the imitation
-                            # policy hgin_ppo.zip, which clones the Expert more closely): only the
-                            # environment changed.
-                            hidden=256, summary=128, card_hidden=64,
-                            imitation_matches=args.imitation_matches, learning_rate=1e-4,
-                            ent_coef=0.003, clip_range=0.1))
+    # The PPO settings of the demo before the batched engine (2,048 decisions per rollout,
+    # minibatch 256, the network of the imitation policy hgin_ppo.zip, which clones the Expert
+    # more closely): only the environment changed.
+    recipe = dict(out_dir=str(out.parent), seed=args.seed, n_envs=args.n_envs, n_steps=n_steps, batch_size=256,
+                  eval_every=0, checkpoint_every=0, hidden=256, summary=128, card_hidden=64, learning_rate=1e-4,
+                  ent_coef=0.003, clip_range=0.1)
+    start_weights = ""
+    if args.imitation_matches:
+        print(f"== 1. imitation: recording the Expert's play over {args.imitation_matches:,} matches, then cloning "
+              f"it ({out}_imitation) ==")
+        start_weights = str(train(Args(run_name=f"{out.name}_imitation", total_timesteps=0,
+                                       imitation_matches=args.imitation_matches, **recipe)))
+    else:
+        print("== 1. imitation: none (--imitation-matches 0), PPO starts from random weights ==")
+    print(f"== 2. PPO: training the small agent for {training_steps(args.timesteps, n_steps * args.n_envs)} "
+          f"against Simple and the Expert ({out}) ==")
+    model_path = train(Args(run_name=out.name, total_timesteps=args.timesteps, init_from=start_weights, **recipe))
     opponents = [o for o in args.opponents.split(",") if o]
-    print(f"== 2. evaluating over {args.matches} duplicate matches per opponent ==")
+    print(f"== 3. evaluation: {args.matches} duplicate matches per opponent ==")
     rows = evaluate("demo agent", PPOAgent.load(model_path), opponents, args.matches, args.seed + 1)
     if not args.no_shipped and SHIPPED_POLICY.exists():
         rows += evaluate("shipped policy", PPOAgent.load(SHIPPED_POLICY), opponents, args.matches,
                          args.seed + 1)
-    print("== 3. three-column results ==")
+    print("== 4. three-column results ==")
     print(results_table(rows))
     curve = plot_learning_curves(out)
     bars = plot_results(rows, out / "results.png")
     (out / "results.md").write_text(results_table(rows) + "\n")
-    print(f"== 4. plots: {curve} {bars}; table: {out / 'results.md'} ==")
+    print(f"== 5. plots: {curve} {bars}; table: {out / 'results.md'} ==")
     if {k: getattr(args, k) for k in EXPECTED_ARGS} == EXPECTED_ARGS:
-        print("== 5. expected (recorded run) against this run ==")
+        print("== 6. expected (recorded run) against this run ==")
         print(expectation(rows, time.perf_counter() - start))
     return 0
 

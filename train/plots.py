@@ -126,8 +126,9 @@ def plot_learning_curves(run_dir: str | Path, out: str | Path | None = None) -> 
 
 def _plot_hand_curves(ax, episodes: list[dict[str, str]]) -> None:
     """Hand-level curves over all training matches (they move long before the match win
-    rate): share of hands won, share of hands the learner ended by knocking, and net hand
-    points per hand / 10 (so that the three share one axis)."""
+    rate): share of hands won and share of hands the learner ended by knocking (left axis,
+    0 to 1), and net hand points per hand on an axis of their own (right): a fresh learner
+    loses 50 to 100 points a hand, which no shared axis could show beside the shares."""
     import numpy as np
 
     t = np.array([int(r["timesteps"]) for r in episodes])
@@ -141,14 +142,16 @@ def _plot_hand_curves(ax, episodes: list[dict[str, str]]) -> None:
     def rolling(x: np.ndarray) -> np.ndarray:  # pooled over the last k matches
         return np.convolve(x, np.ones(k), mode="valid") / np.convolve(hands, np.ones(k), mode="valid")
 
-    ax.plot(t[k - 1:], rolling(won), label="hands won (share)")
-    ax.plot(t[k - 1:], rolling(knocked), label="hands ended by the learner's knock (share)")
-    ax.plot(t[k - 1:], rolling(net) / 10, label="net hand points per hand / 10")
-    ax.axhline(0.0, color="grey", lw=0.8)
-    # A fresh learner loses ~50 points a hand; clip so the later, small differences show.
+    ax.plot(t[k - 1:], rolling(won), label="hands won (share, left axis)")
+    ax.plot(t[k - 1:], rolling(knocked), label="hands ended by the learner's knock (share, left axis)")
+    points = ax.twinx()
+    points.plot(t[k - 1:], rolling(net), color="tab:green", label="net hand points per hand (right axis)")
+    points.axhline(0.0, color="tab:green", lw=0.8, ls=":")
+    points.set_ylabel("net hand points per hand")
     ax.set(title=f"Training hands (pooled over the last {k} matches)", xlabel="learner steps (decisions)",
-           ylabel="share of hands; points per hand / 10 (axis clipped at -1)", ylim=(-1.0, 1.0))
-    _legend_below(ax)
+           ylabel="share of hands", ylim=(0.0, 1.0))
+    lines = ax.get_lines() + points.get_lines()[:1]
+    _legend_below(ax, handles=lines, labels=[line.get_label() for line in lines])
 
 
 def _legend_below(ax, **kwargs) -> None:  # noqa: ANN001, ANN003
