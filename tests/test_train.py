@@ -340,6 +340,9 @@ def test_run_summary_reads_the_logs(tmp_path):
     empty.mkdir()
     assert "none finished yet" in run_summary(empty, 64, 64, 1.0) and "evaluation: none" in run_summary(
         empty, 64, 64, 1.0)
+    assert run_summary(empty, 0, 0, 0.0) == f"run {empty}: no PPO steps"
+    (empty / "imitation.json").write_text("{}")
+    assert run_summary(empty, 0, 0, 0.0) == f"run {empty}: no PPO steps (the imitation warm start alone)"
 
 
 def test_flag_combinations_are_refused_by_the_arguments():

@@ -72,6 +72,9 @@ def run_summary(run_dir: str | Path, steps: int, trained_steps: int, seconds: fl
     ``seconds`` by this call (a resumed run trains from its checkpoint's step), the training
     and evaluation win rates from the run folder's logs, and where the learning curve is."""
     run_dir = Path(run_dir)
+    if steps == 0:  # --total-timesteps 0: the imitation warm start alone, no PPO to report on
+        imitated = " (the imitation warm start alone)" if (run_dir / "imitation.json").exists() else ""
+        return f"run {run_dir}: no PPO steps{imitated}"
     rate = trained_steps / seconds if seconds > 0 else 0.0
     resumed = f" ({trained_steps:,} of them in this run, resumed at {steps - trained_steps:,})" \
         if trained_steps != steps else ""
