@@ -7,11 +7,19 @@ stops by itself.
     nice -n 10 python -m eval.web_load --games 50 --rules hollywood --opponent random
 
 Reports the moves applied per second (the human's and the agents') and the response time
-of the API's requests (median, 95th percentile, max). Then (``--step-clients``, default 40)
-as many clients watch agents-only games, each asking ``step`` with the largest ``moves``
-the server allows, as fast as it answers, while one more client asks ``GET /api/meta``
-every 50 ms: the response time of ``/api/meta`` under that load (the agents' moves run on
-their own threads, so the server's other answers stay prompt).
+of the API's requests (median, 95th percentile, max). Then two more parts, each bounded:
+
+- **Stepping clients** (``--step-clients``, default 40): as many clients watch agents-only
+  games of ``--step-opponent`` (each of ``--step-opponents``, default ``search`` and
+  ``expert``), each asking ``step`` with the largest ``moves`` the server allows, as fast as
+  it answers, while one more client asks ``GET /api/meta`` every 50 ms and another steps its
+  own watched game against ``random`` one move at a time: the response times of both (the
+  agents' threads serve the game that used them least first, and search games have threads
+  of their own, so the one-move step waits for no long one).
+- **Idle connections** (``--idle-connections``, default 1000): one address opens that many
+  TCP connections and never sends a byte, opening a new one whenever the server closes one,
+  while another client plays a game against ``random`` through the API: its requests'
+  response times and failures (the server closes idle connections to make room).
 """
 
 from __future__ import annotations
@@ -150,6 +158,81 @@ class MetaProbe(threading.Thread):
             conn.close()
 
 
+class StepProbe(threading.Thread):
+    """Watches games against ``random`` (new ones as they end), asking ``step`` for one move
+    every ``every`` seconds until ``stop`` is set; its response times."""
+
+    def __init__(self, port: int, stop: threading.Event, every: float = 0.05, opponent: str = "random"):
+        super().__init__(daemon=True)
+        self.port, self.stop, self.every, self.opponent = port, stop, every, opponent
+        self.latencies: list[float] = []
+        self.error: str | None = None
+
+    def _call(self, conn: http.client.HTTPConnection, path: str, body: dict, token: str | None) -> dict:
+        headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {token}"} if token else {})
+        start = time.perf_counter()
+        conn.request("POST", path, body=json.dumps(body).encode(), headers=headers)
+        res = conn.getresponse()
+        raw = res.read()
+        if res.status >= 400:
+            raise RuntimeError(f"POST {path}: {res.status} {raw[:200]!r}")
+        if token:
+            self.latencies.append(time.perf_counter() - start)
+        return json.loads(raw)
+
+    def run(self) -> None:
+        conn = http.client.HTTPConnection(HOST, self.port, timeout=60)
+        try:
+            while not self.stop.is_set():
+                view = self._call(conn, "/api/games", {"seat": None, "opponents": self.opponent}, None)
+                token = view["seat_token"]
+                while not view["over"] and not self.stop.is_set():
+                    view = self._call(conn, f"/api/games/{view['id']}/step", {"moves": 1}, token)
+                    self.stop.wait(self.every)
+        except Exception as exc:
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            conn.close()
+
+
+class IdleFlood(threading.Thread):
+    """Holds ``count`` idle connections to the server from one address (never sending a
+    byte), opening a new one whenever the server closes one, until ``stop`` is set."""
+
+    def __init__(self, port: int, count: int, stop: threading.Event):
+        super().__init__(daemon=True)
+        self.port, self.count, self.stop = port, count, stop
+        self.opened = 0
+        self.held_most = 0
+
+    def run(self) -> None:
+        import selectors
+
+        held: dict[socket.socket, None] = {}
+        sel = selectors.DefaultSelector()
+        try:
+            while not self.stop.is_set():
+                while len(held) < self.count and not self.stop.is_set():
+                    try:
+                        s = socket.create_connection((HOST, self.port), timeout=5)
+                    except OSError:
+                        break
+                    s.setblocking(False)
+                    held[s] = None
+                    sel.register(s, selectors.EVENT_READ)
+                    self.opened += 1
+                self.held_most = max(self.held_most, len(held))
+                for key, _ in sel.select(timeout=0.2):  # readable: the server closed it (or answered)
+                    s = key.fileobj
+                    sel.unregister(s)
+                    s.close()
+                    held.pop(s, None)
+        finally:
+            for s in held:
+                s.close()
+            sel.close()
+
+
 def _pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return 1000 * values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
@@ -167,19 +250,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--step-clients", type=int, default=40,
                    help="clients stepping watched games with the largest moves while /api/meta is timed "
                         "(default 40; 0 skips it)")
-    p.add_argument("--step-opponent", default="expert", help="the agents of those games (default expert)")
-    p.add_argument("--step-seconds", type=float, default=20, help="how long that part runs (default 20)")
+    p.add_argument("--step-opponents", default="search,expert",
+                   help="the agents of those games, one run each (default search,expert)")
+    p.add_argument("--step-seconds", type=float, default=20, help="how long each stepping run lasts (default 20)")
+    p.add_argument("--idle-connections", type=int, default=1000,
+                   help="idle connections one address holds open while another client plays (default 1000; 0 skips)")
+    p.add_argument("--idle-seconds", type=float, default=20, help="how long that part runs (default 20)")
     args = p.parse_args(argv)
     if not 1 <= args.games <= 500:
         p.error("--games must be in 1..500")
     if not 0 <= args.step_clients <= 60:
-        p.error("--step-clients must be in 0..60 (the server holds 64 games per client)")
+        p.error("--step-clients must be in 0..60 (each stepping run holds that many games, of 256)")
+    if not 0 <= args.idle_connections <= 5000:
+        p.error("--idle-connections must be in 0..5000")
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="hgin_web_load_") as tmp:
+        # Every client here is on the loopback, which the server counts as one client: its
+        # share of the games is raised to the whole server's.
         server = subprocess.Popen([sys.executable, "-m", "hgin_cli", "web", "--host", HOST, "--port", str(port),
-                                   "--save-dir", str(Path(tmp) / "games")], stdout=subprocess.DEVNULL)
-        steppers: list[Player] = []
-        probe = None
+                                   "--save-dir", str(Path(tmp) / "games"), "--max-games", "256",
+                                   "--max-games-per-client", "256"], stdout=subprocess.DEVNULL)
+        stepping: list[tuple[str, list[Player], tuple[MetaProbe, StepProbe]]] = []
+        idle_players: list[Player] = []
+        flood = None
         try:
             _wait_up(port, server)
             conn = http.client.HTTPConnection(HOST, port, timeout=60)
@@ -196,42 +289,67 @@ def main(argv: Sequence[str] | None = None) -> int:
             for t in players:
                 t.join(args.max_seconds + 120)
             wall = time.monotonic() - start
-            if args.step_clients:
+            for opponent in filter(None, args.step_opponents.split(",") if args.step_clients else []):
                 stop = threading.Event()
-                probe = MetaProbe(port, stop)
+                probes = (MetaProbe(port, stop), StepProbe(port, stop))
                 until = time.monotonic() + args.step_seconds
-                steppers = [Player(port, {"rules": args.rules, "seat": None, "opponents": args.step_opponent,
-                                          "seed": None}, until, budget, lock, max_moves, repeat=True)
-                            for i in range(args.step_clients)]
-                for t in steppers:
+                clients = [Player(port, {"rules": args.rules, "seat": None, "opponents": opponent, "seed": None},
+                                  until, budget, lock, max_moves, repeat=True) for _ in range(args.step_clients)]
+                for t in clients:
                     t.start()
                 time.sleep(1)  # every client is stepping
-                probe.start()
-                for t in steppers:
+                for probe in probes:
+                    probe.start()
+                for t in clients:
                     t.join(args.step_seconds + 120)
                 stop.set()
-                probe.join(30)
+                for probe in probes:
+                    probe.join(60)
+                stepping.append((opponent, clients, probes))
+            if args.idle_connections:
+                stop = threading.Event()
+                flood = IdleFlood(port, args.idle_connections, stop)
+                flood.start()
+                time.sleep(2)  # the connections are open
+                until = time.monotonic() + args.idle_seconds
+                idle_players = [Player(port, {"rules": args.rules, "seat": 0, "opponents": "random", "seed": None},
+                                       until, budget, lock, max_moves, repeat=True)]
+                for t in idle_players:
+                    t.start()
+                for t in idle_players:
+                    t.join(args.idle_seconds + 120)
+                stop.set()
+                flood.join(30)
         finally:
             server.terminate()
             server.wait(timeout=30)
     lat = sorted(x for t in players for x in t.latencies)
     moves = sum(t.moves for t in players)
-    errors = [t.error for t in players + steppers if t.error] + ([probe.error] if probe and probe.error else [])
+    errors = [t.error for t in players if t.error]
 
     print(f"{args.games} concurrent games ({args.rules}, human seat vs {args.opponent}, seat tokens) on {HOST}: "
           f"{sum(t.finished for t in players)} finished in {wall:.1f} s")
     print(f"moves applied: {moves} ({moves / wall:.0f} moves/s); requests: {len(lat)} ({len(lat) / wall:.0f}/s)")
     print(f"response time: median {_pct(lat, 0.5):.1f} ms, p95 {_pct(lat, 0.95):.1f} ms, "
           f"max {1000 * lat[-1] if lat else 0:.1f} ms")
-    if probe is not None:
-        step_moves = sum(t.moves for t in steppers)
-        steps = sum(len(t.latencies) for t in steppers)
-        print(f"{args.step_clients} clients stepping watched games ({args.step_opponent}) with moves="
-              f"{max_moves} for {args.step_seconds:g} s: {steps} steps, {step_moves} moves; "
-              f"step p95 {_pct([x for t in steppers for x in t.latencies], 0.95):.0f} ms")
-        m = probe.latencies
-        print(f"/api/meta meanwhile: {len(m)} requests, median {_pct(m, 0.5):.1f} ms, p95 {_pct(m, 0.95):.1f} ms, "
-              f"max {1000 * max(m) if m else 0:.1f} ms")
+    for opponent, clients, (meta, one) in stepping:
+        step_moves = sum(t.moves for t in clients)
+        steps = sum(len(t.latencies) for t in clients)
+        print(f"{args.step_clients} clients stepping watched games ({opponent}) with moves={max_moves} for "
+              f"{args.step_seconds:g} s: {steps} steps, {step_moves} moves; their step p95 "
+              f"{_pct([x for t in clients for x in t.latencies], 0.95):.0f} ms")
+        for name, probe in (("/api/meta", meta), ("another client's one-move step against random", one)):
+            m = probe.latencies
+            print(f"  {name} meanwhile: {len(m)} requests, median {_pct(m, 0.5):.1f} ms, p95 {_pct(m, 0.95):.1f} ms,"
+                  f" max {1000 * max(m) if m else 0:.1f} ms")
+        errors += [t.error for t in (*clients, meta, one) if t.error]
+    if flood is not None:
+        m = [x for t in idle_players for x in t.latencies]
+        print(f"{args.idle_connections} idle connections from {HOST} for {args.idle_seconds:g} s ({flood.opened} "
+              f"opened in all, at most {flood.held_most} open at once): another client's {len(m)} requests, "
+              f"median {_pct(m, 0.5):.1f} ms, p95 {_pct(m, 0.95):.1f} ms, max {1000 * max(m) if m else 0:.1f} ms, "
+              f"{sum(t.error is not None for t in idle_players)} failed")
+        errors += [t.error for t in idle_players if t.error]
     for e in errors[:5]:
         print("error:", e)
     return 1 if errors else 0

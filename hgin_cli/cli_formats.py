@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.records import describe_move, load_format_match, save_format_match
+from arena.records import describe_move, draw_seed, load_format_match, save_format_match
 from hgin_env import actions as A
 from hgin_env.game import Phase
 from hgin_env.loop import run_match
@@ -201,7 +201,7 @@ def play_format(args: Any, data: dict | None = None) -> int:
         seed = match.seed if match.seed is not None else 0
     else:
         rules = get_rules(args.rules)
-        seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+        seed = args.seed if args.seed is not None else draw_seed()
         seat = args.seat or "0"
         n = rules.num_players
         human = random.Random(seed).randrange(n) if seat == "random" else int(seat)

@@ -7,7 +7,7 @@ import argparse
 import random
 from typing import Any
 
-from arena.records import is_format_match_file, load_match, save_match
+from arena.records import draw_seed, is_format_match_file, load_match, save_match
 from hgin_env.game import Game
 from hgin_env.match import Match
 from hgin_env.rules import PROFILES, get_rules
@@ -71,7 +71,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         save = args.save if args.save is not None else args.resume
     else:
         rules = get_rules(args.rules or "hollywood")
-        seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+        seed = args.seed if args.seed is not None else draw_seed()
         seat = args.seat or "0"
         human = random.Random(seed).randrange(2) if seat == "random" else int(seat)
         opponent = args.opponent or "expert"

@@ -28,14 +28,11 @@ The checks before a request reaches these (Host, server token, origin, body size
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
-import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,11 +45,14 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from arena.records import draw_seed
 from hgin_env.rules import PROFILES
 
 from . import files
 from .games import BUILTIN_AGENTS, MAX_STEP_MOVES, Refused, parse_new_game
 from .guard import Guard
+from .scheduler import FairPool
+from .server import client_of
 from .store import Limits, Store
 
 STATIC = Path(__file__).parent / "static"
@@ -80,6 +80,9 @@ class WebConfig:
     server_token: str | None = None
     #: Threads that run the agents' moves (and replays' plays), off the event loop.
     agent_threads: int = 2
+    #: Threads of their own for the games with an agent that can take long per move
+    #: (``search``), so those moves never hold the other games' threads.
+    search_threads: int = 1
     #: Wall time one ``step`` request may spend on agent moves (it returns after the move
     #: in progress; the page asks again).
     step_seconds: float = 0.25
@@ -157,7 +160,9 @@ def _seat_token(request: Request) -> str | None:
 
 
 def _client(request: Request) -> str:
-    return request.client.host if request.client else ""
+    """The client a request counts for (the per-client caps): its address, the whole
+    loopback range as one (:func:`hgin_web.server.client_of`)."""
+    return client_of(request.client.host if request.client else None)
 
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -191,13 +196,14 @@ def create_app(config: WebConfig | None = None) -> Starlette:
     config = config or WebConfig()
     store = Store(config.save_dir, config.limits, config.policy_dirs)
     listing = files.Listing(config.replays_from) if config.replays_from is not None else None
-    seeds = random.SystemRandom()
-    pool = ThreadPoolExecutor(max_workers=max(1, config.agent_threads), thread_name_prefix="hgin-agents")
+    pool = FairPool(max(1, config.agent_threads), "hgin-agents")
+    search_pool = FairPool(max(1, config.search_threads), "hgin-search")
 
-    async def in_pool(fn: Callable[[], Any]) -> Any:
-        """Run ``fn`` (agents' moves) in the agents' threads, off the event loop and off the
-        threads that answer the other requests."""
-        return await asyncio.get_running_loop().run_in_executor(pool, fn)
+    async def in_pool(key: str, fn: Callable[[], Any], slow: bool = False) -> Any:
+        """Run ``fn`` (agents' moves, a replay's play) in the agents' threads, off the event
+        loop and off the threads that answer the other requests, queued fairly by ``key``
+        (a game); ``slow``: in the search agents' own threads (:mod:`hgin_web.scheduler`)."""
+        return await (search_pool if slow else pool).run(key, fn)
 
     meta_body = json.dumps({
         "profiles": [{"name": n, "format": r.format, "seats": r.num_players, "columns": r.columns,
@@ -211,8 +217,9 @@ def create_app(config: WebConfig | None = None) -> Starlette:
 
     async def new_game(request: Request) -> Response:
         body = await _body(request)
-        new = parse_new_game(body, config.policy_dirs, lambda: store.free_seed(lambda: seeds.randrange(2**31)))
-        game, token = await in_pool(lambda: store.new_game(new, _client(request)))
+        client = _client(request)
+        new = parse_new_game(body, config.policy_dirs, lambda: store.free_seed(draw_seed))
+        game, token = await in_pool(f"new:{client}", lambda: store.new_game(new, client))
 
         def run() -> dict:
             with game.lock:
@@ -273,9 +280,9 @@ def create_app(config: WebConfig | None = None) -> Starlette:
         if not isinstance(moves, int) or isinstance(moves, bool) or not 1 <= moves <= MAX_STEP_MOVES:
             raise Refused(400, f"'moves' must be an integer in 1..{MAX_STEP_MOVES}, got {moves!r}")
 
-        # The moves run in slices, each queued behind the other requests' slices, so a
-        # short step (an agent's one reply) never waits for a long one to end; the last
-        # slice also draws the view.
+        # The moves run in slices, each queued fairly among the games' slices (the game that
+        # used the threads least goes first), so a short step (an agent's one reply) never
+        # waits for a long one to end; the last slice also draws the view.
         deadline = time.monotonic() + config.step_seconds
         made = 0
 
@@ -292,7 +299,7 @@ def create_app(config: WebConfig | None = None) -> Starlette:
                 return n, None
 
         while True:
-            n, out = await in_pool(run_slice)
+            n, out = await in_pool(game.id, run_slice, slow=game.slow)
             made += n
             if out is not None:
                 break
@@ -349,7 +356,7 @@ def create_app(config: WebConfig | None = None) -> Starlette:
             if not all(isinstance(body.get(k), str) and len(body[k]) <= 300 for k in ("agent_a", "agent_b")):
                 raise Refused(400, "'agent_a' and 'agent_b' must name the tournament's agents")
             store.check_seed_free(seed)
-            recording = await in_pool(lambda: files.load_tournament_match(
+            recording = await in_pool(f"replay:{client}", lambda: files.load_tournament_match(
                 folder, body["path"], seed, a_seat, body["agent_a"], body["agent_b"]))
         else:
             _only(body, {"path"})
@@ -360,7 +367,7 @@ def create_app(config: WebConfig | None = None) -> Starlette:
                 raise Refused(409, f"{body['path']!r} is a game still being played: it can be replayed once it "
                                    "is over")
             recording = await run_in_threadpool(files.load_path, path, body["path"])
-        replay = await in_pool(lambda: store.new_replay(recording, client))
+        replay = await in_pool(f"replay:{client}", lambda: store.new_replay(recording, client))
         return JSONResponse(await run_in_threadpool(replay.view, 0), status_code=201)
 
     async def get_replay(request: Request) -> Response:
@@ -392,13 +399,14 @@ def create_app(config: WebConfig | None = None) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown()
+        search_pool.shutdown()
 
     app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, Exception: _server_error},
                     lifespan=lifespan)
     app.state.store = store
     app.state.config = config
-    app.state.pool = pool
+    app.state.pools = (pool, search_pool)
     app.state.listing = listing
     app.add_middleware(Guard, allowed_hosts=config.allowed_hosts, server_token=config.server_token,
                        max_body=config.max_body, body_seconds=config.body_seconds)

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .guard import is_loopback
+
 #: The environment variable that may hold the server token (instead of --token).
 TOKEN_VARIABLE = "HGIN_WEB_TOKEN"
 
@@ -63,21 +65,19 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="threads that run the agents' moves (default 2)")
     p.add_argument("--step-seconds", type=float, default=0.25, metavar="S",
                    help="time one step request may spend on agent moves (default 0.25)")
+    p.add_argument("--search-threads", type=int, default=1, metavar="N",
+                   help="threads of their own for games with a search agent (default 1)")
+    p.add_argument("--max-connections", type=int, default=1000, metavar="N",
+                   help="connections the server holds at once (default 1000)")
+    p.add_argument("--connections-per-client", type=int, default=250, metavar="N",
+                   help="connections one address holds at once, the whole loopback range counting as one "
+                        "(default 250); idle ones make room first")
     p.add_argument("--header-timeout", type=float, default=10.0, metavar="S",
                    help="a request's header must arrive within this (default 10 s)")
     p.add_argument("--max-body", type=int, default=1 << 20, metavar="BYTES",
                    help="largest request body accepted (default 1 MiB; uploads of match files included)")
     p.set_defaults(func=run)
     return p
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _is_wildcard(host: str) -> bool:
@@ -102,9 +102,13 @@ def run(args: argparse.Namespace) -> int:
         raise StartError(f"--port {args.port}: a port is 1..65535")
     for flag, value in (("--max-saved", args.max_saved), ("--max-games", args.max_games),
                         ("--max-games-per-client", args.max_games_per_client), ("--agent-threads", args.agent_threads),
-                        ("--max-body", args.max_body)):
+                        ("--search-threads", args.search_threads), ("--max-connections", args.max_connections),
+                        ("--connections-per-client", args.connections_per_client), ("--max-body", args.max_body)):
         if value < 1:
             raise StartError(f"{flag} {value}: must be at least 1")
+    if args.connections_per_client > args.max_connections:
+        raise StartError(f"--connections-per-client {args.connections_per_client}: at most --max-connections "
+                         f"({args.max_connections})")
     for flag, value in (("--idle-minutes", args.idle_minutes), ("--step-seconds", args.step_seconds),
                         ("--header-timeout", args.header_timeout)):
         if not value > 0:
@@ -127,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
                     idle_seconds=args.idle_minutes * 60, max_saved=args.max_saved)
     config = WebConfig(save_dir=Path(args.save_dir), replay_dir=Path(args.replay_dir) if args.replay_dir else None,
                        max_body=args.max_body, limits=limits, allowed_hosts=tuple(allowed), server_token=token,
-                       agent_threads=args.agent_threads, step_seconds=args.step_seconds)
+                       agent_threads=args.agent_threads, search_threads=args.search_threads,
+                       step_seconds=args.step_seconds)
     if policy_dirs is not None:
         config.policy_dirs = policy_dirs
     app = create_app(config)
@@ -136,5 +141,7 @@ def run(args: argparse.Namespace) -> int:
     address = f"http://{shown}:{args.port}/" + (f"?token={token}" if token else "")
     print(f"hgin web: the table is at {address} (games saved in {config.save_dir}"
           + (f"; {restored} unfinished game(s) restored" if restored else "") + "); Ctrl-C stops it", flush=True)
-    uvicorn.Server(server_config(app, args.host, args.port, header_seconds=args.header_timeout)).run()
+    uvicorn.Server(server_config(app, args.host, args.port, header_seconds=args.header_timeout,
+                                 max_connections=args.max_connections,
+                                 per_client=args.connections_per_client)).run()
     return 0

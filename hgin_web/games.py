@@ -36,6 +36,9 @@ from . import files, views
 
 #: Agents a seat may be given; ``ppo:PATH`` and ``rllib:PATH`` load a checkpoint.
 BUILTIN_AGENTS = ("random", "simple", "expert", "search")
+#: Agents whose one move can take long (a search: tens of milliseconds to seconds): their
+#: games' moves run in threads of their own (:mod:`hgin_web.scheduler`).
+SLOW_AGENTS = ("search",)
 #: Agent moves one ``step`` request may ask for.
 MAX_STEP_MOVES = 500
 #: Moves kept in a game's log for the page.
@@ -192,6 +195,11 @@ class WebGame:
     @property
     def over(self) -> bool:
         return self.match.is_over
+
+    @property
+    def slow(self) -> bool:
+        """Whether a seat's agent is one of :data:`SLOW_AGENTS` (its moves run apart)."""
+        return any(s is not None and s.spec.partition(":")[0] in SLOW_AGENTS for s in self.seats)
 
     def holds(self, token: str | None) -> bool:
         """Whether ``token`` is this game's seat token."""

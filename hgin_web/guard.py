@@ -45,6 +45,11 @@ def host_name(host: str) -> str:
 
 
 def is_loopback(name: str) -> bool:
+    """Whether ``name`` (a host name or an address, without port or brackets) is this
+    machine's loopback: ``localhost``, a ``*.localhost`` name (browsers resolve them to
+    loopback, RFC 6761), or an address in 127.0.0.0/8 or ::1. The server's one test of it:
+    which Host headers it serves, whether ``hgin web --host`` needs a token, and which
+    connections count as the one local client (:func:`hgin_web.server.client_of`)."""
     if name == "localhost" or name.endswith(".localhost"):
         return True
     try:

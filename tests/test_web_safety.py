@@ -227,6 +227,12 @@ def test_non_loopback_host_needs_a_server_token(tmp_path: Path, monkeypatch, cap
     assert config.server_token == "t0k" and "192.168.1.9" in config.allowed_hosts and "?token=t0k" in out
     config, out = start()
     assert config.server_token is None and "token" not in out
+    config, _ = start("--search-threads", "3")
+    assert config.search_threads == 3
+    for bad, said in ((("--connections-per-client", "0"), "must be at least 1"),
+                      (("--max-connections", "10", "--connections-per-client", "20"), "at most --max-connections")):
+        with pytest.raises(web_cli.StartError, match=said):
+            start(*bad)
 
 
 # --------------------------------------------------------------------------- bad names and paths
@@ -506,3 +512,18 @@ def test_restart_restores_unfinished_games(tmp_path: Path) -> None:
         assert w.status_code == 200 and len(again.state.store.games[watched["id"]].match.action_history) == 8
         assert c.get(f"/api/games/{done['id']}").status_code == 404
         assert {"path": done["file"]} in c.get("/api/files").json()["matches"]
+
+
+def test_one_loopback_test_for_hosts_binding_and_clients() -> None:
+    """One is_loopback decides the Host header, whether ``hgin web --host`` needs a token
+    and which connections are the one local client; the CLI and the guard once disagreed
+    on ``*.localhost`` (browsers resolve it to the loopback)."""
+    from hgin_web import cli, guard, server
+
+    assert cli.is_loopback is guard.is_loopback
+    for name in ("localhost", "app.localhost", "127.0.0.1", "127.8.9.10", "::1"):
+        assert guard.is_loopback(name), name
+    for name in ("0.0.0.0", "::", "10.0.0.1", "localhost.example.com", "example.com", ""):
+        assert not guard.is_loopback(name), name
+    assert {server.client_of(a) for a in ("127.0.0.1", "127.0.0.2", "::1")} == {server.LOOPBACK_CLIENT}
+    assert server.client_of("10.0.0.1") == "10.0.0.1" and server.client_of(None) == ""

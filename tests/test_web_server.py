@@ -166,3 +166,67 @@ def test_slow_body_is_refused(tmp_path: Path) -> None:
     finally:
         srv.should_exit = True
         thread.join(timeout=10)
+
+
+def _raw_request(port: int, path: str = "/api/meta") -> tuple[int, dict[str, str], bytes]:
+    """One GET on a fresh connection: status, headers (lower-case), body."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", path)
+        res = conn.getresponse()
+        return res.status, {k.lower(): v for k, v in res.getheaders()}, res.read()
+    finally:
+        conn.close()
+
+
+def test_idle_connections_of_one_address_make_room_and_busy_ones_get_a_json_503(tmp_path: Path) -> None:
+    """A server whose clients may hold 8 connections each: 30 idle connections from the
+    loopback (one client) never shut out a new request, which closes an idle one to get
+    in; with 8 connections busy (each mid-header), a ninth is answered 503 with
+    ``{"error": ...}`` and Retry-After; once they are gone, requests succeed again."""
+    from hgin_web.server import IDLE_SECONDS
+
+    with Server(tmp_path / "games", "--connections-per-client", "8", "--header-timeout", "30") as server:
+        idle = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(30)]
+        time.sleep(IDLE_SECONDS + 0.3)
+        answers = [_raw_request(server.port) for _ in range(12)]
+        assert [status for status, _, _ in answers] == [200] * 12
+        closed = 0
+        for s in idle:  # the server closed idle ones to make room (reading gives EOF)
+            s.settimeout(0.2)
+            try:
+                closed += s.recv(1) == b""
+            except (TimeoutError, OSError):
+                pass
+            s.close()
+        assert closed >= 12
+        time.sleep(IDLE_SECONDS + 0.3)
+        busy = []
+        for _ in range(8):  # each sends half a header: not idle, so nothing makes room
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            s.sendall(b"GET /api/meta HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            busy.append(s)
+        time.sleep(0.3)
+        status, headers, body = _raw_request(server.port)
+        assert status == 503 and headers["content-type"] == "application/json" and headers["retry-after"] == "1"
+        assert "limit of connections" in json.loads(body)["error"]
+        for s in busy:
+            s.close()
+        time.sleep(0.3)
+        assert _raw_request(server.port)[0] == 200
+
+
+def test_server_drawn_seeds_are_63_bit_and_hidden_until_the_end(tmp_path: Path) -> None:
+    """A game whose seed the player leaves empty gets one from draw_seed (never below 2**32);
+    the view shows no seed until the match is over."""
+    from arena.records import MIN_DRAWN_SEED, draw_seed
+
+    assert min(draw_seed() for _ in range(10_000)) >= MIN_DRAWN_SEED == 2**32
+    with Server(tmp_path / "games") as server:
+        status, view = server.call("POST", "/api/games", {"rules": "gin_us_uk", "seat": 0, "opponents": "random"})
+        assert status == 201 and view["seed"] is None and view["settings"]["seed"] is None
+        auth = bearer(view["seat_token"])
+        view = _play(server, view, auth, 10_000)
+        assert view["over"] and view["seed"] >= 2**32
