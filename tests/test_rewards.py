@@ -65,9 +65,15 @@ def test_shaping_telescopes_on_whole_matches(rules, base, gamma):
 
 
 def test_shaping_off_leaves_rewards_zero_sum():
+    """Without shaping the points rewards are each hand's points / 100, to the winner and
+    from the loser: zero-sum, and not all zero (a reward function paying nothing fails)."""
     steps = _play(raw_env(rules="hollywood_short", reward="points"), 5)
     totals = {a: sum(r for r, _ in s) for a, s in steps.items()}
     assert totals["player_0"] == pytest.approx(-totals["player_1"])
+    paid = [r for s in steps.values() for r, _ in s if r != 0.0]
+    assert len(paid) >= 4, "hands were scored, so rewards were paid"
+    assert all(abs(100 * r - round(100 * r)) < 1e-6 for r in paid)  # whole points / 100
+    assert sorted(round(100 * r) for r in paid if r > 0) == sorted(-round(100 * r) for r in paid if r < 0)
 
 
 def test_single_agent_adapter_telescopes():

@@ -534,7 +534,19 @@ def test_pipelined_league_run(tmp_path: Path):
     league = json.loads((run / "league.json").read_text())
     assert len(league["members"]) == 2 + 4 and all(Path(m["spec"][len("snapshot:"):]).is_file()
                                                    for m in league["members"][2:])
-    assert make_agent(f"rllib:{run}", seed=0, columns=3) is not None
+    # The run's checkpoint plays: a legal move on an observation dict of the duel it learnt.
+    from hgin_env import hollywood_gin_v0
+
+    agent = make_agent(f"rllib:{run}", seed=0, columns=3)
+    env = hollywood_gin_v0.env()
+    env.reset(seed=3)
+    for _ in range(6):
+        observation, *_ = env.last()
+        action = agent(observation)
+        assert observation["action_mask"][action], action
+        env.step(action)
+    with pytest.raises((FileNotFoundError, ValueError)):
+        make_agent(f"rllib:{tmp_path / 'no_such_run'}", seed=0, columns=3)
 
 
 def test_pipelined_needs_a_remote_runner():
