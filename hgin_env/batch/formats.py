@@ -24,7 +24,7 @@ and is driven by :class:`hgin_env.batch.BatchGame`, which owns the generic match
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -39,10 +39,27 @@ from ..match import (
     three_hand_seats,
 )
 from ..observation import format_context_rows, sheet_arrays, sheet_context_rows
+from ..rules import Rules
+from ..sheets import Sheet
 from .tables import HAND_OVER
 
-if TYPE_CHECKING:
-    from .core import BatchGame
+
+class MatchArrays(Protocol):
+    """What a seating reads and writes of the batch that drives it: the tables' arrays
+    (:class:`~hgin_env.batch.tables.TableBatch`) and the matches' sheets, generators and
+    observation context. :class:`~hgin_env.batch.BatchGame` is the one implementation;
+    naming the interface here, not that class, keeps this module below ``core``."""
+
+    n: int
+    rules: Rules
+    boards: list[Sheet]
+    rngs: list[np.random.Generator]
+    phase: np.ndarray
+    dealer: np.ndarray
+    current_player: np.ndarray
+    context: np.ndarray
+    columns: np.ndarray
+    hands_played: np.ndarray
 
 
 @dataclass
@@ -77,7 +94,7 @@ class Seating:
     #: Whether table ``i`` is match ``i`` and the acting table never changes.
     one_table = True
 
-    def __init__(self, batch: BatchGame):
+    def __init__(self, batch: MatchArrays):
         self.batch = batch
         n = batch.n
         t = n * self.tables_per_match
@@ -153,7 +170,7 @@ class DuelSeating(Seating):
 class ThreeHandSeating(Seating):
     """Three-hand (RULES.md §13): one table; ``sitting_out[i]`` is match ``i``'s dealer."""
 
-    def __init__(self, batch: BatchGame):
+    def __init__(self, batch: MatchArrays):
         super().__init__(batch)
         self.sitting_out = np.zeros(batch.n, dtype=np.int64)
 
@@ -202,7 +219,7 @@ class PartnershipSeating(Seating):
     tables_per_match = 2
     one_table = False
 
-    def __init__(self, batch: BatchGame):
+    def __init__(self, batch: MatchArrays):
         super().__init__(batch)
         n = batch.n
         self.round_number = np.zeros(n, dtype=np.int64)
