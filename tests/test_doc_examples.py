@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,25 +66,12 @@ def test_every_toy_entry_names_a_block_and_text_it_holds() -> None:
 @pytest.fixture(scope="module")
 def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real web table on a free loopback port, for docs/web.md's scripting example."""
-    import uvicorn
+    from web_helpers import serving
 
     from hgin_web.app import WebConfig, create_app
-    from hgin_web.server import server_config
 
-    app = create_app(WebConfig(save_dir=tmp_path_factory.mktemp("web") / "games"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(server_config(app, "127.0.0.1", port))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "the web table did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(create_app(WebConfig(save_dir=tmp_path_factory.mktemp("web") / "games"))) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.mark.slow

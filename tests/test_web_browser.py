@@ -15,14 +15,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -30,7 +26,11 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from hgin_web.app import WebConfig, create_app
-from hgin_web.server import server_config
+
+try:
+    from tests.web_helpers import serving
+except ImportError:  # pragma: no cover - pytest run without the repo root on sys.path
+    from web_helpers import serving
 
 CHROMIUM = os.environ.get("HGIN_CHROMIUM", "/usr/bin/chromium")
 WIDE, PHONE = (1280, 900), (390, 844)
@@ -50,20 +50,8 @@ def _need(path: str) -> str:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     save_dir = tmp_path_factory.mktemp("web") / "games"
-    app = create_app(WebConfig(save_dir=save_dir))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(server_config(app, "127.0.0.1", port))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with serving(create_app(WebConfig(save_dir=save_dir))) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")

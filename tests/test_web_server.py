@@ -12,9 +12,9 @@ from pathlib import Path
 from hgin_web.games import MAX_STEP_MOVES
 
 try:
-    from tests.web_helpers import Server, bearer, greedy_choice
+    from tests.web_helpers import Server, bearer, greedy_choice, serving
 except ImportError:  # pragma: no cover - pytest run without the repo root on sys.path
-    from web_helpers import Server, bearer, greedy_choice
+    from web_helpers import Server, bearer, greedy_choice, serving
 
 
 def _play(server: Server, view: dict, auth: dict, human_moves: int) -> dict:
@@ -133,23 +133,10 @@ def test_meta_answers_while_steps_run(tmp_path: Path) -> None:
 
 def test_slow_body_is_refused(tmp_path: Path) -> None:
     """A body that does not arrive within body_seconds is answered 408 and the request goes."""
-    import uvicorn
-
     from hgin_web.app import WebConfig, create_app
-    from hgin_web.server import server_config
 
     app = create_app(WebConfig(save_dir=tmp_path / "games", body_seconds=1.0))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(server_config(app, "127.0.0.1", port))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    try:
+    with serving(app) as port:
         with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
             c.sendall(b"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                       b"Content-Length: 100\r\n\r\n{")
@@ -163,9 +150,6 @@ def test_slow_body_is_refused(tmp_path: Path) -> None:
             assert answer.startswith(b"HTTP/1.1 408") and b"did not arrive" in answer, answer
             assert time.monotonic() - start < 5
         assert app.state.store.games == {}
-    finally:
-        srv.should_exit = True
-        thread.join(timeout=10)
 
 
 def _raw_request(port: int, path: str = "/api/meta") -> tuple[int, dict[str, str], bytes]:

@@ -3,9 +3,10 @@ through the API with its seat token, and the leak check."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from eval.web_load import choose  # one quick player for the tests and the load script
@@ -177,3 +178,32 @@ class Server:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def serving(app: Any) -> Iterator[int]:
+    """``app`` served by uvicorn with the server's configuration (hgin_web.server) on a free
+    loopback port, in a thread of this process (its state stays inspectable); yields the port."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from hgin_web.server import server_config
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(server_config(app, "127.0.0.1", port))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.05)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
