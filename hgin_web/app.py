@@ -190,224 +190,270 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": f"internal server error ({type(exc).__name__}); this is a bug"}, status_code=500)
 
 
-def create_app(config: WebConfig | None = None) -> Starlette:
-    """The web table over a fresh :class:`~hgin_web.store.Store` (which restores the
-    unfinished games of the save folder)."""
-    config = config or WebConfig()
-    store = Store(config.save_dir, config.limits, config.policy_dirs)
-    listing = files.Listing(config.replays_from) if config.replays_from is not None else None
-    pool = FairPool(max(1, config.agent_threads), "hgin-agents")
-    search_pool = FairPool(max(1, config.search_threads), "hgin-search")
+class Table:
+    """What every request of one app shares (``request.app.state.table``): the config, the
+    games and replays (:class:`~hgin_web.store.Store`), the replay folder's listing, the
+    agents' threads (:mod:`hgin_web.scheduler`) and the answer of ``/api/meta``."""
 
-    async def in_pool(key: str, fn: Callable[[], Any], slow: bool = False) -> Any:
+    def __init__(self, config: WebConfig):
+        self.config = config
+        self.store = Store(config.save_dir, config.limits, config.policy_dirs)
+        self.listing = files.Listing(config.replays_from) if config.replays_from is not None else None
+        self.pool = FairPool(max(1, config.agent_threads), "hgin-agents")
+        self.search_pool = FairPool(max(1, config.search_threads), "hgin-search")
+        self.meta_body = json.dumps({
+            "profiles": [{"name": n, "format": r.format, "seats": r.num_players, "columns": r.columns,
+                          "target": r.target} for n, r in PROFILES.items()],
+            "agents": [*BUILTIN_AGENTS, "ppo", "ppo:PATH", "rllib:PATH"],
+            "max_body": config.max_body, "max_step_moves": MAX_STEP_MOVES, "step_seconds": config.step_seconds,
+            "replays": config.replays_from is not None}).encode()
+
+    async def in_pool(self, key: str, fn: Callable[[], Any], slow: bool = False) -> Any:
         """Run ``fn`` (agents' moves, a replay's play) in the agents' threads, off the event
         loop and off the threads that answer the other requests, queued fairly by ``key``
         (a game); ``slow``: in the search agents' own threads (:mod:`hgin_web.scheduler`)."""
-        return await (search_pool if slow else pool).run(key, fn)
+        return await (self.search_pool if slow else self.pool).run(key, fn)
 
-    meta_body = json.dumps({
-        "profiles": [{"name": n, "format": r.format, "seats": r.num_players, "columns": r.columns,
-                      "target": r.target} for n, r in PROFILES.items()],
-        "agents": [*BUILTIN_AGENTS, "ppo", "ppo:PATH", "rllib:PATH"],
-        "max_body": config.max_body, "max_step_moves": MAX_STEP_MOVES, "step_seconds": config.step_seconds,
-        "replays": config.replays_from is not None}).encode()
+    async def game(self, request: Request) -> Any:
+        """The game the path names (restored from its file if it was evicted)."""
+        return await run_in_threadpool(self.store.game, request.path_params["id"], _client(request))
 
-    async def meta(request: Request) -> Response:
-        return Response(meta_body, media_type="application/json")
-
-    async def new_game(request: Request) -> Response:
-        body = await _body(request)
-        client = _client(request)
-        new = parse_new_game(body, config.policy_dirs, lambda: store.free_seed(draw_seed))
-        game, token = await in_pool(f"new:{client}", lambda: store.new_game(new, client))
-
-        def run() -> dict:
-            with game.lock:
-                return game.view(own=True)
-        view = await run_in_threadpool(run)
-        view["seat_token"] = token
-        return JSONResponse(view, status_code=201)
-
-    def _seat(request: Request) -> int | None:
-        return _int_param(request, "seat") if "seat" in request.query_params else None
-
-    def _own(request: Request, game: Any) -> bool:
-        """Whether the request carries the game's seat token (a wrong one is refused)."""
-        token = _seat_token(request)
-        if token is None:
-            return False
-        if not game.holds(token):
-            raise Refused(403, "that is not this game's seat token")
-        return True
-
-    def _owner(request: Request, game: Any) -> None:
-        if _seat_token(request) is None:
-            raise Refused(401, "this needs the game's seat token (Authorization: Bearer TOKEN, "
-                               "as POST /api/games answered it)")
-        _own(request, game)
-
-    async def get_game(request: Request) -> Response:
-        game = await run_in_threadpool(store.game, request.path_params["id"], _client(request))
-        own = _own(request, game)
-        seat = _seat(request)
-
-        def run() -> dict:
-            with game.lock:
-                return game.view(own, seat)
-        return JSONResponse(await run_in_threadpool(run))
-
-    async def act(request: Request) -> Response:
-        game = await run_in_threadpool(store.game, request.path_params["id"], _client(request))
-        _owner(request, game)
-        body = await _body(request)
-        _only(body, {"action", "seat"})
-        if "action" not in body:
-            raise Refused(400, "missing 'action' (an action id; the view's legal_actions lists them)")
-
-        def run() -> dict:
-            with game.lock:
-                game.act(body["action"], body.get("seat"))
-                store.saved_change(game)
-                return game.view(own=True)
-        return JSONResponse(await run_in_threadpool(run))
-
-    async def step(request: Request) -> Response:
-        game = await run_in_threadpool(store.game, request.path_params["id"], _client(request))
-        _owner(request, game)
-        body = await _body(request)
-        _only(body, {"moves"})
-        moves = body.get("moves", 1)
-        if not isinstance(moves, int) or isinstance(moves, bool) or not 1 <= moves <= MAX_STEP_MOVES:
-            raise Refused(400, f"'moves' must be an integer in 1..{MAX_STEP_MOVES}, got {moves!r}")
-
-        # The moves run in slices, each queued fairly among the games' slices (the game that
-        # used the threads least goes first), so a short step (an agent's one reply) never
-        # waits for a long one to end; the last slice also draws the view.
-        deadline = time.monotonic() + config.step_seconds
-        made = 0
-
-        def run_slice() -> tuple[int, dict | None]:
-            with game.lock:
-                if made and (game.over or game.match.current_seat == game.human):
-                    n = 0  # another request's moves got there first
-                else:
-                    n = game.step(moves - made, min(STEP_SLICE_SECONDS, max(0.0, deadline - time.monotonic())))
-                    store.saved_change(game)
-                stopped = game.over or game.match.current_seat == game.human
-                if stopped or made + n >= moves or time.monotonic() >= deadline:
-                    return n, game.view(own=True)
-                return n, None
-
-        while True:
-            n, out = await in_pool(game.id, run_slice, slow=game.slow)
-            made += n
-            if out is not None:
-                break
-        out["moves_made"] = made
-        return JSONResponse(out)
-
-    async def game_file(request: Request) -> Response:
-        game = await run_in_threadpool(store.game, request.path_params["id"], _client(request))
-        if game.path is None or not files.is_file(game.path):
-            raise Refused(404, "this server does not save games (no --save-dir)")
-        if not game.over:
-            raise Refused(409, "the match is still being played: its file (which holds every card) is served "
-                               "once it is over")
-        return FileResponse(game.path, media_type="application/json", filename=game.path.name)
-
-    def _replay_root() -> Path:
-        if config.replays_from is None:
+    def replay_root(self) -> Path:
+        if self.config.replays_from is None:
             raise Refused(404, "this server has no replay folder")
-        return config.replays_from
+        return self.config.replays_from
 
-    async def list_files(request: Request) -> Response:
-        _replay_root()
-        assert listing is not None
-        return JSONResponse(await run_in_threadpool(listing))
-
-    def _tournament_folder(rel: Any) -> Path:
-        folder = files.resolve_inside(_replay_root(), rel)
+    def tournament_folder(self, rel: Any) -> Path:
+        folder = files.resolve_inside(self.replay_root(), rel)
         if not files.is_file(folder / "tournament.json"):
             raise Refused(404, f"{rel!r} is not a tournament folder")
         return folder
 
-    async def tournament(request: Request) -> Response:
-        rel = request.query_params.get("path", "")
-        folder = _tournament_folder(rel)
-        matches = await run_in_threadpool(files.tournament_matches, folder, rel)
-        return JSONResponse({"path": rel, "matches": matches})
+    def shutdown(self) -> None:
+        self.pool.shutdown()
+        self.search_pool.shutdown()
 
-    async def new_replay(request: Request) -> Response:
-        body = await _body(request)
-        client = _client(request)
-        if "upload" in body:
-            _only(body, {"upload", "name"})
-            upload = body["upload"]
-            raw = (upload if isinstance(upload, str) else json.dumps(upload)).encode("utf-8")
-            name = body.get("name") if isinstance(body.get("name"), str) else "upload"
-            name = os.path.basename(name)[:100] or "upload"
-            recording = await run_in_threadpool(files.load_upload, raw, name)
-        elif "seed" in body:
-            _only(body, {"path", "seed", "a_seat", "agent_a", "agent_b"})
-            folder = _tournament_folder(body.get("path"))
-            seed, a_seat = body.get("seed"), body.get("a_seat", 0)
-            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (seed, a_seat)):
-                raise Refused(400, "'seed' and 'a_seat' must be integers")
-            if not all(isinstance(body.get(k), str) and len(body[k]) <= 300 for k in ("agent_a", "agent_b")):
-                raise Refused(400, "'agent_a' and 'agent_b' must name the tournament's agents")
-            store.check_seed_free(seed)
-            recording = await in_pool(f"replay:{client}", lambda: files.load_tournament_match(
-                folder, body["path"], seed, a_seat, body["agent_a"], body["agent_b"]))
-        else:
-            _only(body, {"path"})
-            path = files.resolve_inside(_replay_root(), body.get("path"))
-            if not files.is_file(path):
-                raise Refused(404, f"no match file {body.get('path')!r} in the replay folder")
-            if store.is_live_file(path):
-                raise Refused(409, f"{body['path']!r} is a game still being played: it can be replayed once it "
-                                   "is over")
-            recording = await run_in_threadpool(files.load_path, path, body["path"])
-        replay = await in_pool(f"replay:{client}", lambda: store.new_replay(recording, client))
-        return JSONResponse(await run_in_threadpool(replay.view, 0), status_code=201)
 
-    async def get_replay(request: Request) -> Response:
-        replay = store.replay(request.path_params["id"])
-        step_no = _int_param(request, "step") if "step" in request.query_params else 0
+def _table(request: Request) -> Table:
+    return request.app.state.table
 
-        def run() -> dict:
-            with replay.lock:
-                return replay.view(step_no)
-        return JSONResponse(await run_in_threadpool(run))
 
-    async def index(request: Request) -> Response:
-        return FileResponse(STATIC / "index.html", media_type="text/html")
+def _seat(request: Request) -> int | None:
+    return _int_param(request, "seat") if "seat" in request.query_params else None
 
-    routes = [
-        Route("/", index),
-        Route("/api/meta", _refusals(meta)),
-        Route("/api/games", _refusals(new_game), methods=["POST"]),
-        Route("/api/games/{id}", _refusals(get_game)),
-        Route("/api/games/{id}/actions", _refusals(act), methods=["POST"]),
-        Route("/api/games/{id}/step", _refusals(step), methods=["POST"]),
-        Route("/api/games/{id}/file", _refusals(game_file)),
-        Route("/api/files", _refusals(list_files)),
-        Route("/api/tournament", _refusals(tournament)),
-        Route("/api/replays", _refusals(new_replay), methods=["POST"]),
-        Route("/api/replays/{id}", _refusals(get_replay)),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
-    ]
+
+def _own(request: Request, game: Any) -> bool:
+    """Whether the request carries the game's seat token (a wrong one is refused)."""
+    token = _seat_token(request)
+    if token is None:
+        return False
+    if not game.holds(token):
+        raise Refused(403, "that is not this game's seat token")
+    return True
+
+
+def _owner(request: Request, game: Any) -> None:
+    if _seat_token(request) is None:
+        raise Refused(401, "this needs the game's seat token (Authorization: Bearer TOKEN, "
+                           "as POST /api/games answered it)")
+    _own(request, game)
+
+
+# --------------------------------------------------------------------------- the page, meta
+async def index(request: Request) -> Response:
+    return FileResponse(STATIC / "index.html", media_type="text/html")
+
+
+async def meta(request: Request) -> Response:
+    return Response(_table(request).meta_body, media_type="application/json")
+
+
+# --------------------------------------------------------------------------- games
+async def new_game(request: Request) -> Response:
+    table = _table(request)
+    body = await _body(request)
+    client = _client(request)
+    new = parse_new_game(body, table.config.policy_dirs, lambda: table.store.free_seed(draw_seed))
+    game, token = await table.in_pool(f"new:{client}", lambda: table.store.new_game(new, client))
+
+    def run() -> dict:
+        with game.lock:
+            return game.view(own=True)
+    view = await run_in_threadpool(run)
+    view["seat_token"] = token
+    return JSONResponse(view, status_code=201)
+
+
+async def get_game(request: Request) -> Response:
+    game = await _table(request).game(request)
+    own = _own(request, game)
+    seat = _seat(request)
+
+    def run() -> dict:
+        with game.lock:
+            return game.view(own, seat)
+    return JSONResponse(await run_in_threadpool(run))
+
+
+async def act(request: Request) -> Response:
+    table = _table(request)
+    game = await table.game(request)
+    _owner(request, game)
+    body = await _body(request)
+    _only(body, {"action", "seat"})
+    if "action" not in body:
+        raise Refused(400, "missing 'action' (an action id; the view's legal_actions lists them)")
+
+    def run() -> dict:
+        with game.lock:
+            game.act(body["action"], body.get("seat"))
+            table.store.saved_change(game)
+            return game.view(own=True)
+    return JSONResponse(await run_in_threadpool(run))
+
+
+async def step(request: Request) -> Response:
+    table = _table(request)
+    game = await table.game(request)
+    _owner(request, game)
+    body = await _body(request)
+    _only(body, {"moves"})
+    moves = body.get("moves", 1)
+    if not isinstance(moves, int) or isinstance(moves, bool) or not 1 <= moves <= MAX_STEP_MOVES:
+        raise Refused(400, f"'moves' must be an integer in 1..{MAX_STEP_MOVES}, got {moves!r}")
+
+    # The moves run in slices, each queued fairly among the games' slices (the game that
+    # used the threads least goes first), so a short step (an agent's one reply) never
+    # waits for a long one to end; the last slice also draws the view.
+    deadline = time.monotonic() + table.config.step_seconds
+    made = 0
+
+    def run_slice() -> tuple[int, dict | None]:
+        with game.lock:
+            if made and (game.over or game.match.current_seat == game.human):
+                n = 0  # another request's moves got there first
+            else:
+                n = game.step(moves - made, min(STEP_SLICE_SECONDS, max(0.0, deadline - time.monotonic())))
+                table.store.saved_change(game)
+            stopped = game.over or game.match.current_seat == game.human
+            if stopped or made + n >= moves or time.monotonic() >= deadline:
+                return n, game.view(own=True)
+            return n, None
+
+    while True:
+        n, out = await table.in_pool(game.id, run_slice, slow=game.slow)
+        made += n
+        if out is not None:
+            break
+    out["moves_made"] = made
+    return JSONResponse(out)
+
+
+async def game_file(request: Request) -> Response:
+    game = await _table(request).game(request)
+    if game.path is None or not files.is_file(game.path):
+        raise Refused(404, "this server does not save games (no --save-dir)")
+    if not game.over:
+        raise Refused(409, "the match is still being played: its file (which holds every card) is served "
+                           "once it is over")
+    return FileResponse(game.path, media_type="application/json", filename=game.path.name)
+
+
+# --------------------------------------------------------------------------- files and replays
+async def list_files(request: Request) -> Response:
+    table = _table(request)
+    table.replay_root()
+    assert table.listing is not None
+    return JSONResponse(await run_in_threadpool(table.listing))
+
+
+async def tournament(request: Request) -> Response:
+    rel = request.query_params.get("path", "")
+    folder = _table(request).tournament_folder(rel)
+    matches = await run_in_threadpool(files.tournament_matches, folder, rel)
+    return JSONResponse({"path": rel, "matches": matches})
+
+
+async def new_replay(request: Request) -> Response:
+    table = _table(request)
+    body = await _body(request)
+    client = _client(request)
+    if "upload" in body:
+        _only(body, {"upload", "name"})
+        upload = body["upload"]
+        raw = (upload if isinstance(upload, str) else json.dumps(upload)).encode("utf-8")
+        name = body.get("name") if isinstance(body.get("name"), str) else "upload"
+        name = os.path.basename(name)[:100] or "upload"
+        recording = await run_in_threadpool(files.load_upload, raw, name)
+    elif "seed" in body:
+        _only(body, {"path", "seed", "a_seat", "agent_a", "agent_b"})
+        folder = table.tournament_folder(body.get("path"))
+        seed, a_seat = body.get("seed"), body.get("a_seat", 0)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (seed, a_seat)):
+            raise Refused(400, "'seed' and 'a_seat' must be integers")
+        if not all(isinstance(body.get(k), str) and len(body[k]) <= 300 for k in ("agent_a", "agent_b")):
+            raise Refused(400, "'agent_a' and 'agent_b' must name the tournament's agents")
+        table.store.check_seed_free(seed)
+        recording = await table.in_pool(f"replay:{client}", lambda: files.load_tournament_match(
+            folder, body["path"], seed, a_seat, body["agent_a"], body["agent_b"]))
+    else:
+        _only(body, {"path"})
+        path = files.resolve_inside(table.replay_root(), body.get("path"))
+        if not files.is_file(path):
+            raise Refused(404, f"no match file {body.get('path')!r} in the replay folder")
+        if table.store.is_live_file(path):
+            raise Refused(409, f"{body['path']!r} is a game still being played: it can be replayed once it "
+                               "is over")
+        recording = await run_in_threadpool(files.load_path, path, body["path"])
+    replay = await table.in_pool(f"replay:{client}", lambda: table.store.new_replay(recording, client))
+    return JSONResponse(await run_in_threadpool(replay.view, 0), status_code=201)
+
+
+async def get_replay(request: Request) -> Response:
+    replay = _table(request).store.replay(request.path_params["id"])
+    step_no = _int_param(request, "step") if "step" in request.query_params else 0
+
+    def run() -> dict:
+        with replay.lock:
+            return replay.view(step_no)
+    return JSONResponse(await run_in_threadpool(run))
+
+
+ROUTES = [
+    Route("/", index),
+    Route("/api/meta", _refusals(meta)),
+    Route("/api/games", _refusals(new_game), methods=["POST"]),
+    Route("/api/games/{id}", _refusals(get_game)),
+    Route("/api/games/{id}/actions", _refusals(act), methods=["POST"]),
+    Route("/api/games/{id}/step", _refusals(step), methods=["POST"]),
+    Route("/api/games/{id}/file", _refusals(game_file)),
+    Route("/api/files", _refusals(list_files)),
+    Route("/api/tournament", _refusals(tournament)),
+    Route("/api/replays", _refusals(new_replay), methods=["POST"]),
+    Route("/api/replays/{id}", _refusals(get_replay)),
+    Mount("/static", StaticFiles(directory=STATIC), name="static"),
+]
+
+
+def create_app(config: WebConfig | None = None) -> Starlette:
+    """The web table over a fresh :class:`~hgin_web.store.Store` (which restores the
+    unfinished games of the save folder): the routes above, their shared :class:`Table`,
+    and the :class:`~hgin_web.guard.Guard` in front."""
+    config = config or WebConfig()
+    table = Table(config)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
-        pool.shutdown()
-        search_pool.shutdown()
+        table.shutdown()
 
-    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error, Exception: _server_error},
+    app = Starlette(routes=ROUTES, exception_handlers={HTTPException: _http_error, Exception: _server_error},
                     lifespan=lifespan)
-    app.state.store = store
+    app.state.table = table
+    app.state.store = table.store
     app.state.config = config
-    app.state.pools = (pool, search_pool)
-    app.state.listing = listing
+    app.state.pools = (table.pool, table.search_pool)
+    app.state.listing = table.listing
     app.add_middleware(Guard, allowed_hosts=config.allowed_hosts, server_token=config.server_token,
                        max_body=config.max_body, body_seconds=config.body_seconds)
     return app
