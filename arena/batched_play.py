@@ -24,9 +24,7 @@ import numpy as np
 from hgin_env.batch import HAND_KINDS, BatchGame
 from hgin_env.rules import Rules, get_rules
 
-from .matches import seatings
-
-_STATS = ("hands_won", "knock_wins", "gin_wins", "undercut_wins", "knocks", "points")
+from .matches import STAT_KEYS, match_row, seatings
 
 
 def play_matches_batched(agent_a: Any, agent_b: Any, seeds: Sequence[int], rules: Rules | str | dict | None,
@@ -48,7 +46,7 @@ def play_matches_batched(agent_a: Any, agent_b: Any, seeds: Sequence[int], rules
         a_side[i, list(arrangements[k])] = True
     rows_of = np.arange(n)
     done = np.zeros(n, dtype=bool)
-    stats = {side: {k: np.zeros(n, dtype=np.int64) for k in _STATS} for side in "ab"}
+    stats = {side: {k: np.zeros(n, dtype=np.int64) for k in STAT_KEYS} for side in "ab"}
     dead = np.zeros(n, dtype=np.int64)
     rows: list[dict[str, Any] | None] = [None] * n
     start = time.perf_counter()
@@ -92,35 +90,11 @@ def play_matches_batched(agent_a: Any, agent_b: Any, seeds: Sequence[int], rules
 
 def _row(game: tuple[int, int], a_seats: tuple[int, ...], fin: dict, stats: dict, dead: int, i: int,
          label_a: str, label_b: str, rules: Rules) -> dict[str, Any]:
-    """``play_match``'s row for a finished match (a side's column total is the mean over its
-    sheet rows: its two seats in three-hand when it sits at two, its team in a partnership)."""
+    """:func:`arena.matches.match_row` of match ``i`` from its final summary and the counts."""
     seed, seating = game
-    side_of = {seat: ("a" if seat in a_seats else "b") for seat in range(rules.num_players)}
     sheet_row = (lambda seat: seat % 2) if rules.format == "partnership" else (lambda seat: seat)
-    rows_of = {side: sorted({sheet_row(seat) for seat, x in side_of.items() if x == side}) for side in "ab"}
-    side_of_row = {row: side for side in "ab" for row in rows_of[side]}
-    board = fin["scoreboard"]
-    columns = np.asarray(fin["columns"])
-    row: dict[str, Any] = {"seed": seed, "agent_a": label_a, "agent_b": label_b, "a_seat": seating}
-    if rules.format != "duel":
-        row["a_seats"] = "-".join(map(str, a_seats))
-    for seat in range(rules.num_players):
-        row[f"player_{seat}"] = label_a if side_of[seat] == "a" else label_b
-    for j in range(rules.columns):
-        for side in "ab":
-            row[f"{side}_col{j + 1}"] = int(round(float(np.mean([columns[r, j] for r in rows_of[side]]))))
-        w = board["column_winners"][j]
-        row[f"col{j + 1}_winner"] = "" if w is None else (label_a if side_of_row[w] == "a" else label_b)
-    won = fin["columns_won"]
-    row["a_columns_won"] = sum(won[r] for r in rows_of["a"])
-    row["b_columns_won"] = sum(won[r] for r in rows_of["b"])
-    mw = fin["match_winner"]
-    row["winner"] = "draw" if mw is None else (label_a if side_of_row[mw] == "a" else label_b)
-    row["winner_side"] = "" if mw is None else side_of_row[mw]
-    row["hands"] = fin["hands"]
-    row["dead_hands"] = dead
-    row["truncated"] = bool(fin["truncated"])
-    for s in "ab":
-        for key in _STATS:
-            row[f"{s}_{key}"] = int(stats[s][key][i])
-    return row
+    return match_row(seed, seating, a_seats, rules, label_a, label_b, sheet_row=sheet_row, columns=fin["columns"],
+                     column_winners=fin["scoreboard"]["column_winners"], columns_won=fin["columns_won"],
+                     match_winner=fin["match_winner"], hands=fin["hands"], dead_hands=dead,
+                     truncated=bool(fin["truncated"]),
+                     stats={s: {key: int(stats[s][key][i]) for key in STAT_KEYS} for s in "ab"})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +115,45 @@ def seatings(format: str) -> list[tuple[int, ...]]:
     raise ValueError(f"unknown format {format!r}")
 
 
+#: A side's hand counts in a match row (``a_hands_won``, ``b_points``, ...), in column order.
+STAT_KEYS = ("hands_won", "knock_wins", "gin_wins", "undercut_wins", "knocks", "points")
+
+
+def match_row(seed: int, a_seat: int, a_seats: Sequence[int], rules: Rules, label_a: str, label_b: str, *,
+              sheet_row: Callable[[int], int], columns: Any, column_winners: Sequence[int | None],
+              columns_won: Sequence[int], match_winner: int | None, hands: int, dead_hands: int, truncated: bool,
+              stats: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """The CSV row of one finished match, from A's and B's view: the one definition behind
+    :func:`play_match` and the batched runner (:mod:`arena.batched_play`). ``sheet_row(seat)``
+    names a seat's row of the sheet; a side's column total is the mean over its rows (its two
+    seats in three-hand when it sits at two, its team in a partnership)."""
+    side_of = {seat: ("a" if seat in a_seats else "b") for seat in range(rules.num_players)}
+    rows_of = {side: sorted({sheet_row(seat) for seat, x in side_of.items() if x == side}) for side in "ab"}
+    side_of_row = {row: side for side in "ab" for row in rows_of[side]}
+    columns = np.asarray(columns)
+    row: dict[str, Any] = {"seed": seed, "agent_a": label_a, "agent_b": label_b, "a_seat": a_seat}
+    if rules.format != "duel":
+        row["a_seats"] = "-".join(map(str, a_seats))
+    for seat in range(rules.num_players):
+        row[f"player_{seat}"] = label_a if side_of[seat] == "a" else label_b
+    for j in range(rules.columns):
+        for side in "ab":
+            row[f"{side}_col{j + 1}"] = int(round(float(np.mean([columns[r, j] for r in rows_of[side]]))))
+        w = column_winners[j]
+        row[f"col{j + 1}_winner"] = "" if w is None else (label_a if side_of_row[w] == "a" else label_b)
+    row["a_columns_won"] = sum(columns_won[r] for r in rows_of["a"])
+    row["b_columns_won"] = sum(columns_won[r] for r in rows_of["b"])
+    row["winner"] = "draw" if match_winner is None else (label_a if side_of_row[match_winner] == "a" else label_b)
+    row["winner_side"] = "" if match_winner is None else side_of_row[match_winner]
+    row["hands"] = hands
+    row["dead_hands"] = dead_hands
+    row["truncated"] = truncated
+    for side in "ab":
+        for key in STAT_KEYS:
+            row[f"{side}_{key}"] = int(stats[side][key])
+    return row
+
+
 def play_match(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules | str | dict | None,
                label_a: str = "a", label_b: str = "b") -> dict[str, Any]:
     """Play one whole match (``hgin_env.loop.run_match``, the one match loop), agent A in the seats of
@@ -130,8 +170,7 @@ def play_match(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules 
     players = [agent_a if side_of[seat] == "a" else agent_b for seat in range(rules.num_players)]
     reset_agent(agent_a, derive_seed(seed, 1))
     reset_agent(agent_b, derive_seed(seed, 2))
-    stats = {side: dict.fromkeys(("hands_won", "knock_wins", "gin_wins", "undercut_wins", "knocks",
-                                  "points"), 0) for side in "ab"}
+    stats = {side: dict.fromkeys(STAT_KEYS, 0) for side in "ab"}
     dead = 0
 
     def count(finished: list) -> None:
@@ -157,32 +196,9 @@ def play_match(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules 
     start = time.perf_counter()
     match = run_match(Match(rules, seed=seed), players, count)
     board = match.sheet
-    rows_of = {side: sorted({match.sheet_row(seat) for seat in side_of if side_of[seat] == side})
-               for side in "ab"}
-    side_of_row = {row: side for side in "ab" for row in rows_of[side]}
-    row: dict[str, Any] = {
-        "seed": seed, "agent_a": label_a, "agent_b": label_b, "a_seat": a_seat,
-    }
-    if rules.format != "duel":
-        row["a_seats"] = "-".join(map(str, a_seats))
-    for seat in range(rules.num_players):
-        row[f"player_{seat}"] = label_a if side_of[seat] == "a" else label_b
-    for j in range(board.num_columns):
-        for side in "ab":
-            row[f"{side}_col{j + 1}"] = int(round(float(np.mean([board.columns[r, j] for r in rows_of[side]]))))
-        w = board.column_winners[j]
-        row[f"col{j + 1}_winner"] = "" if w is None else (label_a if side_of_row[w] == "a" else label_b)
-    won = board.columns_won
-    row["a_columns_won"] = sum(won[r] for r in rows_of["a"])
-    row["b_columns_won"] = sum(won[r] for r in rows_of["b"])
-    mw = match.match_winner
-    row["winner"] = "draw" if mw is None else (label_a if side_of_row[mw] == "a" else label_b)
-    row["winner_side"] = "" if mw is None else side_of_row[mw]
-    row["hands"] = len(match.hand_history)
-    row["dead_hands"] = dead
-    row["truncated"] = bool(match.truncated)
-    for side in "ab":
-        for key, value in stats[side].items():
-            row[f"{side}_{key}"] = value
+    row = match_row(seed, a_seat, a_seats, rules, label_a, label_b, sheet_row=match.sheet_row,
+                    columns=board.columns, column_winners=board.column_winners, columns_won=board.columns_won,
+                    match_winner=match.match_winner, hands=len(match.hand_history), dead_hands=dead,
+                    truncated=bool(match.truncated), stats=stats)
     row["seconds"] = round(time.perf_counter() - start, 4)
     return row
