@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.ratings import bradley_terry
-from eval.tournament import _typed_row, summarize_pair
+from arena.stats import summarize_pair
+from arena.tournament import _typed_row
 
 
 def read_rows(folders: Sequence[str | Path], aliases: dict[str, str] | None = None) -> list[dict[str, Any]]:
