@@ -295,12 +295,19 @@ async def get_game(request: Request) -> Response:
     return JSONResponse(await run_in_threadpool(run))
 
 
-async def act(request: Request) -> Response:
+async def _owned(request: Request, known: set[str]) -> tuple[Table, Any, dict[str, Any]]:
+    """The game the path names, which the request must hold the seat token of, and the
+    request's body, refused if it has a field not in ``known``."""
     table = _table(request)
     game = await table.game(request)
     _owner(request, game)
     body = await _body(request)
-    _only(body, {"action", "seat"})
+    _only(body, known)
+    return table, game, body
+
+
+async def act(request: Request) -> Response:
+    table, game, body = await _owned(request, {"action", "seat"})
     if "action" not in body:
         raise Refused(400, "missing 'action' (an action id; the view's legal_actions lists them)")
 
@@ -313,11 +320,7 @@ async def act(request: Request) -> Response:
 
 
 async def step(request: Request) -> Response:
-    table = _table(request)
-    game = await table.game(request)
-    _owner(request, game)
-    body = await _body(request)
-    _only(body, {"moves"})
+    table, game, body = await _owned(request, {"moves"})
     moves = body.get("moves", 1)
     if not isinstance(moves, int) or isinstance(moves, bool) or not 1 <= moves <= MAX_STEP_MOVES:
         raise Refused(400, f"'moves' must be an integer in 1..{MAX_STEP_MOVES}, got {moves!r}")
