@@ -64,3 +64,14 @@ def test_specs_and_stats() -> None:
     assert expected_score(r["a"], r["b"]) == pytest.approx(0.75, abs=1e-6)
     with pytest.raises(ValueError, match="distinct"):
         run_tournament(["simple", "simple"], matches=2, workers=1, progress=False)
+
+
+def test_the_command_line_module_re_exports_the_runner():
+    """The runner lives in arena.tournament; eval.tournament, its command line, still offers
+    every public name (notebooks and scripts import them from there)."""
+    import arena.tournament
+    import eval.tournament
+
+    missing = [name for name in arena.tournament.__all__ if not hasattr(eval.tournament, name)]
+    assert not missing, missing
+    assert eval.tournament.run_tournament is arena.tournament.run_tournament
