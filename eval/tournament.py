@@ -16,14 +16,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from arena.matches import AgentSpec, as_spec, play_match, seatings
+from arena.matches import AgentSpec, as_spec, derive_seed, play_match, reset_agent, seatings
 from arena.stats import OUTCOME_KINDS, duplicate_interval, summarize_pair, wilson_interval
 from arena.tournament import MatchLog, TournamentResult, _typed_row, plot_summary, run_tournament
 from hgin_env.rules import get_rules
 
-__all__ = ["OUTCOME_KINDS", "AgentSpec", "MatchLog", "TournamentResult", "as_spec", "duplicate_interval", "main",
-           "play_match", "plot_summary", "run_tournament", "seatings", "summarize_pair", "wilson_interval",
-           "_typed_row"]
+__all__ = ["OUTCOME_KINDS", "AgentSpec", "MatchLog", "TournamentResult", "as_spec", "derive_seed",
+           "duplicate_interval", "main", "play_match", "plot_summary", "reset_agent", "run_tournament", "seatings",
+           "summarize_pair", "wilson_interval", "_typed_row"]
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
