@@ -79,7 +79,7 @@ test: $(VENV)/.test browser
 	$(VENV)/bin/mkdocs build --strict --site-dir $(SITE)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# The edit loop: ruff and every test not marked slow (about N min on 2 cores); no docs build,
+# The edit loop: ruff and every test not marked slow (about 1.5 min on 2 cores); no docs build,
 # no browser. `make test` still runs everything.
 test-quick: $(VENV)/.test
 	$(VENV)/bin/ruff check .

@@ -32,11 +32,11 @@ try:
 except ImportError:  # pragma: no cover - pytest run without the repo root on sys.path
     from web_helpers import serving
 
-CHROMIUM = os.environ.get("HGIN_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get("HGIN_CHROMIUM", "chromium")  # a path, or a name looked up on PATH (as make does)
 WIDE, PHONE = (1280, 900), (390, 844)
 #: A card written as the API writes it (TC, KH): the page shows 10♣, K♥ instead.
 CARD_CODE = re.compile(r"(?<![A-Za-z0-9])[A2-9TJQK][CDHS](?![A-Za-z0-9])")
-CHROMEDRIVER = os.environ.get("HGIN_CHROMEDRIVER", "/usr/bin/chromedriver")
+CHROMEDRIVER = os.environ.get("HGIN_CHROMEDRIVER", "chromedriver")
 
 
 def _need(path: str) -> str:
