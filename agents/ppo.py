@@ -239,16 +239,17 @@ class PPOAgent(TrainedAgent):
         meta = read_meta(path)
         check_layout(meta, path, layout=layout, columns=columns)
         import torch
-        from sb3_contrib import MaskablePPO
+
+        from .nets.policy import load_model
 
         torch.set_num_threads(1)
         try:
-            model = MaskablePPO.load(str(path), device="cpu")
+            model = load_model(path, device="cpu")
         except Exception as exc:  # SB3 raises many kinds on damaged files
             raise load_error(path, exc) from None
         obs_shape = model.observation_space.shape
         # A policy trained with a privileged critic has extra input columns that only its
-        # critic reads (train.policy); it plays from the ordinary observation.
+        # critic reads (agents.nets.policy); it plays from the ordinary observation.
         privileged = meta.get("privileged_size", 0)
         if type(privileged) is not int or obs_shape != (meta["observation_size"] + privileged,):
             raise CheckpointError(f"{path}: model observation shape {obs_shape} does not match its "

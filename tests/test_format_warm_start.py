@@ -9,12 +9,12 @@ import pytest
 import torch as th
 from sb3_contrib import MaskablePPO
 
+from agents.nets.policy import CardAwarePolicy, format_input_columns, load_start_weights
 from agents.ppo import read_meta
 from hgin_env.batch import privileged_size
 from hgin_env.observation import ObservationLayout
 from hgin_env.rules import get_rules
 from train.envs import BatchedVecEnv
-from train.policy import CardAwarePolicy, format_input_columns, load_start_weights
 from train.ppo import Args, train
 
 SMALL = {"columns": 3, "hidden": 32, "summary": 16, "card_hidden": 8, "relations": True, "knock_bound": 2.2}

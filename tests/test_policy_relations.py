@@ -7,6 +7,7 @@ import pytest
 import torch as th
 from sb3_contrib import MaskablePPO
 
+from agents.nets.policy import RELATION_KINDS, RELATION_SETS, CardAwarePolicy, load_start_weights
 from agents.ppo import PPOAgent
 from agents.simple import SimpleAgent
 from hgin_env import actions as A
@@ -14,7 +15,6 @@ from hgin_env.cards import NUM_CARDS, NUM_RANKS, parse_card
 from hgin_env.envs.single_agent import SingleAgentEnv
 from hgin_env.melds import meld_partners
 from hgin_env.observation import ObservationLayout
-from train.policy import RELATION_KINDS, RELATION_SETS, CardAwarePolicy, load_start_weights
 from train.ppo import Args, train
 
 SMALL = {"columns": 3, "hidden": 32, "summary": 16, "card_hidden": 8}

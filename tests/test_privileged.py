@@ -48,8 +48,8 @@ def test_privileged_features_are_the_hidden_facts():
 def privileged_model():
     from sb3_contrib import MaskablePPO
 
+    from agents.nets.policy import CardAwarePolicy
     from train.envs import BatchedVecEnv
-    from train.policy import CardAwarePolicy
 
     env = BatchedVecEnv(8, ["random"], rules="hollywood", seed=1, privileged=True)
     model = MaskablePPO(CardAwarePolicy, env, n_steps=16, batch_size=64, n_epochs=1, device="cpu", seed=0,
@@ -63,8 +63,8 @@ def privileged_model():
 def test_policy_outputs_do_not_depend_on_privileged_input(shared_trunk):
     from sb3_contrib import MaskablePPO
 
+    from agents.nets.policy import CardAwarePolicy
     from train.envs import BatchedVecEnv
-    from train.policy import CardAwarePolicy
 
     env = BatchedVecEnv(16, ["simple"], rules="hollywood", seed=5, privileged=True)
     model = MaskablePPO(CardAwarePolicy, env, n_steps=8, device="cpu", seed=0,
@@ -123,8 +123,8 @@ def test_fast_training_path_equals_sb3_masked_distribution():
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
+    from agents.nets.policy import CardAwarePolicy
     from train.envs import BatchedVecEnv
-    from train.policy import CardAwarePolicy
 
     env = BatchedVecEnv(32, ["simple"], rules="hollywood", seed=2)
     model = MaskablePPO(CardAwarePolicy, env, n_steps=8, device="cpu", seed=0,

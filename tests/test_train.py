@@ -126,9 +126,9 @@ def test_imitation_records_teacher_and_warm_starts():
     import numpy as np
     from sb3_contrib import MaskablePPO
 
+    from agents.nets.policy import CardAwarePolicy
     from train.envs import TrainingEnv
     from train.imitation import collect, pretrain
-    from train.policy import CardAwarePolicy
 
     demos = collect(2, teacher="simple", opponents=("random",), workers=1, progress=False)
     assert len(demos) > 20 and demos.observations.shape[1] == 394

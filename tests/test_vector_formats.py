@@ -90,7 +90,7 @@ def test_gymnasium_vector_env_in_a_format():
 def test_sb3_vec_env_in_a_format_with_a_privileged_critic(profile, opponents):
     from sb3_contrib import MaskablePPO
 
-    from train.policy import CardAwarePolicy
+    from agents.nets.policy import CardAwarePolicy
 
     rules = get_rules(profile)
     width = privileged_size(rules.format)

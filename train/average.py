@@ -41,9 +41,9 @@ def average_checkpoints(paths: Sequence[str | Path], out: str | Path, lineage: l
     ``imitation_matches``) goes into the metadata with ``imitation``: whether any stage
     imitated a teacher."""
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.save_util import load_from_zip_file
 
+    from agents.nets.policy import load_model
     from agents.ppo import save_checkpoint
 
     paths = [Path(p) for p in paths]
@@ -77,7 +77,7 @@ def average_checkpoints(paths: Sequence[str | Path], out: str | Path, lineage: l
     for key, value in reference.items():  # integer buffers (none today) are the newest's
         mean[key] = (torch.stack([s[key] for s in states]).mean(dim=0) if torch.is_floating_point(value)
                      else value)
-    model = MaskablePPO.load(paths[newest], device="cpu")
+    model = load_model(paths[newest], device="cpu")
     model.policy.load_state_dict(mean)
     meta = dict(metas[newest])
     meta.pop("timesteps", None)

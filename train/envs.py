@@ -131,7 +131,7 @@ class BatchedVecEnv(VecEnv):
     facts (the opponent's hand, the next stock card, the opponent's deadwood; in a
     partnership also the partner's and its opponent's hands and deadwoods) to every
     observation the learner's *training* batch holds, for a privileged critic
-    (:class:`train.policy.CardAwarePolicy` with ``privileged=...``): the actor reads only the
+    (:class:`agents.nets.policy.CardAwarePolicy` with ``privileged=...``): the actor reads only the
     first ``ObservationLayout.size`` columns, so the saved policy plays from the ordinary
     observation. Opponents always get the ordinary observation.
 

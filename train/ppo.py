@@ -113,7 +113,7 @@ class Args(Recipe):
     policy: str = field(default="card", metadata={"help": "'card' (card-aware network) or 'mlp'"})
     knock_start_gap: float = field(default=0.0, metadata={
         "help": "with --init-from and --knock-bound: start the knock outputs at the discard outputs "
-                "plus this (< 0: a policy that mostly plays on; 0 = off; see train/policy.py)"})
+                "plus this (< 0: a policy that mostly plays on; 0 = off; see agents/nets/policy.py)"})
     eval_every: int = field(default=100_000, metadata={"help": "evaluate every N steps (0 = off)"})
     eval_matches: int = field(default=100, metadata={"help": "duplicate matches per opponent per evaluation"})
     eval_opponents: str = field(default="random,simple,expert", metadata={
@@ -271,8 +271,8 @@ def find_start(args: Args, rules: Rules) -> Start:
     """The run folder (``--out-dir/--run-name``, or the resumed checkpoint's own folder), and
     every checkpoint given (``--resume``, ``--init-from``) read, checked against the rules
     and the observation layout, and loaded."""
-    from sb3_contrib import MaskablePPO
 
+    from agents.nets.policy import load_model
     from agents.ppo import check_layout, load_error, read_meta
     from hgin_env.observation import ObservationLayout
 
@@ -295,7 +295,7 @@ def find_start(args: Args, rules: Rules) -> Start:
         else:
             check_layout(meta, path, layout=layout)
         try:  # the whole checkpoint loads, before any environment or file is made
-            weights = MaskablePPO.load(path, device="cpu")
+            weights = load_model(path, device="cpu")
         except Exception as exc:  # SB3 raises many kinds on damaged files
             raise load_error(path, exc) from None
     return Start(run_dir, resume_meta, weights)
@@ -380,8 +380,8 @@ def new_model(args: Args, envs: VecEnv, rules: Rules, start: Start) -> MaskableP
     weights when given."""
     from sb3_contrib import MaskablePPO
 
+    from agents.nets.policy import CardAwarePolicy, load_start_weights
     from hgin_env.batch import privileged_size
-    from train.policy import CardAwarePolicy, load_start_weights
 
     if args.policy == "card":
         policy = CardAwarePolicy
@@ -406,16 +406,14 @@ def resumed_model(args: Args, envs: VecEnv) -> tuple[MaskablePPO, int, dict]:
     """``--resume``: the checkpoint's model on ``envs`` with the run's PPO settings, its step,
     and what was saved beside it (``train.callbacks.save_resume_state``); the environments
     deal on from the saved generator state. The environments are closed on a refusal."""
-    from sb3_contrib import MaskablePPO
-
+    from agents.nets.policy import load_model
     from agents.ppo import load_error
     from train.callbacks import read_resume_state
 
     try:
         # The run's (possibly overridden) hyperparameters replace the saved ones, so that
         # e.g. `--resume ... --learning-rate 1e-4` anneals the run as args.json says.
-        model = MaskablePPO.load(args.resume, env=envs, device="cpu",
-                                 custom_objects=resumed_hyperparameters(args))
+        model = load_model(args.resume, env=envs, device="cpu", custom_objects=resumed_hyperparameters(args))
     except Exception as exc:  # SB3 raises many kinds on damaged files or other spaces
         envs.close()
         raise load_error(args.resume, exc) from None

@@ -42,7 +42,7 @@ class Recipe:
         "help": "league: the running win rates remember about this many matches per member"})
     privileged_critic: bool = field(default=False, metadata={
         "help": "the critic also sees the opponent's hand, the next stock card and the opponent's "
-                "deadwood during training; the policy never does (train/policy.py)"})
+                "deadwood during training; the policy never does (agents/nets/policy.py)"})
     shared_trunk: bool = field(default=False, metadata={
         "help": "card policy: one trunk for actor and critic (about half the FLOPs per sample)"})
     learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate"})

@@ -50,7 +50,7 @@ ENV_NAME = "hgin_batched"
 
 
 class CardNetAgent(BatchedPolicy):
-    """A :class:`train.card_net.CardNet` as a batched agent: one torch call per batch,
+    """A :class:`agents.nets.card_net.CardNet` as a batched agent: one torch call per batch,
     sampling its masked policy (league snapshots sample, as ``train.envs`` has them)."""
 
     name = "card_net"
@@ -95,10 +95,10 @@ NET_KEYS = ("hidden", "summary", "card_hidden", "relations", "knock_bound", "pri
 
 
 def build_net(net_config: dict, state: dict | None = None) -> Any:
-    """A :class:`train.card_net.CardNet` from the module's ``model_config`` and a state dict."""
+    """A :class:`agents.nets.card_net.CardNet` from the module's ``model_config`` and a state dict."""
     import torch
 
-    from train.card_net import CardNet
+    from agents.nets.card_net import CardNet
 
     layout = ObservationLayout(net_config["columns"], net_config.get("format", "duel"))
     # RLlib merges its default model_config keys (fcnet_hiddens...) in: only the net's are read.

@@ -3,7 +3,7 @@
     python -m train.rllib_export runs/my_rllib out.zip      # then: ppo:out.zip everywhere
 
 Why it is exact: :class:`train.rllib_module.CardRLModule` and SB3's
-:class:`train.policy.CardAwarePolicy` hold the same :class:`train.card_net.CardNet`
+:class:`agents.nets.policy.CardAwarePolicy` hold the same :class:`agents.nets.card_net.CardNet`
 parameters under the same names (the module's under ``net.``), so the exported policy is
 a MaskablePPO built with the module's sizes whose ``state_dict`` is the module's. The
 zip carries ``hgin_meta.json`` for the same rules and layout (and the privileged critic's
@@ -25,11 +25,11 @@ def export_ppo(checkpoint: str | Path, out: str | Path) -> Path:
     from ray.rllib.core.rl_module.rl_module import RLModule
     from sb3_contrib import MaskablePPO
 
+    from agents.nets.policy import CardAwarePolicy
     from agents.ppo import checkpoint_meta, save_checkpoint
     from agents.rllib_agent import MODULES_DIR, checkpoint_dir, read_meta
     from hgin_env.rules import get_rules
     from train.envs import BatchedVecEnv
-    from train.policy import CardAwarePolicy
     from train.rllib_module import net_state
 
     ckpt = checkpoint_dir(checkpoint)

@@ -1,7 +1,7 @@
 """The project's card network as an RLlib RLModule (new API stack).
 
 :class:`CardRLModule` is a ``TorchRLModule`` with the ``ValueFunctionAPI`` around one
-:class:`train.card_net.CardNet`, the very network ``train.ppo`` trains through SB3
+:class:`agents.nets.card_net.CardNet`, the very network ``train.ppo`` trains through SB3
 (``CardAwarePolicy``): the same classes, so a ``ppo:`` checkpoint's weights load into it
 and it exports back (``train.rllib_export``), key for key under the prefix ``net.``.
 

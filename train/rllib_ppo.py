@@ -10,7 +10,7 @@ steps its share of ``--n-envs`` matches of the batched engine as one vector env
 (:mod:`train.rllib_env`) in whole-batch steps, the opponents acting inside the runner on
 whole batches (heuristics as numpy agents, league snapshots and ``self`` as one torch
 call); the learner (:class:`train.rllib_learner.CardPPOLearner`) trains the project's card
-network as an RLModule (:mod:`train.rllib_module`, the same classes as ``train.policy``),
+network as an RLModule (:mod:`train.rllib_module`, the same classes as ``agents.nets.policy``),
 with the privileged critic under ``--privileged-critic``. One iteration = ``--n-envs`` x
 ``--n-steps`` learner decisions, then ``--n-epochs`` of minibatches of ``--batch-size``
 (4,096 / 1,024 by default, as ``train.ppo``). PPO's settings are SB3's: no KL penalty, no
@@ -369,18 +369,17 @@ def load_snapshot(path: str | Path) -> dict:
 def sb3_start_weights(path: str, rules: Any) -> tuple[dict, dict]:
     """``--init-from``: an SB3 checkpoint's CardNet weights and its network sizes (refused,
     in one line, if it was trained for another observation layout than the run's rules)."""
-    from sb3_contrib import MaskablePPO
-
+    from agents.nets.policy import load_model
     from agents.ppo import check_layout, load_error, read_meta
     from hgin_env.observation import ObservationLayout
 
     check_layout(read_meta(path), path, layout=ObservationLayout.for_rules(rules))
     try:
-        policy = MaskablePPO.load(path, device="cpu").policy
+        policy = load_model(path, device="cpu").policy
     except Exception as exc:  # SB3 raises many kinds on damaged files
         raise load_error(path, exc) from None
     if not hasattr(policy, "mlp_extractor") or not hasattr(policy, "sizes"):
-        raise ValueError(f"{path}: not a card-network policy (train.policy.CardAwarePolicy)")
+        raise ValueError(f"{path}: not a card-network policy (agents.nets.policy.CardAwarePolicy)")
     sizes = dict(policy.sizes, relations=policy.relations, knock_bound=policy.knock_bound,
                  shared_trunk=policy.shared_trunk, privileged=policy.privileged, format=policy.format)
     return {k: v.numpy() for k, v in policy.state_dict().items()}, sizes
