@@ -9,8 +9,8 @@ are run row by row through :class:`RowByRow`, which gives them exactly the obser
 dicts they always see.
 
 Every agent reads only the observation (through :class:`hgin_env.observation.ObservationLayout`)
-and the legal-action mask, like the scalar agents; :func:`make_batched_agent` builds one
-from the same names as :func:`agents.base.make_agent`.
+and the legal-action mask, like the scalar agents; :func:`agents.spec.make_batched_agent` builds
+one from the same specs as :func:`agents.spec.make_agent`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
-from hgin_env.observation import ObservationLayout, observation_dict
+from hgin_env.observation import observation_dict
 
-from .base import SeededAgent, make_agent
+from .base import SeededAgent
 from .batched_expert import BatchedExpert
+from .spec import make_batched_agent, register_batched, register_row_by_row  # noqa: F401  (re-exported)
 
 __all__ = ["BatchedAgent", "BatchedExpert", "BatchedPolicy", "BatchedRandom", "BatchedSimple", "RowByRow",
            "make_batched_agent", "most_likely_moves", "uniform_choice"]
@@ -197,31 +198,8 @@ class BatchedPolicy:
         return choice
 
 
-def make_batched_agent(spec: str, seed: int | None = None, columns: int | None = None,
-                       layout: ObservationLayout | None = None) -> Any:
-    """A batched agent from a name: ``random``, ``simple``, ``expert``, ``ppo:PATH``, ``rllib:PATH``; any
-    other name registered with :mod:`agents.base` (``search``...) runs row by row. It reads
-    ``layout`` (any format's; ``ObservationLayout.for_rules(rules)``), or the duel layout
-    of ``columns`` (default 3); a ``ppo:PATH`` trained for another layout is refused."""
-    if layout is None:
-        layout = ObservationLayout(3 if columns is None else columns)
-    elif columns is not None and columns != layout.columns:
-        raise ValueError(f"columns={columns} disagrees with the layout ({layout.columns} columns)")
-    if spec == "random":
-        return BatchedRandom(seed=seed, layout=layout)
-    if spec == "simple":
-        return BatchedSimple(seed=seed, layout=layout)
-    if spec == "expert":
-        return BatchedExpert(seed=seed, layout=layout)
-    if spec.startswith("ppo:"):
-        from .ppo import PPOAgent, shipped_policy
-
-        agent = PPOAgent.load(spec[4:] or shipped_policy(layout), seed=seed, layout=layout)
-        return BatchedPolicy(agent.model, deterministic=agent.deterministic, seed=seed)
-    if spec.startswith("rllib:"):  # an RLlib checkpoint: its module on the whole batch
-        from .rllib_agent import RLlibAgent
-
-        return RLlibAgent.load(spec[len("rllib:"):], seed=seed, layout=layout).batched(seed)
-    # The duel's scalar agents as before (columns); a format's read its layout.
-    kwargs: dict = {"columns": layout.columns} if layout.format == "duel" else {"layout": layout}
-    return RowByRow(make_agent(spec, seed=seed, **kwargs))
+# The batched forms of the built-in agents; ppo and rllib register theirs where they load.
+register_batched("random", lambda arg, seed=None, layout=None: BatchedRandom(seed=seed, layout=layout))
+register_batched("simple", lambda arg, seed=None, layout=None: BatchedSimple(seed=seed, layout=layout))
+register_batched("expert", lambda arg, seed=None, layout=None: BatchedExpert(seed=seed, layout=layout))
+register_row_by_row(RowByRow)

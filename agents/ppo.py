@@ -30,7 +30,7 @@ from hgin_env.observation import (
 )
 from hgin_env.rules import RULES_VERSION, Rules
 
-from .base import register_agent_prefix
+from .spec import register_agent_prefix, register_batched
 
 META_NAME = "hgin_meta.json"
 FORMAT = "hgin-maskable-ppo"
@@ -287,4 +287,13 @@ def _load_spec(arg: str, seed: int | None = None, **kwargs: Any) -> PPOAgent:
     return PPOAgent.load(path, seed=seed, **kwargs)
 
 
+def _batched_spec(arg: str, seed: int | None = None, layout: ObservationLayout | None = None) -> Any:
+    """``ppo:PATH`` over a batch: one torch call for every row (``ppo:`` the shipped policy)."""
+    from .batched import BatchedPolicy
+
+    agent = PPOAgent.load(arg or shipped_policy(layout), seed=seed, layout=layout)
+    return BatchedPolicy(agent.model, deterministic=agent.deterministic, seed=seed)
+
+
 register_agent_prefix("ppo", _load_spec)
+register_batched("ppo", _batched_spec)

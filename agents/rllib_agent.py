@@ -25,9 +25,9 @@ import numpy as np
 from hgin_env.envs.rllib import MASK_KEY, OBS_KEY, to_rllib_obs
 from hgin_env.observation import ObservationLayout
 
-from .base import register_agent_prefix
 from .batched import BatchedPolicy
 from .ppo import META_NAME, CheckpointError, TrainedAgent, check_layout, check_meta
+from .spec import register_agent_prefix, register_batched
 
 FORMAT = "hgin-rllib-ppo"
 #: Where ``Algorithm.save_to_path`` puts the learner's modules inside a checkpoint.
@@ -139,4 +139,10 @@ def _load_spec(arg: str, seed: int | None = None, **kwargs: Any) -> RLlibAgent:
     return RLlibAgent.load(arg, seed=seed, **kwargs)
 
 
+def _batched_spec(arg: str, seed: int | None = None, layout: ObservationLayout | None = None) -> Any:
+    """``rllib:PATH`` over a batch: its module on the whole batch."""
+    return _load_spec(arg, seed=seed, layout=layout).batched(seed)
+
+
 register_agent_prefix("rllib", _load_spec)
+register_batched("rllib", _batched_spec)

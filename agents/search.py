@@ -62,6 +62,7 @@ from hgin_env.rules import Rules, get_rules
 from .base import SeededAgent
 from .expert import ExpertAgent, ExpertParams, knock_timing
 from .simple import simple_action
+from .spec import parse_options
 from .view import ObsView, parse
 
 ROLLOUT_POLICIES = ("simple", "timed", "expert", "policy")
@@ -135,7 +136,7 @@ class SearchAgent(SeededAgent):
         if not isinstance(spec, str) or not spec.startswith("ppo:"):
             raise ValueError(f"policy must be a trained policy spec 'ppo:PATH' ('ppo:' = the "
                              f"shipped one), got {spec!r}")
-        from .batched import make_batched_agent
+        from .spec import make_batched_agent
 
         return make_batched_agent(spec, seed=seed, columns=self.rules.columns)
 
@@ -353,18 +354,7 @@ def search_from_spec(arg: str, seed: int | None = None, **kwargs: object) -> Sea
     """``make_agent("search:temperature=1,prior_k=2,policy=ppo:PATH")``: keyword arguments
     as ``key=value`` pairs separated by commas (values read as JSON when they parse, e.g.
     numbers, ``true``, ``null``; else as text), so a variant fits in one agent name."""
-    import json
-
-    options: dict[str, object] = {}
-    for item in filter(None, arg.split(",")):
-        key, sep, text = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"search spec {arg!r}: {item!r} is not key=value")
-        try:
-            value: object = json.loads(text)
-        except json.JSONDecodeError:
-            value = text
-        options[key.strip()] = value
+    options = parse_options(arg, "search")
     clash = options.keys() & kwargs.keys()
     if clash:
         raise ValueError(f"search spec {arg!r} and the keyword arguments both set {sorted(clash)}")

@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.base import make_agent
 from agents.openspiel import (
     OS_DRAW_STOCK,
     OS_DRAW_UPCARD,
@@ -33,6 +32,7 @@ from agents.openspiel import (
     rules_from_params,
     to_openspiel_card,
 )
+from agents.spec import make_agent
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, format_card, format_cards
 from hgin_env.game import Game

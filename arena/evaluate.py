@@ -6,7 +6,7 @@ exploitability probe and the demo.
 
 from __future__ import annotations
 
-from agents.base import make_agent
+from agents.spec import make_agent
 from hgin_env.observation import ObservationLayout
 from hgin_env.rules import get_rules
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import make_agent
+from agents.spec import make_agent, split_label
 from hgin_env.loop import run_match
 from hgin_env.match import Match, SeatHand
 from hgin_env.observation import ObservationLayout
@@ -67,16 +67,12 @@ def as_spec(agent: str | AgentSpec | tuple[str, dict]) -> AgentSpec:
     if isinstance(agent, AgentSpec):
         return agent
     if isinstance(agent, tuple):
-        name, kwargs = agent
-        label, sep, real = name.partition("=")
-        if sep:
-            return AgentSpec(real, tuple(sorted(kwargs.items())), label)
-        return AgentSpec(name, tuple(sorted(kwargs.items())), name)
+        text, kwargs = agent
+        label, name = split_label(text)
+        return AgentSpec(name, tuple(sorted(kwargs.items())), label)
     if isinstance(agent, str):
-        label, sep, real = agent.partition("=")
-        if sep and ":" not in label:
-            return AgentSpec(real, (), label)
-        return AgentSpec(agent, (), agent)
+        label, name = split_label(agent)
+        return AgentSpec(name, (), label)
     raise TypeError(f"an agent spec must be a name, (name, kwargs) or AgentSpec, not {type(agent)}")
 
 

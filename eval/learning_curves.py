@@ -57,7 +57,7 @@ def evaluate_runs(runs: Sequence[Path], opponents: Sequence[str], matches: int, 
                   start: str = "", progress: bool = True) -> list[dict]:
     """One row per (run, checkpoint, opponent) in ``out/curves.csv``; rows already there
     (same checkpoint, opponent, matches and seed) are kept, not replayed."""
-    from agents.base import make_agent
+    from agents.spec import make_agent
     from arena.evaluate import evaluate_against
 
     out.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from .common import BUILTIN_OPPONENTS, CliError
 
 def make_opponent(spec: str, seed: int, rules: Rules) -> tuple[Any, str]:
     """Build the opponent agent from ``random|simple|expert``, ``ppo``, ``ppo:PATH`` or a PATH."""
-    from agents.base import known_agents, make_agent
+    from agents.spec import known_agents, make_agent
 
     if spec in BUILTIN_OPPONENTS or (":" in spec and not Path(spec).exists()):
         name, label = spec, spec

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.base import make_agent
+from agents.spec import make_agent, split_kind
 from arena.records import MAX_SEED, describe_move
 from hgin_env import actions as A
 from hgin_env.match import Match, RoundResult, SeatHand
@@ -100,8 +100,8 @@ def check_agent_spec(spec: Any, policy_dirs: Sequence[Path]) -> SeatAgent:
         return SeatAgent(spec, spec)
     if spec in ("ppo", "ppo:"):
         return SeatAgent("ppo", "ppo:")
-    prefix, sep, arg = spec.partition(":")
-    if not sep or prefix not in ("ppo", "rllib") or not arg:
+    prefix, arg = split_kind(spec)
+    if prefix not in ("ppo", "rllib") or not arg:
         raise Refused(400, f"unknown agent {spec!r}; known: {', '.join(BUILTIN_AGENTS)}, ppo, ppo:PATH, rllib:PATH")
     what = ".zip checkpoint" if prefix == "ppo" else "checkpoint folder"
     try:
@@ -199,7 +199,7 @@ class WebGame:
     @property
     def slow(self) -> bool:
         """Whether a seat's agent is one of :data:`SLOW_AGENTS` (its moves run apart)."""
-        return any(s is not None and s.spec.partition(":")[0] in SLOW_AGENTS for s in self.seats)
+        return any(s is not None and split_kind(s.spec)[0] in SLOW_AGENTS for s in self.seats)
 
     def holds(self, token: str | None) -> bool:
         """Whether ``token`` is this game's seat token."""

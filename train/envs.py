@@ -15,8 +15,8 @@ import gymnasium
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.base import make_agent
 from agents.batched import BatchedPolicy
+from agents.spec import make_agent, split_kind
 from hgin_env.envs.single_agent import SingleAgentEnv
 from hgin_env.observation import ObservationLayout
 from hgin_env.rules import Rules, get_rules
@@ -59,7 +59,7 @@ class TrainingEnv(SingleAgentEnv):
         for i, spec in enumerate(specs):
             if spec not in self._agent_cache:
                 # The duel's agents as before (columns); a format's read its layout.
-                if spec.startswith("ppo"):
+                if split_kind(spec)[0] == "ppo":
                     kwargs: dict = {} if layout.format == "duel" else {"layout": layout}
                 else:
                     kwargs = {"columns": layout.columns} if layout.format == "duel" else {"layout": layout}
@@ -86,7 +86,7 @@ def batched_opponent(spec: str, seed: int, columns: int | None = None,
     (the same, sampling its policy), ``self`` (the live learner, see :class:`LivePolicy`),
     or any other registered name (``search``...) row by row. It reads ``layout`` (any
     format's), or the duel layout of ``columns``."""
-    from agents.batched import make_batched_agent
+    from agents.spec import make_batched_agent
 
     if layout is None:
         layout = ObservationLayout(3 if columns is None else columns)

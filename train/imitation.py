@@ -47,7 +47,7 @@ class Demonstrations:
 def _play_and_record(teacher: str, opponent: str, seed: int, rules: Rules, gamma: float,
                      match_bonus: float, reward: str = "points", shaping: float = 0.0,
                      shaping_potential: str = "deadwood") -> Demonstrations:
-    from agents.base import make_agent
+    from agents.spec import make_agent
 
     seat = seed % 2
     agents = [None, None]

@@ -75,6 +75,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agents.spec import parse_mixture  # noqa: F401  (the opponents flag's grammar; re-exported)
 from train.recipe import Recipe
 
 if TYPE_CHECKING:  # torch and SB3 load only when training starts (``--help`` stays quick)
@@ -201,24 +202,6 @@ def run_folder_of(checkpoint: Path) -> Path | None:
         if (folder / "args.json").is_file():
             return folder
     return None
-
-
-def parse_mixture(text: str) -> tuple[list[str], list[float]]:
-    """'simple:0.5,expert:0.5' -> (['simple', 'expert'], [0.5, 0.5]); 'ppo:PATH:0.2' works too."""
-    specs, weights = [], []
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        name, _, weight = part.rpartition(":")
-        try:
-            w = float(weight)
-        except ValueError:
-            name, w = part, 1.0
-        if not name:
-            name, w = part, 1.0
-        specs.append(name)
-        weights.append(w)
-    if not specs:
-        raise ValueError(f"no opponents in {text!r}")
-    return specs, weights
 
 
 #: The batched engine's default (matches, rollout steps per match) per format. A

@@ -59,7 +59,8 @@ from typing import Any
 
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
-from train.ppo import BATCHED_DEFAULTS, parse_mixture
+from agents.spec import parse_mixture
+from train.ppo import BATCHED_DEFAULTS
 from train.ppo import parse_args as parse_dataclass_args
 from train.recipe import Recipe
 
