@@ -23,6 +23,7 @@ heuristic play (the batched Simple and Expert). Each step a fifth of the matches
 
     python -m eval.differential --hands 20000            # every profile and variant
     python -m eval.differential --decisions 300000 --profiles hollywood_three_hand
+    python -m eval.differential --engine numpy           # the numpy reference path (default: compiled)
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.batch import HAND_KINDS, BatchGame
+from hgin_env.batch.engines import ENGINE_VARIABLE, ENGINES, resolve_engine
 from hgin_env.batch.vector import seat_summary
 from hgin_env.cards import NUM_CARDS
 from hgin_env.envs.aec import raw_env
@@ -126,15 +128,19 @@ class _Players:
 
 
 def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0, max_steps: int | None = None,
-        reward: str = "points", decisions: int = 0, match_bonus: float = 0.0) -> dict[str, dict]:
+        reward: str = "points", decisions: int = 0, match_bonus: float = 0.0,
+        engine: str | None = None) -> dict[str, dict]:
     """Play ``hands`` hands (per profile; and at least ``decisions`` decisions) in ``n``
     parallel matches through both engines, in reward mode ``reward`` with ``match_bonus``;
-    raise AssertionError at the first difference. Returns counts per profile."""
+    raise AssertionError at the first difference. ``engine`` is the batched engine's
+    implementation ("numba", "numpy"; default :func:`~hgin_env.batch.engines.resolve_engine`'s).
+    Returns counts per profile."""
     out: dict[str, dict] = {}
     for k, (name, rules) in enumerate(profiles.items()):
         rules = get_rules(rules)
         rng = np.random.default_rng([seed, k])
-        batch = BatchGame(n, rules=rules, seed=seed * 1000 + k, reward=reward, match_bonus=match_bonus)
+        batch = BatchGame(n, rules=rules, seed=seed * 1000 + k, reward=reward, match_bonus=match_bonus,
+                          engine=engine)
         players = _Players(n, batch.layout, rng, seed * 1000 + k)
         envs = [_env(rules, reward, match_bonus, int(s)) for s in batch.match_seeds]
         kinds: Counter[str] = Counter()
@@ -232,7 +238,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="match bonus of the dense reward modes (default 1.0, train.ppo's)")
     parser.add_argument("--rewards", nargs="*", default=list(REWARD_MODES), choices=REWARD_MODES,
                         help="reward modes, each on its own share of every profile (default: all three)")
+    parser.add_argument("--engine", choices=ENGINES, default=None,
+                        help=f"the batched engine's implementation (default: ${ENGINE_VARIABLE}, else numba "
+                             f"where installed)")
     args = parser.parse_args(argv)
+    engine = resolve_engine(args.engine)
     profiles = all_profiles()
     if args.profiles:
         unknown = sorted(set(args.profiles) - set(profiles))
@@ -249,7 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         stats = {"hands": 0, "matches": 0, "decisions": 0, "rounds": 0, "kinds": Counter()}
         for m, mode in enumerate(modes):
             one = run({name: rules}, args.games, per, seed=args.seed * 100 + k * 7 + m, reward=mode,
-                      decisions=per_decisions, match_bonus=0.0 if mode == "match" else args.match_bonus)[name]
+                      decisions=per_decisions, match_bonus=0.0 if mode == "match" else args.match_bonus,
+                      engine=engine)[name]
             for key in ("hands", "matches", "decisions", "rounds"):
                 stats[key] += one[key]
             stats["kinds"].update(one["kinds"])
@@ -262,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name:30s} hands {stats['hands']:7d}  matches {stats['matches']:5d}  "
               f"decisions {stats['decisions']:8d}{rounds}  {kinds}", flush=True)
     took = time.perf_counter() - start
-    print(f"all {len(profiles)} profiles, rewards {'/'.join(modes)} (match bonus {args.match_bonus}): "
+    print(f"engine {engine}: all {len(profiles)} profiles, rewards {'/'.join(modes)} (match bonus {args.match_bonus}): "
           f"{hands} hands, {matches} matches, "
           f"{decisions} decisions compared step by step in {took:.0f} s, 0 differences; "
           f"hand kinds {dict(sorted(total.items()))}")

@@ -14,18 +14,24 @@ from hgin_env.batch import BatchGame
 from hgin_env.game import Game
 from hgin_env.match import Match
 
+#: Both implementations of the batched engine: the compiled kernels (``make test`` installs
+#: numba with the ``fast`` extra) and the numpy reference.
+ENGINES = ["numba", "numpy"]
 
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("name", sorted(all_profiles()))
-def test_batch_matches_game_step_by_step(name):
-    stats = run({name: all_profiles()[name]}, n=6, hands=12, seed=3)[name]
+def test_batch_matches_game_step_by_step(name, engine):
+    stats = run({name: all_profiles()[name]}, n=6, hands=12, seed=3, engine=engine)[name]
     assert stats["hands"] >= 12
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("name", ["short_match", "three_hand_short", "partnership_short"])
 @pytest.mark.parametrize("reward", ["match", "columns", "points"])
-def test_matches_end_and_restart_with_recorded_seeds_in_every_reward_mode(name, reward):
+def test_matches_end_and_restart_with_recorded_seeds_in_every_reward_mode(name, reward, engine):
     stats = run({name: all_profiles()[name]}, n=3, hands=27, seed=5, reward=reward,
-                match_bonus=0.0 if reward == "match" else 0.5)[name]
+                match_bonus=0.0 if reward == "match" else 0.5, engine=engine)[name]
     assert stats["matches"] >= 2  # finished matches' sheets, summaries and rewards compared
     if name == "partnership_short":
         assert stats["rounds"] >= 6

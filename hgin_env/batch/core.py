@@ -81,6 +81,9 @@ def privileged_size(format: str = "duel") -> int:
     return sum(width for _, width in privileged_slices(format))
 
 
+_NO_TABLES = np.zeros(0, dtype=np.int64)
+
+
 @dataclass
 class StepResult:
     """What one ``BatchGame.step`` did in each match (arrays of length N; seats and sheet
@@ -121,7 +124,8 @@ class BatchGame(TableBatch):
     """
 
     def __init__(self, n: int, rules: Rules | str | dict | None = None, seed: int | None = None,
-                 reward: str = "match", seeds: list[int] | np.ndarray | None = None, match_bonus: float = 0.0):
+                 reward: str = "match", seeds: list[int] | np.ndarray | None = None, match_bonus: float = 0.0,
+                 engine: str | None = None):
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
             raise ValueError(f"n must be an int >= 1, got {n!r}")
         check_mode(reward)
@@ -132,7 +136,7 @@ class BatchGame(TableBatch):
         self.format = rules.format
         self.num_players = rules.num_players
         seating_cls = SEATINGS[self.format]
-        super().__init__(n * seating_cls.tables_per_match, rules, ObservationLayout.for_rules(rules))
+        super().__init__(n * seating_cls.tables_per_match, rules, ObservationLayout.for_rules(rules), engine)
         self.arange = np.arange(n)
         self.seating = seating_cls(self)
         self._one_table = seating_cls.one_table
@@ -244,7 +248,8 @@ class BatchGame(TableBatch):
         """bool [N, 108]: the legal actions of each match's acting seat (a view; do not keep)."""
         if self._mask_fresh:
             return self._mask
-        self._mask.fill(False)
+        if self._kernels is None:  # the compiled masks write every entry
+            self._mask.fill(False)
         self.table_masks(None if self._one_table else self.seating.acting_table, self._mask)
         self._mask_fresh = True
         return self._mask
@@ -255,8 +260,12 @@ class BatchGame(TableBatch):
         the next step)."""
         if self._obs_fresh:
             return self._obs
-        self.table_observations(self._obs, None if self._one_table else self.seating.acting_table)
-        self._obs[:, self._ctx_slice] = self.context[self.arange, self.current_seat]
+        if self._kernels is not None:
+            tables = self.table_range if self._one_table else self.seating.acting_table
+            self.observe_tables(self._obs, tables, self.arange, self.current_seat, self.context)
+        else:
+            self.table_observations(self._obs, None if self._one_table else self.seating.acting_table)
+            self._obs[:, self._ctx_slice] = self.context[self.arange, self.current_seat]
         self._obs_fresh = True
         return self._obs
 
@@ -267,10 +276,14 @@ class BatchGame(TableBatch):
         while its two opponents play the whole hand), at the cost of those rows."""
         if self._obs_fresh and self._mask_fresh:
             return self._obs[rows], self._mask[rows]
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
         t = rows if self._one_table else self.seating.acting_table[rows]
         obs = np.empty((rows.size, self.layout.size), dtype=np.float32)
-        self.table_observations(obs, t)
-        obs[:, self._ctx_slice] = self.context[rows, self.current_seat[rows]]
+        if self._kernels is not None:
+            self.observe_tables(obs, t, rows, self.current_seat, self.context)
+        else:
+            self.table_observations(obs, t)
+            obs[:, self._ctx_slice] = self.context[rows, self.current_seat[rows]]
         masks = np.zeros((rows.size, A.NUM_ACTIONS), dtype=bool)
         self.table_masks(t, masks)
         return obs, masks
@@ -306,15 +319,12 @@ class BatchGame(TableBatch):
             knocker=np.full(n, -1, dtype=np.int8), hand_points=np.zeros(n, dtype=np.int32),
             match_winner=np.full(n, -1, dtype=np.int8), finished={},
             round_over=np.zeros(n, dtype=bool))
-        ended = self.apply_tables(table_actions)
+        ended = self.step_tables(table_actions)  # the tables that moved on are refreshed
         dealt = self._end_hands(ended, table_actions, out) if ended else []
-        if self._one_table:
-            refresh = moved
-        else:
+        if not self._one_table:
             going = ~out.hand_over[moved]
             self.seating.after_moves(moved[going], player_before[going])
-            refresh = np.union1d(acting, np.array(dealt, dtype=np.int64)) if dealt else acting
-        self._after_step(refresh)
+        self._after_step(np.array(sorted(set(ended).union(dealt)), dtype=np.int64) if ended else _NO_TABLES)
         return out
 
     def _end_hands(self, ended: list[int], a: np.ndarray, out: StepResult) -> list[int]:

@@ -23,6 +23,7 @@ from ..melds import deadwood_without_batch, min_deadwood_batch
 from ..observation import DEADWOOD_FRACTIONS, KNOCK_LIMIT_SCALE, STOCK_SCALE, ObservationLayout
 from ..rules import Rules
 from ..scoring import HandResult, settle
+from .engines import resolve_engine
 
 _BIT = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
 _FIRST_UPCARD = int(Phase.FIRST_UPCARD)
@@ -43,6 +44,15 @@ _DD_VALUE = np.ones(int(_NO_DW) + 1, dtype=np.float32)
 _DD_VALUE[:341] = FRACTION
 #: The six bit slices of the observation, in the order ``observations`` stacks them.
 _BIT_SLICES = ("hand", "discard_top", "discard_rest", "opponent_known", "opponent_discards", "own_discards")
+#: The other slices the compiled observation writes, in the order its offsets take them
+#: (``kernels.table_observations``); ``own_columns`` starts the match's context.
+_OBS_SCALARS = ("discard_deadwood", "deadwood", "take_deadwood", "stock_size", "phase", "knock_limit", "doubled",
+                "is_dealer", "opponent_passed", "own_columns")
+#: The table arrays the compiled kernels read and write, and which of them are card masks.
+_KERNEL_STATE = ("hands", "known", "discarded", "passed", "decks", "stock_pos", "pile", "pile_len", "pile_mask",
+                 "dealer", "current_player", "phase", "knock_limit", "multiplier", "taken", "forced", "turns",
+                 "_after", "_dw_now", "_take_dw", "_dw10", "_can_take")
+_MASKS = frozenset({"hands", "known", "discarded", "pile_mask"})
 
 
 def bits(masks: np.ndarray) -> np.ndarray:
@@ -89,8 +99,11 @@ class TableBatch:
     """T two-player tables, one hand each (see the module docstring). The arrays are
     indexed by table; ``current_player[t]`` is the player (0 or 1) to act at table ``t``."""
 
-    def __init__(self, tables: int, rules: Rules, layout: ObservationLayout):
+    def __init__(self, tables: int, rules: Rules, layout: ObservationLayout, engine: str | None = None):
         t = tables
+        #: "numba" (the compiled kernels, :mod:`hgin_env.batch.kernels`) or "numpy" (this
+        #: module's methods, the reference); see :func:`hgin_env.batch.engines.resolve_engine`.
+        self.engine = resolve_engine(engine)
         self.rules = rules
         self.layout = layout
         self._slices = layout.slices
@@ -129,6 +142,44 @@ class TableBatch:
         starts = [self._slices[name].start for name in _BIT_SLICES]
         self._bit_block = slice(starts[0], starts[0] + 6 * NUM_CARDS) \
             if starts == [starts[0] + k * NUM_CARDS for k in range(6)] else None
+        self._kernels = None
+        if self.engine == "numba":
+            self._setup_kernels()
+
+    def _setup_kernels(self) -> None:
+        """The compiled engine's views and constants: the masks as int64 (the kernels' integer
+        arithmetic stays signed), the rules as ints, the showdown results, the offsets."""
+        from . import kernels
+
+        self._kernels = kernels
+        r = self.rules
+        # The arrays as the kernels take them, every one a view of the attribute.
+        self._state = {name: getattr(self, name).view(np.int64) if name in _MASKS else getattr(self, name)
+                       for name in _KERNEL_STATE}
+        self._deal_rules = np.array([r.oklahoma, r.oklahoma_ace_gin_only, r.spade_multiplier, r.knock_limit,
+                                     r.first_upcard_offer], dtype=np.int64)
+        self._step_rules = np.array([r.dead_hand_stock, r.max_turns, r.gin_bonus, r.undercut_bonus,
+                                     -1 if r.big_gin_bonus is None else r.big_gin_bonus], dtype=np.int64)
+        n = self.table_range.size
+        self._ended = np.zeros(n, dtype=np.int64)
+        #: Per table: the showdown of the hand the last step ended (kind code, knocker wins, points).
+        self._settled = np.zeros((n, 3), dtype=np.int64)
+        s = self._slices
+        self._obs_offsets = np.array([s[name].start for name in _BIT_SLICES + _OBS_SCALARS], dtype=np.int64)
+        st = self._state
+        self._deal_args = tuple(st[name] for name in (
+            "hands", "known", "discarded", "passed", "decks", "stock_pos", "pile", "pile_len", "pile_mask", "dealer",
+            "current_player", "phase", "knock_limit", "multiplier", "taken", "forced", "turns", "_dw10")) \
+            + (self._deal_rules,)
+        self._refresh_args = tuple(st[name] for name in (
+            "hands", "current_player", "phase", "pile", "pile_len", "forced", "_after", "_dw_now", "_take_dw",
+            "_dw10", "_can_take"))
+        self._step_args = tuple(st[name] for name in _KERNEL_STATE) + (self._step_rules, self._ended, self._settled)
+        self._mask_args = tuple(st[name] for name in (
+            "phase", "_can_take", "_after", "taken", "knock_limit", "_dw_now")) + (self._big_gin,)
+        self._obs_args = tuple(st[name] for name in (
+            "hands", "known", "discarded", "passed", "stock_pos", "pile", "pile_len", "pile_mask", "dealer",
+            "current_player", "phase", "knock_limit", "multiplier", "_after", "_dw_now", "_take_dw"))
 
     # ------------------------------------------------------------------ dealing
     def deal_tables(self, idx: np.ndarray, decks: np.ndarray, dealer: np.ndarray) -> None:
@@ -137,6 +188,11 @@ class TableBatch:
         cards 0..19 alternately to the non-dealer and the dealer, 20 the upcard, the rest
         the stock in drawing order. The caller refreshes the derived state."""
         if idx.size == 0:
+            return
+        if self._kernels is not None:
+            self._kernels.deal_tables(np.ascontiguousarray(idx, dtype=np.int64),
+                                      np.ascontiguousarray(decks, dtype=np.int64),
+                                      np.ascontiguousarray(dealer, dtype=np.int64), *self._deal_args)
             return
         self.decks[idx] = decks
         self.dealer[idx] = dealer
@@ -178,6 +234,9 @@ class TableBatch:
         after taking the face-up card."""
         if idx.size == 0:
             return
+        if self._kernels is not None:
+            self._kernels.refresh_tables(np.ascontiguousarray(idx, dtype=np.int64), *self._refresh_args)
+            return
         p = self.current_player[idx]
         hand = self.hands[idx, p]
         phase = self.phase[idx]
@@ -217,6 +276,10 @@ class TableBatch:
     def table_masks(self, t: np.ndarray | None, m: np.ndarray) -> None:
         """Fill ``m`` (bool [k, 108], all False) with the legal actions of the acting player
         of tables ``t`` (None: every table, in order)."""
+        if self._kernels is not None:
+            tables = self.table_range if t is None else np.ascontiguousarray(t, dtype=np.int64)
+            self._kernels.table_masks(tables, m, *self._mask_args)
+            return
         if t is None:
             phase, can_take, after, taken = self.phase, self._can_take, self._after, self.taken
             limit, dw_now = self.knock_limit, self._dw_now
@@ -285,7 +348,26 @@ class TableBatch:
         o[:, s["is_dealer"].start] = dealer == p
         o[:, s["opponent_passed"].start] = self.passed[t, q]
 
+    def observe_tables(self, o: np.ndarray, tables: np.ndarray, matches: np.ndarray, seats: np.ndarray,
+                       context: np.ndarray) -> None:
+        """The compiled engine's observation rows (numpy: :meth:`table_observations` and a
+        copy of the context): row k of ``o`` is the acting player's observation at table
+        ``tables[k]``, followed by ``context[i, seats[i]]`` with ``i = matches[k]``."""
+        self._kernels.table_observations(o, tables, matches, seats, context, self._obs_offsets, *self._obs_args)
+
     # ------------------------------------------------------------------ stepping
+    def step_tables(self, a: np.ndarray) -> list[int]:
+        """Apply ``a[t]`` (a legal action id, or -1: the table waits) at every table and
+        refresh the derived state of the tables that moved on; returns the tables whose hand
+        the action ended, ascending (:meth:`apply_tables`): the caller settles them
+        (:meth:`settle_table`), deals, and refreshes them."""
+        if self._kernels is not None:
+            return self._ended[:self._kernels.apply_tables(a, *self._step_args)].tolist()
+        ended = self.apply_tables(a)
+        moved = np.flatnonzero(a >= 0)
+        self.refresh_tables(np.setdiff1d(moved, ended, assume_unique=True) if ended else moved)
+        return ended
+
     def apply_tables(self, a: np.ndarray) -> list[int]:
         """Apply ``a[t]`` (a legal action id, or -1: the table waits) at every table; returns
         the tables whose hand the action ended (a knock, big gin, or a discard at the
@@ -369,6 +451,9 @@ class TableBatch:
         knocker being ``current_player[t]``), or None for a dead hand."""
         if action < A.KNOCK:
             return None
+        if self._kernels is not None:  # settled by the step's kernel
+            kind, knocker_wins, points = self._settled[t].tolist()
+            return HandResult(kind=HAND_KINDS[kind], winner="knocker" if knocker_wins else "defender", points=points)
         k = int(self.current_player[t])
         return settle(mask_to_cards(int(self.hands[t, k])), mask_to_cards(int(self.hands[t, 1 - k])),
                       self.rules, knock_limit=int(self.knock_limit[t]), multiplier=int(self.multiplier[t]))
