@@ -11,11 +11,11 @@ export NO_MKDOCS_2_WARNING := 1
 
 # Extras per target (stamp $(VENV)/.<target>): each list is one install, so a new extra goes
 # into one variable.
-EXTRAS_demo := train
-EXTRAS_test := train,dev,docs,rllib,web,openspiel
+EXTRAS_demo := train,fast
+EXTRAS_test := train,fast,dev,docs,rllib,web,openspiel
 EXTRAS_docs := docs
-EXTRAS_rllib := train,rllib
-EXTRAS_web := train,web
+EXTRAS_rllib := train,fast,rllib
+EXTRAS_web := train,fast,web
 
 # CPU torch: the plain `torch` wheel on Linux is the multi-GB CUDA build. The PyTorch CPU index
 # is tried first with a short timeout; where it cannot be reached, pip's default index is used

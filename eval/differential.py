@@ -37,6 +37,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hgin_env import actions as A
+from hgin_env import observation
 from hgin_env.batch import HAND_KINDS, BatchGame
 from hgin_env.batch.engines import ENGINE_VARIABLE, ENGINES, resolve_engine
 from hgin_env.batch.vector import seat_summary
@@ -134,7 +135,18 @@ def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0, max_steps
     parallel matches through both engines, in reward mode ``reward`` with ``match_bonus``;
     raise AssertionError at the first difference. ``engine`` is the batched engine's
     implementation ("numba", "numpy"; default :func:`~hgin_env.batch.engines.resolve_engine`'s).
+    The scalar side always observes through the Python reference encoder, so the compiled
+    kernels (which the compiled scalar encoder shares) are checked against independent code.
     Returns counts per profile."""
+    before = observation.use_engine("numpy")
+    try:
+        return _run(profiles, n, hands, seed, max_steps, reward, decisions, match_bonus, engine)
+    finally:
+        observation.use_engine(before)
+
+
+def _run(profiles: dict[str, Rules], n: int, hands: int, seed: int, max_steps: int | None, reward: str,
+         decisions: int, match_bonus: float, engine: str | None) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for k, (name, rules) in enumerate(profiles.items()):
         rules = get_rules(rules)

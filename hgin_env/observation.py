@@ -60,6 +60,7 @@ import numpy as np
 
 from .actions import NUM_ACTIONS
 from .cards import NUM_CARDS, format_cards
+from .compiled import resolve_engine
 from .game import Game, Phase
 from .melds import CARD_BITS_U64, cached_after_discard, cached_deadwood
 from .scoring import Scoreboard
@@ -331,9 +332,17 @@ def _check_packed_order() -> None:
 def encode(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray:
     """The observation vector of ``player`` (reads public state and that player's hand).
 
-    Built as one float32 byte string (C-level joins of precomputed per-byte floats) and
-    turned into an array once: a few microseconds per call.
-    """
+    Compiled where numba is installed (:func:`hgin_env.card_kernels.encode_table_row`
+    writes the table part in one call, the match context is copied from its cache), else
+    the Python reference; both give the same vector bit for bit
+    (tests/test_compiled_engine.py). ``HGIN_ENGINE`` at import, or :func:`use_engine`,
+    picks one."""
+    return _ENCODE(game, player, out)
+
+
+def _encode_python(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray:
+    """:func:`encode`'s reference path (the engine "numpy"): built as one float32 byte
+    string (C-level joins of precomputed per-byte floats) and turned into an array once."""
     opp = 1 - player
     hand = game.hands[player]
     pile = game.discard_pile
@@ -371,6 +380,53 @@ def encode(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray
         return vec.copy()
     out[:] = vec
     return out
+
+
+def _encode_compiled(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray:
+    """:func:`encode`'s compiled path (the engine "numba")."""
+    opp = 1 - player
+    pile = game.discard_pile
+    if pile:
+        top_card = pile[-1]
+        rest = sum(map(_BIT_OF, pile)) & ~(1 << top_card)
+    else:
+        top_card, rest = -1, 0
+    context = _match_context_bytes(game, player)
+    vec = np.empty(_TABLE_SIZE + len(context) // 4, dtype=np.float32) if out is None else out
+    phase = game.phase
+    _KERNELS.encode_table_row(
+        vec, _OFFSETS, _SCALES, _FRACTIONS, game.hands[player], top_card, rest, game.known_cards[opp],
+        game.discarded[opp], game.discarded[player], int(phase), game.current_player == player and phase < _HAND_OVER,
+        phase in _DRAWING and not game.forced_stock_draw, len(game.stock), game.knock_limit, game.multiplier > 1,
+        game.dealer == player, game.passed_upcard[opp])
+    vec[_TABLE_SIZE:] = np.frombuffer(context, dtype=np.float32)
+    return vec
+
+
+def use_engine(engine: str | None = None) -> str:
+    """Make :func:`encode` (so every scalar observation) run ``engine`` ("numba": the
+    compiled path, "numpy": the Python reference; None: :func:`hgin_env.compiled.resolve_engine`'s
+    choice); returns the engine it ran before. The differential runs the scalar side on the
+    reference, so that it checks the compiled batched engine against independent code."""
+    global _ENCODE, _KERNELS
+    before = "numba" if _ENCODE is _encode_compiled else "numpy"
+    if resolve_engine(engine) == "numba":
+        from . import card_kernels
+
+        _KERNELS = card_kernels
+        _ENCODE = _encode_compiled
+    else:
+        _ENCODE = _encode_python
+    return before
+
+
+def encode_with(engine: str, game: Game, player: int) -> np.ndarray:
+    """:func:`encode` on ``engine`` for this one call (tests, warming the kernels)."""
+    before = use_engine(engine)
+    try:
+        return encode(game, player)
+    finally:
+        use_engine(before)
 
 
 class StateCache:
@@ -687,3 +743,19 @@ def hand_from_observation(vector: np.ndarray, columns: int = 3) -> list[int]:
     """The player's card ids from an observation vector (any format: the hand slice is at
     the same offset in every layout)."""
     return ObservationLayout(columns).cards(vector, "hand")
+
+
+#: What the compiled path passes to the kernel: the starts of the table slices (in
+#: ``card_kernels.write_table_row``'s order), the stock and knock-limit scales, the deadwood
+#: numbers; the table part ends where the match context starts.
+_OFFSETS = np.array([_slices(3)[name].start for name in (*_CARD_SLICES, *(n for n, _ in _SCALARS))],
+                    dtype=np.int64)
+_SCALES = np.array([STOCK_SCALE, KNOCK_LIMIT_SCALE], dtype=np.float64)
+_FRACTIONS = np.array(DEADWOOD_FRACTIONS, dtype=np.float32)
+_TABLE_SIZE = context_start(3)
+_KERNELS = None  # hgin_env.card_kernels, imported when the compiled path is chosen
+_ENCODE = _encode_python
+
+# The scalar observer's engine, chosen once at import (HGIN_ENGINE, else compiled where numba
+# is installed): a choice per call would cost an environment lookup per observation.
+use_engine()

@@ -19,7 +19,10 @@ def test_bench_tiny_without_anchors(tmp_path, capsys) -> None:
                 "**ours Game engine**", "**simple vs simple**", "**expert vs expert**"):
         assert row in text, row
     assert "| contender | per unit | per second | x ref | notes |" in text
-    assert "**ours BatchGame N=64**" in text
+    # The batched engine's rows: both implementations, side by side in the one run.
+    assert "**ours BatchGame N=64 compiled**" in text and "**ours BatchGame N=64 numpy**" in text
+    assert {"ours BatchGame N=64 compiled (hollywood_three_hand)",
+            "ours BatchGame N=64 numpy (hollywood_partnership)"} <= data_rows(tmp_path, "batch_steps")
     assert "**expert (batched)**" in text and "**expert (row by row)**" in text
     assert data_rows(tmp_path, "expert_agents") == {"expert (batched)", "expert (row by row)"}
     assert "OpenSpiel" not in text.split("What a hand is")[0].split("Inputs:")[1]

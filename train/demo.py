@@ -68,6 +68,19 @@ def expectation(rows: list[dict], seconds: float) -> str:
     return "\n".join(lines)
 
 
+def engine_line() -> str:
+    """The batched engine's heading: which implementation trains, and (compiled) how long its
+    kernels took to compile on this machine's first run or to load from numba's cache."""
+    from hgin_env.batch.engines import ENGINE_VARIABLE, resolve_engine, warm_kernels
+
+    if resolve_engine() == "numpy":
+        return (f"== engine: the numpy batched engine (numba not installed, or {ENGINE_VARIABLE}=numpy; "
+                f"pip install numba for the compiled one) ==")
+    seconds = warm_kernels()
+    return (f"== engine: compiled kernels (numba) ready in {seconds:.1f} s (compiled once on a new machine, "
+            f"loaded from numba's cache afterwards) ==")
+
+
 def training_steps(total: int, rollout: int) -> str:
     """How many steps the training makes, said so that the progress bar's count matches:
     PPO learns in whole rollouts, so it runs on to the first multiple of ``rollout`` at or
@@ -168,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     recipe = dict(out_dir=str(out.parent), seed=args.seed, n_envs=args.n_envs, n_steps=n_steps, batch_size=256,
                   eval_every=0, checkpoint_every=0, hidden=256, summary=128, card_hidden=64, learning_rate=1e-4,
                   ent_coef=0.003, clip_range=0.1)
+    print(engine_line())
     start_weights = ""
     if args.imitation_matches:
         print(f"== 1. imitation: recording the Expert's play over {args.imitation_matches:,} matches, then cloning "

@@ -165,15 +165,21 @@ def drive_heuristic(name: str, hands: int, seed: int) -> dict[str, float]:
     return {"seconds": time.perf_counter() - t0, "steps": n, "hands": hands}
 
 
-def drive_batch(n: int, steps: int, seed: int, rules: str = "hollywood") -> dict[str, float]:
-    """Random legal play on the batched engine: every step builds all N observations and
-    masks, draws one uniform legal action per game (``agents.batched.BatchedRandom``) and
-    steps. Construction (dealing the first N hands) is not timed."""
+def drive_batch(n: int, steps: int, seed: int, rules: str = "hollywood", engine: str | None = None
+                ) -> dict[str, float]:
+    """Random legal play on the batched engine (``engine``: "numba", "numpy", default
+    :func:`~hgin_env.batch.engines.resolve_engine`'s): every step builds all N observations
+    and masks, draws one uniform legal action per game (``agents.batched.BatchedRandom``)
+    and steps. Construction (dealing the first N hands) is not timed, nor is compiling: the
+    kernels are compiled (or loaded from numba's cache) before the clock starts."""
     from agents.batched import BatchedRandom
     from hgin_env.batch import BatchGame
+    from hgin_env.batch.engines import warm_kernels
 
     clear_caches()
-    batch = BatchGame(n, rules=rules, seed=seed)
+    batch = BatchGame(n, rules=rules, seed=seed, engine=engine)
+    if batch.engine == "numba":
+        warm_kernels()
     agent = BatchedRandom(seed=seed, layout=batch.layout)
     since = np.zeros(n, dtype=np.int64)  # decisions of each game's current hand
     lengths = []
@@ -208,22 +214,36 @@ FAST_LEARNER = {"shared_trunk": True}
 FASTEST_LEARNER = {"shared_trunk": True, "n_epochs": 2, "batch_size": 2048}
 
 
-def drive_training(steps: int, seed: int, extra: dict | None = None) -> dict[str, float]:
+def drive_training(steps: int, seed: int, extra: dict | None = None, engine: str | None = None
+                   ) -> dict[str, float]:
     """``train.ppo`` against Simple for ``steps`` environment steps (whole rollouts), with no
     evaluation or checkpoints; timed from the call to its return (environment start-up,
     PPO updates, saving and plotting included). ``extra``: ``Args`` fields that differ from
-    the defaults (e.g. :data:`PREVIOUS_TRAIN_DEFAULTS`, :data:`FAST_LEARNER`)."""
+    the defaults (e.g. :data:`PREVIOUS_TRAIN_DEFAULTS`, :data:`FAST_LEARNER`). ``engine``:
+    the batched engine's implementation for this run (``$HGIN_ENGINE`` while it trains)."""
+    import os
     import tempfile
 
+    from hgin_env.batch.engines import ENGINE_VARIABLE, warm_kernels
     from train.ppo import Args, resolved, train
 
     extra = extra or {}
-    with tempfile.TemporaryDirectory() as tmp:
-        args = Args(run_name="bench", out_dir=tmp, seed=seed, total_timesteps=steps, opponents="simple:1",
-                    eval_every=0, checkpoint_every=0, progress_bar=False, **extra)
-        t0 = time.perf_counter()
-        train(args)
-        seconds = time.perf_counter() - t0
+    before = os.environ.get(ENGINE_VARIABLE)
+    if engine is not None:
+        os.environ[ENGINE_VARIABLE] = engine
+    try:
+        warm_kernels()
+        with tempfile.TemporaryDirectory() as tmp:
+            args = Args(run_name="bench", out_dir=tmp, seed=seed, total_timesteps=steps, opponents="simple:1",
+                        eval_every=0, checkpoint_every=0, progress_bar=False, **extra)
+            t0 = time.perf_counter()
+            train(args)
+            seconds = time.perf_counter() - t0
+    finally:
+        if before is None:
+            os.environ.pop(ENGINE_VARIABLE, None)
+        else:
+            os.environ[ENGINE_VARIABLE] = before
     full = resolved(args)
     rollout = full.n_envs * full.n_steps
     return {"seconds": seconds, "steps": -(-steps // rollout) * rollout}

@@ -12,6 +12,13 @@ OPENSPIEL_OBS = "OpenSpiel gin_rummy (Python, obs + mask)"
 GROUPS = ("meld", "discard", "env", "heuristic", "batch", "expert", "train")
 #: The formats' rows of the batch group (beside the duel's), one profile per format.
 FORMAT_PROFILES = ("hollywood_three_hand", "hollywood_partnership")
+#: How the rows name the batched engine's two implementations (hgin_env.batch.engines).
+ENGINE_LABELS = {"numba": "compiled", "numpy": "numpy"}
+
+
+def batch_label(n: int, engine: str, profile: str | None = None) -> str:
+    """The row of the batched engine with ``n`` matches on ``engine`` ("numba", "numpy")."""
+    return f"ours BatchGame N={n} {ENGINE_LABELS[engine]}" + (f" ({profile})" if profile else "")
 
 
 # ----------------------------------------------------------------------------- sizes
@@ -28,8 +35,9 @@ class Sizes:
     pz_steps: int = 3000  # PettingZoo is slow: fewer steps (per-step time is what counts)
     heuristic_hands: int = 30  # heuristic hands per round (simple, expert)
     real_games: int = 300  # simple-vs-simple hands played to collect real-play hands
-    batch_n: int = 1024  # games in the batched engine
-    batch_steps: int = 300  # batched steps per round (batch_n decisions each)
+    batch_n: int = 1024  # games in the batched engine (the reference row, the formats' rows)
+    batch_steps: int = 300  # batched steps per round at batch_n (batch_n decisions each)
+    batch_ns: tuple[int, ...] = (64, 256, 1024, 4096)  # the duel rows per engine (same decisions each)
     os_observed_steps: int = 3000  # OpenSpiel decisions per round with observation tensor + mask
     train_steps: int = 16384  # environment steps per PPO training contender (0 = skip)
     train_rounds: int = 2  # rounds that include the (slow) training contenders
@@ -48,7 +56,8 @@ class Sizes:
     def tiny(cls) -> Sizes:
         return cls(rounds=2, hands=40, meld_repeat=1, rlcard_hands=10, hands11=20,
                    discard_repeat=1, rlcard_hands11=3, env_steps=200, pz_steps=100,
-                   heuristic_hands=1, real_games=6, batch_n=64, batch_steps=20, os_observed_steps=100,
+                   heuristic_hands=1, real_games=6, batch_n=64, batch_steps=20, batch_ns=(64,),
+                   os_observed_steps=100,
                    train_steps=0, train_rounds=0, expert_calls=1, expert_n=64)
 
 

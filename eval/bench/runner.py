@@ -25,12 +25,16 @@ from eval.bench.drivers import (
     time_batch,
     time_passes,
 )
-from eval.bench.results import FORMAT_PROFILES, GROUPS, OPENSPIEL_OBS, Bench, Sizes
+from eval.bench.results import FORMAT_PROFILES, GROUPS, OPENSPIEL_OBS, Bench, Sizes, batch_label
+from hgin_env.batch.engines import compiled_available, resolve_engine
 from hgin_env.melds import (
     deadwood_after_discard_mask,
     deadwood_of_mask,
     min_deadwood,
 )
+
+#: What each engine's rows say of it.
+ENGINE_NOTES = {"numba": "compiled kernels (numba, the default)", "numpy": "numpy reference (HGIN_ENGINE=numpy)"}
 
 
 def record_play(steps_b: Any, hands_b: Any, unit: str, label: str, rep: dict, ours: bool, note: str,
@@ -58,6 +62,8 @@ class Runner:
         self.checks: list[str] = []
         self.inputs: dict[str, str] = {}
         self.meld_mismatch: dict[str, dict[str, int]] = {}
+        #: The batched engine's implementations timed side by side (numpy alone without numba).
+        self.engines = ("numba", "numpy") if compiled_available() else ("numpy",)
 
     def bench(self, name: str, title: str, ref: str) -> Bench:
         self.benches[name] = Bench(name, title, ref)
@@ -218,17 +224,23 @@ class Runner:
 
     def batch_contenders(self) -> list[Callable[[int], None]]:
         s = self.s
+        ref = batch_label(s.batch_n, resolve_engine())
         steps_b = self.bench("batch_steps", "Random legal play with an observation and a legal-action mask at "
-                             "every decision: time per decision", f"ours BatchGame N={s.batch_n}")
-        hands_b = self.bench("batch_hands", "Random legal play: time per hand", f"ours BatchGame N={s.batch_n}")
+                             "every decision: time per decision", ref)
+        hands_b = self.bench("batch_hands", "Random legal play: time per hand", ref)
 
         def record(label: str, rep: dict, ours: bool, note: str, decisions: str = "steps") -> None:
             record_play(steps_b, hands_b, "decision", label, rep, ours, note, decisions)
 
-        def batched(r: int) -> None:
-            rep = drive_batch(s.batch_n, s.batch_steps, self.seed + 8000 + r)
-            record(f"ours BatchGame N={s.batch_n}", rep, True,
-                   "observations() [N,394] + legal_action_masks() [N,108] + BatchedRandom + step, one core")
+        def batched(n: int, engine: str) -> Callable[[int], None]:
+            steps = max(1, s.batch_steps * s.batch_n // n)  # the same decisions per row
+
+            def go(r: int) -> None:
+                rep = drive_batch(n, steps, self.seed + 8000 + r, engine=engine)
+                record(batch_label(n, engine), rep, True,
+                       f"observations() [N,394] + legal_action_masks() [N,108] + BatchedRandom + step, one "
+                       f"core, {ENGINE_NOTES[engine]}")
+            return go
 
         def raw(r: int) -> None:
             from hgin_env import hollywood_gin_v0
@@ -237,7 +249,7 @@ class Runner:
                             self.seed + 8500 + r)
             record("ours raw_env", rep, True, "AEC raw_env(episode='hand'): observation + mask per decision")
 
-        out = [batched, raw]
+        out = [batched(n, engine) for engine in self.engines for n in s.batch_ns] + [raw]
         for profile in FORMAT_PROFILES:
             out += self.format_contenders(profile, record)
         if self.anchors is not None:
@@ -266,10 +278,14 @@ class Runner:
         s = self.s
         offset = 100 * (1 + FORMAT_PROFILES.index(profile))
 
-        def batched(r: int) -> None:
-            rep = drive_batch(s.batch_n, s.batch_steps, self.seed + 8000 + offset + r, rules=profile)
-            record(f"ours BatchGame N={s.batch_n} ({profile})", rep, True,
-                   f"{profile}: observations() + legal_action_masks() + BatchedRandom + step, one core")
+        def batched(engine: str) -> Callable[[int], None]:
+            def go(r: int) -> None:
+                rep = drive_batch(s.batch_n, s.batch_steps, self.seed + 8000 + offset + r, rules=profile,
+                                  engine=engine)
+                record(batch_label(s.batch_n, engine, profile), rep, True,
+                       f"{profile}: observations() + legal_action_masks() + BatchedRandom + step, one core, "
+                       f"{ENGINE_NOTES[engine]}")
+            return go
 
         def raw(r: int) -> None:
             rep = drive_aec(lambda: hollywood_gin_v0.raw_env(rules=profile), s.os_observed_steps,
@@ -277,7 +293,7 @@ class Runner:
             record(f"ours raw_env ({profile})", rep, True,
                    f"{profile}: AEC raw_env, observation + mask per decision")
 
-        return [batched, raw]
+        return [batched(engine) for engine in self.engines] + [raw]
 
     def agent_contenders(self) -> list[Callable[[int], None]]:
         """Batched agents deciding on the same stored states (observations + masks of a
@@ -359,18 +375,21 @@ class Runner:
         b = self.bench("train_steps", "PPO training against Simple (train.ppo): time per environment step, "
                        "updates included", "ours train.ppo (batched, default)")
 
-        def run(label: str, extra: dict, note: str) -> Callable[[int], None]:
+        def run(label: str, extra: dict, note: str, engine: str | None = None) -> Callable[[int], None]:
             def go(r: int) -> None:
                 if r >= s.train_rounds:
                     return
-                rep = drive_training(s.train_steps, self.seed + r, extra)
+                rep = drive_training(s.train_steps, self.seed + r, extra, engine=engine)
                 row = b.row(label, "step", True, note)
                 row.times.append(rep["seconds"] / rep["steps"])
             return go
 
+        numpy_row = [run("train.ppo (batched, numpy engine)", {}, "the default recipe on HGIN_ENGINE=numpy",
+                         engine="numpy")] if "numba" in self.engines else []
         return [run("ours train.ppo (batched, default)", {},
                     "128 games in one process, 4 epochs of minibatches of 1024, card net 128/64/32 "
-                    "with two trunks"),
+                    f"with two trunks; engine {resolve_engine()}"),
+                *numpy_row,
                 run("train.ppo --shared-trunk", FAST_LEARNER, "one trunk for actor and critic"),
                 run("train.ppo --shared-trunk --n-epochs 2 --batch-size 2048", FASTEST_LEARNER,
                     "one trunk, 2 epochs of minibatches of 2048"),

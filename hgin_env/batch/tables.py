@@ -18,12 +18,12 @@ import numpy as np
 
 from .. import actions as A
 from ..cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, RANK_VALUES, mask_to_cards
+from ..compiled import resolve_engine
 from ..game import Phase
 from ..melds import deadwood_without_batch, min_deadwood_batch
 from ..observation import DEADWOOD_FRACTIONS, KNOCK_LIMIT_SCALE, STOCK_SCALE, ObservationLayout
 from ..rules import Rules
 from ..scoring import HandResult, settle
-from .engines import resolve_engine
 
 _BIT = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
 _FIRST_UPCARD = int(Phase.FIRST_UPCARD)
