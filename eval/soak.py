@@ -28,6 +28,7 @@ import numpy as np
 from tqdm import tqdm
 
 from hgin_env import actions as A
+from hgin_env.compiled import ENGINE_VARIABLE, ENGINES, resolve_engine
 from hgin_env.game import HandRecord, Phase
 from hgin_env.loop import run_match
 from hgin_env.match import Match, SeatHand, Table
@@ -209,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="soak the batched engine (BatchGame) instead, in one process: the "
                              "hands are split evenly over the two-player profiles")
     parser.add_argument("--games", type=int, default=512, help="--batched: games stepped together")
+    parser.add_argument("--engine", choices=ENGINES, default=None,
+                        help=f"--batched: the batched engine's implementation (default: ${ENGINE_VARIABLE}, else "
+                             f"the compiled one where numba is installed)")
     args = parser.parse_args(argv)
     if args.hands < 1 or args.workers < 1 or args.chunk < 1 or args.games < 1:
         parser.error("--hands, --workers, --chunk and --games must be >= 1")
@@ -267,15 +271,17 @@ def _main_batched(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     others = [p for p in chosen if p not in duel]
     if others:
         parser.error(f"--batched plays two-player profiles; {others} are not (two-player: {duel})")
+    engine = resolve_engine(args.engine)
     total = SoakReport()
     start = time.perf_counter()
     quota = -(-args.hands // len(chosen))
     with tqdm(total=quota * len(chosen), unit="hand", smoothing=0.05) as bar:
         for k, profile in enumerate(chosen):
             bar.set_postfix(profile=profile, violations=len(total.violations))
-            total.merge(soak_batched(profile, quota, games=args.games, seed=args.seed + k, progress=bar))
+            total.merge(soak_batched(profile, quota, games=args.games, seed=args.seed + k, progress=bar,
+                                     engine=engine))
     elapsed = time.perf_counter() - start
-    print(f"batched: profiles {' '.join(chosen)}  games {args.games}")
+    print(f"batched ({engine} engine): profiles {' '.join(chosen)}  games {args.games}")
     return _report(total, elapsed)
 
 

@@ -133,14 +133,15 @@ def _check_hand(rules: Rules, kind: str, points: int, winner: int, s: _Showdown,
 
 
 def soak_batched(profile: str, hands: int, games: int = 512, seed: int = 0,
-                 progress: object | None = None) -> SoakReport:
+                 progress: object | None = None, engine: str | None = None) -> SoakReport:
     """Random legal play of ``games`` matches of ``profile`` (no hand cap) through the
-    batched engine until ``hands`` hands have ended, every step checked (module docstring).
-    ``progress`` is a tqdm-like bar updated with the hands played."""
+    batched engine (``engine``: "numba", "numpy", default the compiled one where installed)
+    until ``hands`` hands have ended, every step checked (module docstring). ``progress`` is
+    a tqdm-like bar updated with the hands played."""
     rules = PROFILES[profile].replace(max_hands=0, name=profile)
     if rules.format != "duel":
         raise ValueError(f"the batched engine plays two-player profiles; {profile!r} is {rules.format!r}")
-    batch = BatchGame(games, rules, seed=seed, reward="points")
+    batch = BatchGame(games, rules, seed=seed, reward="points", engine=engine)
     rng = np.random.default_rng([seed, 1])
     prefer_knock = np.arange(games) % 2 == 1
     frozen: list[dict[int, tuple[int, ...]]] = [{} for _ in range(games)]

@@ -11,10 +11,12 @@ from eval.soak_batched import _check_state, soak_batched, two_player_profiles
 from hgin_env.batch import BatchGame
 
 
-def test_batched_soak_every_two_player_profile_without_violations(capsys):
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+def test_batched_soak_every_two_player_profile_without_violations(capsys, engine):
     assert len(two_player_profiles()) >= 8
-    assert soak_main(["--batched", "--hands", "400", "--games", "64"]) == 0
+    assert soak_main(["--batched", "--hands", "400", "--games", "64", "--engine", engine]) == 0
     out = capsys.readouterr().out
+    assert f"batched ({engine} engine)" in out
     assert "violations 0" in out and all(p in out for p in two_player_profiles())
     hands = int(out.split("hands ")[1].split()[0])
     assert hands >= 400
