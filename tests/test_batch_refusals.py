@@ -30,7 +30,9 @@ def _legal(masks: np.ndarray) -> np.ndarray:
 def _state(batch: BatchGame) -> dict:
     """Everything a step could change, copied."""
     masks, obs = batch.legal_action_masks().copy(), batch.observations().copy()
-    out = {k: copy.deepcopy(v) for k, v in vars(batch).items() if k not in ("rules", "layout", "_slices")}
+    # The kernels' fields are views and arguments derived from the arrays (compared through them).
+    out = {k: copy.deepcopy(v) for k, v in vars(batch).items()
+           if k not in ("rules", "layout", "_slices", *batch._KERNEL_FIELDS)}
     out["_masks"], out["_obs"] = masks, obs
     out["_rng"] = batch.rng.bit_generator.state
     return out

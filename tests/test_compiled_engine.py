@@ -190,3 +190,25 @@ def test_the_scalar_observer_follows_the_engine_switch():
         assert observation._ENCODE is observation._encode_compiled
     finally:
         observation.use_engine(before)
+
+
+@pytest.mark.parametrize("copy_of", ["deepcopy", "pickle"])
+def test_a_copied_compiled_batch_steps_its_own_arrays(copy_of):
+    """A copy (copy.deepcopy, pickle) of a compiled BatchGame derives its kernels' views of
+    its own arrays: stepping the copy leaves the original as it was, and both play on alike."""
+    import copy
+    import pickle
+
+    games = BatchGame(8, seed=2, engine="numba")
+    twin = copy.deepcopy(games) if copy_of == "deepcopy" else pickle.loads(pickle.dumps(games))
+    before = games.observations().copy()
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        masks = twin.legal_action_masks()
+        twin.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+    np.testing.assert_array_equal(games.observations(), before)
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        masks = games.legal_action_masks()
+        games.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+    np.testing.assert_array_equal(games.observations(), twin.observations())

@@ -72,7 +72,7 @@ def test_scoreboard_columns_is_an_array_and_its_dict_holds_lists() -> None:
 
 def test_readme_shows_how_to_run_hgin_and_the_pictures() -> None:
     assert ".venv/bin/hgin play" in README and "make play" in README
-    assert "download.pytorch.org/whl/cpu" in README and 'pip install -e ".[train]"' in README
+    assert "download.pytorch.org/whl/cpu" in README and 'pip install -e ".[train,fast]"' in README
     for image in re.findall(r"!\[[^\]]*\]\((docs/img/[^)]+)\)", README):
         assert (ROOT / image).is_file(), image
     assert "docs/img/table.png" in README and 'render_mode="rgb_array"' in _doc("environment.md")
@@ -129,4 +129,4 @@ def test_make_says_what_it_installs_before_the_quiet_pip_runs(tmp_path: Path) ->
         assert lines[i - 1].startswith('echo "== installing'), lines[i - 1:i + 1]
     assert any("first run: setting up" in line and "a minute or two" in line for line in lines)
     assert any("installing CPU torch" in line for line in lines)
-    assert any("installing hgin_env with the extras [train] that make demo needs" in line for line in lines)
+    assert any("installing hgin_env with the extras [train,fast] that make demo needs" in line for line in lines)

@@ -146,6 +146,20 @@ class TableBatch:
         if self.engine == "numba":
             self._setup_kernels()
 
+    #: What :meth:`_setup_kernels` derives (the module, views of the arrays, argument tuples):
+    #: not copied or pickled but derived again, so that a copy's views are of its own arrays.
+    _KERNEL_FIELDS = ("_kernels", "_state", "_deal_rules", "_step_rules", "_ended", "_settled", "_obs_offsets",
+                      "_deal_args", "_refresh_args", "_step_args", "_mask_args", "_obs_args")
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in self._KERNEL_FIELDS}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._kernels = None
+        if self.engine == "numba":
+            self._setup_kernels()
+
     def _setup_kernels(self) -> None:
         """The compiled engine's views and constants: the masks as int64 (the kernels' integer
         arithmetic stays signed), the rules as ints, the showdown results, the offsets."""
