@@ -1,0 +1,80 @@
+"""Rows of a BatchGame set to given duel states (hgin_env/batch/load.py) go on exactly as
+the scalar Game they came from: the same observation, mask and privileged features, and
+step by step the same observations, hand results and sheets to the end of the hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hgin_env.batch import batch_of_games, load_games
+from hgin_env.batch.core import BatchGame
+from hgin_env.cards import NUM_CARDS
+from hgin_env.game import Game
+from hgin_env.observation import observe
+
+
+def _random_states(n: int, seed: int, rules: str = "hollywood") -> list[Game]:
+    """Games of ``rules`` played at random to a random point: every phase, later hands of a
+    match (sheets with points on them) included."""
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        game = Game(rules=rules, seed=int(rng.integers(1 << 30)))
+        for _ in range(int(rng.integers(0, 400))):
+            legal = game.legal_actions()
+            game.apply(int(rng.choice(legal)))
+            if game.is_over:
+                break
+        if not game.is_over:
+            out.append(game)
+    return out
+
+
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+@pytest.mark.parametrize("rules", ["hollywood", "oklahoma"])
+def test_loaded_rows_go_on_as_their_games(engine, rules):
+    games = _random_states(40, seed=len(rules), rules=rules)
+    batch = batch_of_games([g.clone() for g in games], seeds=range(40), reward="points", engine=engine)
+    rng = np.random.default_rng(0)
+    live = np.ones(40, dtype=bool)
+    steps = 0
+    while live.any():
+        obs, masks = batch.observations(), batch.legal_action_masks()
+        privileged = batch.privileged_observations()
+        actions = np.full(40, -1, dtype=np.int64)
+        for i in np.flatnonzero(live):
+            game = games[i]
+            want = observe(game, game.current_player)
+            np.testing.assert_array_equal(obs[i], want["observation"], err_msg=f"row {i} step {steps}")
+            np.testing.assert_array_equal(masks[i], want["action_mask"].astype(bool))
+            other = game.hands[1 - game.current_player]
+            assert privileged[i, :NUM_CARDS].tolist() == [float(other >> c & 1) for c in range(NUM_CARDS)]
+            if game.stock:
+                assert privileged[i, NUM_CARDS + game.stock[-1]] == 1.0  # the next stock card
+            actions[i] = int(rng.choice(np.flatnonzero(want["action_mask"])))
+        result = batch.step(actions)
+        for i in np.flatnonzero(live):
+            record = games[i].apply(int(actions[i]))
+            assert bool(result.hand_over[i]) == (record is not None)
+            if record is not None:
+                live[i] = False
+                assert int(result.hand_winner[i]) == (-1 if record.winner is None else record.winner)
+                assert int(result.hand_points[i]) == record.points
+                assert batch.boards[i].to_dict() == games[i].scoreboard.to_dict()
+                assert result.rewards[i].sum() == 0.0
+        steps += 1
+    assert steps > 5
+
+
+def test_loading_refuses_what_it_cannot_hold():
+    games = _random_states(2, seed=1)
+    batch = BatchGame(3, seed=0)
+    with pytest.raises(ValueError, match="differ in length"):
+        load_games(batch, [0, 1], games, [1])
+    with pytest.raises(ValueError, match="distinct matches"):
+        load_games(batch, [0, 0], games, [1, 2])
+    with pytest.raises(ValueError, match="plays 'oklahoma'"):
+        load_games(batch, [0], _random_states(1, seed=2, rules="oklahoma"), [1])
+    with pytest.raises(ValueError, match="not loadable yet"):
+        load_games(BatchGame(1, rules="hollywood_three_hand", seed=0), [0], games[:1], [1])
