@@ -66,6 +66,10 @@ from .spec import parse_options
 from .view import ObsView, parse
 
 ROLLOUT_POLICIES = ("simple", "timed", "expert", "policy")
+#: How a (world, candidate) pair is valued: played out by the rollout policy to the end of
+#: the hand ("rollout"), or played on by the learned policy on the batched engine and valued
+#: by its critic ("critic": :mod:`agents.search_batched`).
+VALUES = ("rollout", "critic")
 _DRAWING = (Phase.FIRST_UPCARD, Phase.DRAW)
 _EXPERT_PARAMS = ExpertParams()
 
@@ -86,7 +90,7 @@ class SearchAgent(SeededAgent):
                  column_weight: float = 1.0, draws: bool = True, model: str = "improved",
                  confidence: float = 1.0, layout: ObservationLayout | None = None,
                  temperature: float | None = None, policy: str = "ppo:", prior_k: int = 0,
-                 policy_plies: int = 8):
+                 policy_plies: int = 8, value: str = "rollout", engine: str | None = None):
         self.rules = get_rules(rules)
         if self.rules.format != "duel" or (layout is not None and layout.format != "duel"):
             fmt = self.rules.format if self.rules.format != "duel" else layout.format  # type: ignore[union-attr]
@@ -105,6 +109,8 @@ class SearchAgent(SeededAgent):
             behaviour_weights([0], temperature)  # raises on a temperature that is not > 0
         if prior_k < 0 or policy_plies < 1:
             raise ValueError(f"prior_k must be >= 0 and policy_plies >= 1, got {prior_k}, {policy_plies}")
+        if value not in VALUES:
+            raise ValueError(f"value must be one of {VALUES}, got {value!r}")
         super().__init__(seed=seed, columns=self.rules.columns)
         self.rollouts = rollouts
         self.budget_ms = budget_ms
@@ -119,7 +125,13 @@ class SearchAgent(SeededAgent):
         self.temperature = temperature
         self.prior_k = prior_k
         self.policy_plies = policy_plies
-        self.policy = self._load_policy(policy, seed) if prior_k or rollout == "policy" else None
+        self.value = value
+        self.policy = self._load_policy(policy, seed) if prior_k or rollout == "policy" or value == "critic" else None
+        self.critic_values = None
+        if value == "critic":
+            from .search_batched import CriticValues
+
+            self.critic_values = CriticValues(self.policy, self.rules, plies=policy_plies, engine=engine)
         self.expert = ExpertAgent(seed=seed, columns=self.rules.columns)
         self._rollout_agents = [ExpertAgent(seed=0, columns=self.rules.columns) for _ in range(2)]
         self.decision_ms: list[float] = []
@@ -206,8 +218,14 @@ class SearchAgent(SeededAgent):
             return legal
         if A.BIG_GIN in legal:
             return [A.BIG_GIN]
-        first = int(self.expert(observation))
+        expert = int(self.expert(observation))
         prior = self._prior_moves(observation)
+        # The move the search must beat (the confidence test's baseline): the Expert's, or
+        # with the critic the policy's own (the search improves on the policy it values by).
+        first = int(self.policy.act(np.asarray(observation["observation"])[None],  # type: ignore[union-attr]
+                                    np.asarray(observation["action_mask"])[None])[0]) \
+            if self.value == "critic" else expert
+        prior = [expert] + prior if first != expert else prior
         if view.phase in ("first_upcard", "draw"):
             out = [first] + [a for a in legal if a != first] if self.draws else [first]
             return list(dict.fromkeys(out + prior))
@@ -241,7 +259,7 @@ class SearchAgent(SeededAgent):
         deadline = None if self.budget_ms is None else start + self.budget_ms / 1000.0
         # Policy rollouts step many worlds in lockstep (one forward per ply for all of them),
         # so they take worlds in blocks; the others take one world at a time.
-        block = 1 if self.rollout != "policy" else (
+        block = 1 if self.rollout != "policy" and self.value != "critic" else (
             self.rollouts if self.budget_ms is None else self.min_worlds)
         while len(values) < self.rollouts:
             if deadline is not None and len(values) >= self.min_worlds and time.perf_counter() >= deadline:
@@ -252,7 +270,10 @@ class SearchAgent(SeededAgent):
                 batch.append((world, int(self.rng.integers(2**63 - 1))))
                 if self.temperature is not None:  # before the rollouts change the world
                     surprises.append(info.surprise(world.hands[opponent]))
-            if self.rollout == "policy":
+            if self.value == "critic":
+                values += self.critic_values.values(  # type: ignore[union-attr]
+                    [world for world, _ in batch], [seed for _, seed in batch], candidates, info.seat).tolist()
+            elif self.rollout == "policy":
                 values += self._policy_values(batch, candidates, info.seat)
             else:
                 for world, rollout_seed in batch:

@@ -1,0 +1,96 @@
+"""The search's values on the batched engine, from the learned critic (``search:value=critic``).
+
+Every (world, candidate) pair of a decision is one row of one :class:`~hgin_env.batch.BatchGame`
+(its rows set to the sampled worlds by :func:`hgin_env.batch.load_games`): the candidate is
+played in every row at once, then the learned policy plays every row on, for both players,
+one batched torch forward per ply, until the searching seat is to act again (at most
+``plies`` plies; the hand may end on the way, and the next one is dealt from the world's
+seed, the same for every candidate of a world). The row is then worth what the critic says
+of it, in the units it was trained in: the rewards the seat received on the way plus the
+critic's value of the state reached (the value of the seat to act, negated when that is the
+opponent: the rewards are zero-sum). A critic trained with privileged features
+(``--privileged-critic``) reads the world's hidden facts, which a determinized world has:
+that is what such a critic was trained to value.
+
+The reward mode and match bonus are the policy's training ones (the shipped policy's:
+``points`` with a match bonus of 1.0; docs/runs/psro_step/round3/args.json).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hgin_env.batch import BatchGame, load_games, privileged_size
+from hgin_env.game import Game
+from hgin_env.rules import Rules
+
+
+class CriticValues:
+    """Values (world, candidate) pairs for one seat (module docstring). ``policy`` is a
+    :class:`agents.batched.BatchedPolicy` over a MaskablePPO model whose critic values the
+    states; ``plies`` bounds the policy's moves before the critic is asked."""
+
+    def __init__(self, policy: Any, rules: Rules, plies: int = 8, reward: str = "points",
+                 match_bonus: float = 1.0, engine: str | None = None):
+        if plies < 0:
+            raise ValueError(f"plies must be >= 0, got {plies}")
+        self.policy = policy
+        self.net = policy.model.policy
+        self.privileged = int(getattr(self.net, "privileged", 0))
+        if self.privileged and self.privileged != privileged_size(rules.format):
+            raise ValueError(f"the critic reads {self.privileged} privileged columns, the {rules.format} "
+                             f"engine gives {privileged_size(rules.format)}")
+        self.rules = rules
+        self.plies = plies
+        self.reward = reward
+        self.match_bonus = match_bonus
+        self.engine = engine
+        self._batches: dict[int, BatchGame] = {}
+        #: Policy plies played per row in the last call (its mean; for the docs' figures).
+        self.last_plies = 0.0
+
+    def _batch(self, rows: int) -> BatchGame:
+        """A batch of ``rows`` matches, made once per size and reloaded at every decision."""
+        batch = self._batches.get(rows)
+        if batch is None:
+            batch = BatchGame(rows, rules=self.rules, seed=0, reward=self.reward, match_bonus=self.match_bonus,
+                              engine=self.engine)
+            self._batches[rows] = batch
+        return batch
+
+    def values(self, worlds: Sequence[Game], seeds: Sequence[int], candidates: Sequence[int],
+               me: int) -> np.ndarray:
+        """float [W, C]: the value to seat ``me`` of candidate ``c`` played in world ``w``
+        (every candidate legal in every world: the worlds share the seat's information)."""
+        w, c = len(worlds), len(candidates)
+        rows = w * c
+        batch = self._batch(rows)
+        load_games(batch, np.arange(rows), [world for world in worlds for _ in range(c)], np.repeat(seeds, c))
+        total = batch.step(np.tile(np.asarray(candidates, dtype=np.int64), w)).rewards[:, me].astype(np.float64)
+        plies = np.zeros(rows, dtype=np.int64)
+        actions = np.full(rows, -1, dtype=np.int64)
+        for _ in range(self.plies):
+            going = np.flatnonzero(batch.current_seat != me)
+            if going.size == 0:
+                break
+            obs, masks = batch.observations_of(going)
+            actions.fill(-1)
+            actions[going] = self.policy.act(obs, masks)
+            total += batch.step(actions, checked=True).rewards[:, me]
+            plies[going] += 1
+        self.last_plies = float(plies.mean())
+        sign = np.where(batch.current_seat == me, 1.0, -1.0)
+        return (total + sign * self.critic(batch)).reshape(w, c)
+
+    def critic(self, batch: BatchGame) -> np.ndarray:
+        """float [N]: the critic's value of each match's state for its acting seat."""
+        import torch
+
+        x = batch.observations()
+        if self.privileged:
+            x = np.concatenate([x, batch.privileged_observations()], axis=1)
+        with torch.no_grad():
+            return self.net.predict_values(torch.as_tensor(x)).numpy()[:, 0].astype(np.float64)
