@@ -10,7 +10,7 @@ steps its share of ``--n-envs`` matches of the batched engine as one vector env
 (:mod:`train.rllib_env`) in whole-batch steps, the opponents acting inside the runner on
 whole batches (heuristics as numpy agents, league snapshots and ``self`` as one torch
 call); the learner (:class:`train.rllib_learner.CardPPOLearner`) trains the project's card
-network as an RLModule (:mod:`train.rllib_module`, the same classes as ``agents.nets.policy``),
+network as an RLModule (:mod:`agents.nets.rllib_module`, the same classes as ``agents.nets.policy``),
 with the privileged critic under ``--privileged-critic``. One iteration = ``--n-envs`` x
 ``--n-steps`` learner decisions, then ``--n-epochs`` of minibatches of ``--batch-size``
 (4,096 / 1,024 by default, as ``train.ppo``). PPO's settings are SB3's: no KL penalty, no
@@ -143,8 +143,8 @@ def run_rules(args: Args) -> Any:
 
 # ---------------------------------------------------------------------- the RLlib config
 def net_config(args: Args, rules: Any) -> dict:
+    from agents.nets.rllib_module import model_config
     from hgin_env.batch import privileged_size
-    from train.rllib_module import model_config
 
     return model_config(rules.columns, rules.format, hidden=args.hidden, summary=args.summary,
                         card_hidden=args.card_hidden, relations=args.relations, knock_bound=args.knock_bound,
@@ -157,9 +157,9 @@ def build_config(args: Args, rules: Any, specs: list[str], weights: list[float])
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
+    from agents.nets.rllib_module import CardRLModule
     from train.rllib_env import register
     from train.rllib_learner import CardPPOLearner
-    from train.rllib_module import CardRLModule
     from train.rllib_pipeline import configure
     from train.rllib_runner import BatchedEnvRunner
 
@@ -235,7 +235,7 @@ def learner_net_state(algo: Any) -> dict:
     """The learner's CardNet weights (numpy)."""
     from ray.rllib.core import DEFAULT_MODULE_ID
 
-    from train.rllib_module import net_state
+    from agents.nets.rllib_module import net_state
 
     return net_state(algo.get_module(DEFAULT_MODULE_ID).state_dict())
 
@@ -244,7 +244,7 @@ def set_learner_weights(algo: Any, net_state_dict: dict) -> None:
     """Put CardNet weights in the learner's module and every runner's."""
     from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
 
-    from train.rllib_module import module_state
+    from agents.nets.rllib_module import module_state
 
     algo.set_state({COMPONENT_LEARNER_GROUP: {COMPONENT_LEARNER: {COMPONENT_RL_MODULE: {
         DEFAULT_MODULE_ID: module_state(net_state_dict)}}}})
