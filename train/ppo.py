@@ -103,7 +103,8 @@ class Args(Recipe):
         "help": "'batched' (numpy batch in-process), 'subproc' (one env per process) or 'dummy'"})
     rules: str = field(default="hollywood", metadata={"help": "rules profile name"})
     episode: str = field(default="match", metadata={"help": "'match' (whole Hollywood match) or 'hand'"})
-    self_play_weight: float = field(default=0.3, metadata={"help": "share of matches against snapshots"})
+    self_play_weight: float = field(default=0.3, metadata={
+        "help": "without --league: share of matches against the --self-play-every snapshots"})
     imitation_matches: int = field(default=0, metadata={
         "help": "warm start: clone the teacher's play over N matches before PPO (0 = off)"})
     imitation_teacher: str = field(default="expert", metadata={"help": "agent to imitate"})

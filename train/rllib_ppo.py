@@ -41,6 +41,12 @@ A run folder ``runs/<run-name>/`` holds:
 point from its newest complete checkpoint: weights, optimizer, the league and each runner's
 deal stream; the logs are cut back to its step. ``--init-from ZIP`` starts from an SB3
 checkpoint's weights (its network sizes are taken over).
+
+What a run is apart from RLlib (its flags, the resume merge, the run folder, the CSV logs
+and their cut-back, the evaluations' seeds and rows) is ``train.ppo``'s, from
+:mod:`train.run`. ``train`` runs its steps in order, one small function each
+(take_init_from, find_start, run_meta, make_league, open_run_folder, build_config,
+restore_or_start, learn, evaluate).
 """
 
 from __future__ import annotations
@@ -110,7 +116,8 @@ class Args(Recipe):
     def validate(self) -> None:
         self.validate_league()
         if self.self_play_every and not self.league:
-            raise ValueError("--self-play-every is the league's snapshot period: give --league")
+            raise ValueError("--self-play-every adds the learner's snapshots to the league here "
+                             "(train.rllib_ppo has no plain self-play pool): give --league")
         if self.num_env_runners and self.n_envs % self.num_env_runners:
             raise ValueError(f"--n-envs {self.n_envs} does not split evenly over {self.num_env_runners} runners")
         if self.pipelined and self.num_env_runners < 1:
