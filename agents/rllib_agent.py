@@ -12,6 +12,9 @@ policy trained for another observation layout, rules version or number of column
     hgin play --opponent rllib:runs/my_rllib_run
 
 Ray is imported only when a checkpoint is loaded (``pip install 'hgin_env[rllib]'``).
+Loading imports nothing from ``train``: the module's class is
+:class:`agents.nets.rllib_module.CardRLModule`, and checkpoints saved when it was
+``train.rllib_module.CardRLModule`` load through :func:`agents.nets.rllib_module.load_module`.
 """
 
 from __future__ import annotations
@@ -84,12 +87,13 @@ class RLlibAgent(TrainedAgent):
             raise RLlibCheckpointError(f"{ckpt} has no RLModule at {module_dir.relative_to(ckpt)}")
         try:
             import torch
-            from ray.rllib.core.rl_module.rl_module import RLModule
+
+            from .nets.rllib_module import load_module
         except ImportError as exc:
             raise ImportError(f"rllib:PATH agents need Ray RLlib (pip install 'hgin_env[rllib]'): {exc}") from exc
         torch.set_num_threads(1)
         try:
-            module = RLModule.from_checkpoint(str(module_dir.resolve()))  # RLlib needs absolute paths
+            module = load_module(module_dir)  # also a checkpoint naming the module's old place in train
         except Exception as exc:  # RLlib raises many kinds on damaged folders
             raise RLlibCheckpointError(f"{module_dir} could not be loaded: {exc}") from exc
         space = getattr(module, "observation_space", None)

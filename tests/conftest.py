@@ -65,6 +65,7 @@ class FileProgress:
 SLOW_FILES = {"tests/test_rllib.py", "tests/test_web_browser.py", "tests/test_notebooks.py",
               "tests/test_doc_examples.py"}
 SLOW_TESTS = {
+    "tests/test_checkpoints_load_below_train.py::test_every_committed_rllib_checkpoint_loads_and_plays_without_train",
     "tests/test_search.py::test_plays_legal_moves_within_its_budget",
     "tests/test_env.py::test_hundred_seeded_matches_end_with_valid_scoreboard_and_replay",
     "tests/test_env_refusals.py::test_refused_actions_leave_every_field_unchanged",

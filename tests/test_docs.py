@@ -100,6 +100,18 @@ def test_every_import_points_down(package: str) -> None:
     assert not bad, f"{package} imports from layers above it: {bad}"
 
 
+#: The networks below the agents (the card network, SB3's policy, RLlib's module): the
+#: checkpoints of both trainers load without ``train`` (tests/test_checkpoints_load_below_train.py).
+NETS = ("agents/nets/card_net.py", "agents/nets/policy.py", "agents/nets/rllib_module.py")
+
+
+def test_the_networks_import_nothing_from_train() -> None:
+    imports = _imported_packages("agents")
+    assert set(NETS) <= {where for where, _ in imports}  # each is read (a rename must update NETS)
+    bad = [f"{where}: {name}" for where, name in imports if where in NETS and name == "train"]
+    assert not bad, f"the networks import the trainers: {bad}"
+
+
 def test_action_kinds_cover_every_action_once() -> None:
     from hgin_env import actions as A
 

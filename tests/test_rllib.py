@@ -83,7 +83,7 @@ def test_batched_env_autoresets_on_the_next_step_as_rllib_expects():
     one), with no reward. Episode lengths are the steps RLlib counts."""
     from gymnasium.vector import AutoresetMode
 
-    from train.rllib_env import PRIVILEGED_KEY
+    from agents.nets.rllib_module import PRIVILEGED_KEY
 
     env = _env()
     assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
@@ -120,8 +120,7 @@ def test_actor_outputs_ignore_the_privileged_columns_bit_for_bit():
     import torch
     from ray.rllib.core.columns import Columns
 
-    from train.rllib_env import PRIVILEGED_KEY
-    from train.rllib_module import CardRLModule, model_config
+    from agents.nets.rllib_module import PRIVILEGED_KEY, CardRLModule, model_config
 
     env = _env(n=16)
     obs, _ = env.reset()

@@ -25,32 +25,10 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import CSVOutputFormat, TensorBoardOutputFormat
 
-from arena.evaluate import evaluate_against
 from train.plots import hand_outcomes
+from train.run import EVAL_SEED, CsvWriter, cut_logs, eval_log, evaluation_row, rows_up_to
 
 HAND_KINDS = ("knock", "gin", "big_gin", "undercut")
-#: First seed of the periodic evaluations (duplicate matches on seeds EVAL_SEED, EVAL_SEED+1...):
-#: training deals from 63-bit seeds drawn by the batched engine, so these are held out from it.
-EVAL_SEED = 10_000
-
-
-class _CsvWriter:
-    def __init__(self, path: Path, fields: list[str]):
-        self.path = path
-        self.fields = fields
-        new = not path.exists()
-        self.file = path.open("a", newline="")
-        self.writer = csv.DictWriter(self.file, fieldnames=fields, extrasaction="ignore")
-        if new:
-            self.writer.writeheader()
-            self.file.flush()
-
-    def write(self, row: dict) -> None:
-        self.writer.writerow(row)
-        self.file.flush()
-
-    def close(self) -> None:
-        self.file.close()
 
 
 EPISODE_FIELDS = ["timesteps", "opponent", "won", "lost", "truncated", "columns_won", "columns_lost",
@@ -121,10 +99,10 @@ class HollywoodLogger(BaseCallback):
         super().__init__()
         self.run_dir = Path(run_dir)
         self.recent: deque[dict] = deque(maxlen=window)
-        self.writer: _CsvWriter | None = None
+        self.writer: CsvWriter | None = None
 
     def _on_training_start(self) -> None:
-        self.writer = _CsvWriter(self.run_dir / "episodes.csv", EPISODE_FIELDS)
+        self.writer = CsvWriter(self.run_dir / "episodes.csv", EPISODE_FIELDS)
 
     def _on_step(self) -> bool:
         for info in self.locals.get("infos", []):
@@ -154,7 +132,7 @@ class HollywoodLogger(BaseCallback):
 class PeriodicEval(BaseCallback):
     """Every ``every`` steps: duplicate matches against each opponent with the tournament
     harness (masks respected, deterministic policy); logs ``eval/win_rate_vs_*``. An opponent
-    is any agent spec (``simple``, ``expert``, ``ppo:PATH``...: :func:`evaluate_against`).
+    is any agent spec (``simple``, ``expert``, ``ppo:PATH``...: :func:`train.run.evaluation_row`).
 
     A training that crossed no multiple of ``every`` (a run, or a resumed stretch, shorter
     than the period) evaluates once at its end, so that it still says how it plays."""
@@ -170,12 +148,10 @@ class PeriodicEval(BaseCallback):
         self.seed = seed
         self.last = 0
         self.evaluations = 0  # made by this training (the end evaluates if none was)
-        self.writer: _CsvWriter | None = None
+        self.writer: CsvWriter | None = None
 
     def _on_training_start(self) -> None:
-        self.writer = _CsvWriter(self.run_dir / "eval.csv",
-                                 ["timesteps", "opponent", "matches", "win_rate", "ci_low", "ci_high",
-                                  "columns_won", "hands_per_match"])
+        self.writer = eval_log(self.run_dir)
         self.last = self.num_timesteps
         self.evaluations = 0
 
@@ -191,16 +167,12 @@ class PeriodicEval(BaseCallback):
         agent = PPOAgent(self.model, checkpoint_meta(self.rules))
         out = {}
         for opp in self.opponents:
-            summary = evaluate_against(agent, opp, matches=self.matches, seed=self.seed, rules=self.rules)
-            out[opp] = summary["a_win_rate"]
+            row = evaluation_row(agent, opp, self.matches, self.rules, self.num_timesteps, seed=self.seed)
+            out[opp] = row["win_rate"]
             self.logger.record("time/total_timesteps", self.num_timesteps)  # every row has its step
-            self.logger.record(f"eval/win_rate_vs_{opp}", summary["a_win_rate"])
+            self.logger.record(f"eval/win_rate_vs_{opp}", row["win_rate"])
             assert self.writer is not None
-            self.writer.write({"timesteps": self.num_timesteps, "opponent": opp,
-                               "matches": summary["matches"], "win_rate": summary["a_win_rate"],
-                               "ci_low": summary["ci_low"], "ci_high": summary["ci_high"],
-                               "columns_won": summary["a_columns_won"],
-                               "hands_per_match": summary["hands_per_match"]})
+            self.writer.write(row)
         self.logger.dump(self.num_timesteps)
         self.evaluations += 1
         return out
@@ -350,54 +322,19 @@ _STEP_FILES = (("checkpoints", re.compile(r"ppo_(\d+)_steps\.(?:zip|resume\.json
                ("snapshots", re.compile(r"snapshot_(\d+)\.zip")))
 
 
-def _rows_up_to(path: Path, column: str, step: int) -> list[str]:
-    """The lines of a CSV log to keep when the run goes back to ``step``: the header and the
-    rows in order up to the first one past ``step``. A line cut short by a kill (no newline,
-    wrong number of fields, no step) and everything after it is dropped."""
-    lines = path.read_text().splitlines(keepends=True)
-    if not lines or not lines[0].endswith("\n"):
-        return []
-    header = next(csv.reader([lines[0]]))
-    if column not in header:
-        return []
-    at = header.index(column)
-    kept = [lines[0]]
-    for line in lines[1:]:
-        fields = next(csv.reader([line]), [])
-        if not line.endswith("\n") or len(fields) != len(header):
-            break
-        try:
-            row_step = float(fields[at])
-        except ValueError:
-            break
-        if row_step > step:
-            break
-        kept.append(line)
-    return kept
-
-
 def rewind_run(run_dir: Path, step: int) -> dict[str, int]:
     """Cut a run folder back to a checkpoint at ``step`` before training resumes from it.
 
-    The CSV logs keep their rows up to ``step`` and drop the later ones (the checkpoint does
-    not contain what they describe; the resumed run logs those steps afresh). Checkpoints and
-    self-play snapshots after ``step`` and temporary files of interrupted saves are deleted.
-    ``progress.csv`` is rewritten when SB3's logger opens it (:func:`continued_csv_output`);
-    TensorBoard hides the later events itself (:func:`continued_tensorboard_output`).
-    Returns how many rows each log dropped.
+    The CSV logs keep their rows up to ``step`` and drop the later ones
+    (:func:`train.run.cut_logs`: the checkpoint does not contain what they describe; the
+    resumed run logs those steps afresh). Checkpoints and self-play snapshots after
+    ``step`` and temporary files of interrupted saves are deleted. SB3's logger then opens
+    ``progress.csv`` where the cut left it (:func:`continued_csv_output`); TensorBoard hides
+    the later events itself (:func:`continued_tensorboard_output`). Returns how many rows
+    each log dropped.
     """
     run_dir = Path(run_dir)
-    dropped = {}
-    for name, column in RUN_LOGS.items():
-        path = run_dir / name
-        if not path.exists():
-            continue
-        kept = _rows_up_to(path, column, step)
-        dropped[name] = max(0, len(path.read_text().splitlines()) - len(kept))
-        if name != "progress.csv":
-            tmp = path.with_name(f".{name}.tmp")
-            tmp.write_text("".join(kept))
-            tmp.replace(path)
+    dropped = cut_logs(run_dir, RUN_LOGS, step)
     for folder, pattern in _STEP_FILES:
         for path in (run_dir / folder).glob("*") if (run_dir / folder).is_dir() else []:
             match = pattern.fullmatch(path.name)
@@ -409,7 +346,7 @@ def rewind_run(run_dir: Path, step: int) -> dict[str, int]:
 def continued_csv_output(path: Path, step: int | None) -> CSVOutputFormat:
     """SB3's ``progress.csv`` writer; when resuming at ``step``, the file keeps its rows up to
     ``step`` (SB3's own writer would truncate it) and new rows follow them."""
-    kept = _rows_up_to(path, RUN_LOGS["progress.csv"], step) if step is not None and path.exists() else []
+    kept = rows_up_to(path, RUN_LOGS["progress.csv"], step) if step is not None and path.exists() else []
     out = CSVOutputFormat(str(path))  # opens with "w+": empty
     if kept:
         out.file.write("".join(kept))

@@ -64,7 +64,6 @@ that (new) folder instead.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import json
@@ -76,7 +75,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agents.spec import parse_mixture  # noqa: F401  (the opponents flag's grammar; re-exported)
+from train import run
 from train.recipe import Recipe
+
+# What both trainers' runs share (train/run.py); the names stay here for older imports.
+from train.run import BATCHED_DEFAULTS, resolved, run_folder_of  # noqa: F401
 
 if TYPE_CHECKING:  # torch and SB3 load only when training starts (``--help`` stays quick)
     from sb3_contrib import MaskablePPO
@@ -100,7 +103,8 @@ class Args(Recipe):
         "help": "'batched' (numpy batch in-process), 'subproc' (one env per process) or 'dummy'"})
     rules: str = field(default="hollywood", metadata={"help": "rules profile name"})
     episode: str = field(default="match", metadata={"help": "'match' (whole Hollywood match) or 'hand'"})
-    self_play_weight: float = field(default=0.3, metadata={"help": "share of matches against snapshots"})
+    self_play_weight: float = field(default=0.3, metadata={
+        "help": "without --league: share of matches against the --self-play-every snapshots"})
     imitation_matches: int = field(default=0, metadata={
         "help": "warm start: clone the teacher's play over N matches before PPO (0 = off)"})
     imitation_teacher: str = field(default="expert", metadata={"help": "agent to imitate"})
@@ -158,70 +162,24 @@ class Args(Recipe):
             raise ValueError("the 'self' opponent needs --vec-env batched")
 
 
-#: Arguments a resumed run does not take over from the run it continues.
-NOT_RESUMED = ("run_name", "out_dir", "resume", "init_from", "imitation_matches", "knock_start_gap")
+#: Arguments a resumed run does not take over from the run it continues: the shared ones,
+#: and the imitation warm start (a resumed run does not redo it).
+NOT_RESUMED = run.NOT_RESUMED + ("imitation_matches", "knock_start_gap")
 
 
 class ResumeError(ValueError):
     """A resume that cannot go ahead, with the reason."""
 
 
-def parse_args(argv: list[str] | None = None, defaults: dict | None = None, cls: type = Args,
-               description: str | None = __doc__):
-    """Command-line flags from the fields of the dataclass ``cls`` (``--run-name`` for
-    ``run_name``), over ``defaults`` (by default the fields' defaults)."""
-    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    for f in dataclasses.fields(cls):
-        flag = "--" + f.name.replace("_", "-")
-        if f.type in ("bool", bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default,
-                                help=f.metadata["help"])
-        else:
-            kind = {"int": int, "float": float, "str": str}[str(f.type)]
-            text = f.metadata["help"]
-            if "(default" not in text:
-                text += f" (default: {f.default!r})" if kind is str else f" (default: {f.default})"
-            parser.add_argument(flag, type=kind, default=f.default, help=text)
-    if defaults:
-        parser.set_defaults(**defaults)
-    return cls(**vars(parser.parse_args(argv)))
+def parse_args(argv: list[str] | None = None, defaults: dict | None = None) -> Args:
+    """This trainer's flags (:func:`train.run.parse_args` of :class:`Args`)."""
+    return run.parse_args(argv, defaults, Args, __doc__)
 
 
 def resume_args(argv: list[str], meta: dict) -> Args:
     """The arguments of a resumed run: those the checkpoint's run was started with
     (``meta["args"]``), overridden by the flags given again in ``argv``."""
-    names = {f.name for f in dataclasses.fields(Args)} - set(NOT_RESUMED)
-    saved = meta.get("args") if isinstance(meta.get("args"), dict) else {}
-    return parse_args(argv, {k: v for k, v in saved.items() if k in names})
-
-
-def run_folder_of(checkpoint: Path) -> Path | None:
-    """The run folder a checkpoint belongs to (``<run>/checkpoints/x.zip`` or ``<run>/model.zip``)."""
-    parent = checkpoint.resolve().parent
-    for folder in ((parent.parent, parent) if parent.name == "checkpoints" else (parent,)):
-        if (folder / "args.json").is_file():
-            return folder
-    return None
-
-
-#: The batched engine's default (matches, rollout steps per match) per format. A
-#: three-hand learner sits out every hand it lost: its match then waits a whole hand (about
-#: 60 opponent decisions, one engine step each) before the learner acts again, so every
-#: learner step carries a tail of small engine steps; twice the matches share that tail
-#: (and half the rollout steps keep 4,096 decisions per update): 2,146 against 1,583
-#: env steps/s of training on 2 cores (docs/training.md, Formats).
-BATCHED_DEFAULTS = {"duel": (128, 32), "three_hand": (256, 16), "partnership": (128, 32)}
-
-
-def resolved(args: Args) -> Args:
-    """``args`` with the by-environment defaults filled in (``--n-envs 0``, ``--n-steps 0``)."""
-    if args.vec_env == "batched":
-        from hgin_env.rules import get_rules
-
-        n_envs, n_steps = BATCHED_DEFAULTS[get_rules(args.rules).format]
-    else:
-        n_envs, n_steps = 4, 1024
-    return dataclasses.replace(args, n_envs=args.n_envs or n_envs, n_steps=args.n_steps or n_steps)
+    return run.resume_args(argv, meta.get("args"), Args, NOT_RESUMED, __doc__)
 
 
 #: PPO settings a resumed run takes from its arguments (the rest is the checkpoint's).
@@ -259,15 +217,13 @@ def find_start(args: Args, rules: Rules) -> Start:
     from agents.ppo import check_layout, load_error, read_meta
     from hgin_env.observation import ObservationLayout
 
-    run_dir = Path(args.out_dir) / (args.run_name or f"ppo_{args.seed}_{time.strftime('%Y%m%d_%H%M%S')}")
     resume_meta: dict = {}
     if args.resume:
         resume_meta = read_meta(args.resume)
         if resume_meta.get("rules") != rules.to_dict():
             raise ResumeError(f"{args.resume} was trained with rules {resume_meta.get('rules', {}).get('name')!r}, "
                               f"this run plays {rules.name!r}")
-        if not args.run_name:
-            run_dir = run_folder_of(Path(args.resume)) or run_dir
+    run_dir = run.run_folder(args, "ppo", args.resume or None)
     weights = None
     layout = ObservationLayout.for_rules(rules)
     for path in filter(None, (args.resume, args.init_from)):
@@ -486,7 +442,6 @@ def train(args: Args) -> Path:
     """Run one training; returns the path of the final model. Every check (the flags, the
     checkpoints) comes before anything is written; then the run folder, the optional
     imitation warm start, PPO, the final model, its learning curve and a summary."""
-    import torch
     from stable_baselines3.common.callbacks import CallbackList
 
     from agents.ppo import save_checkpoint
@@ -494,10 +449,7 @@ def train(args: Args) -> Path:
     from train.plots import plot_learning_curves
     from train.summary import run_summary
 
-    torch.set_num_threads(args.torch_threads)
-    # Argument checks on every distribution the opponents' and evaluations' policies build
-    # cost time on every call and check nothing the masks do not already guarantee.
-    torch.distributions.Distribution.set_default_validate_args(False)
+    run.configure_torch(args.torch_threads)
     args = resolved(args)
     args.validate()
     rules = get_rules(args.rules)

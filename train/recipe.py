@@ -27,8 +27,13 @@ class Recipe:
     opponents: str = field(default="simple:0.5,expert:0.5", metadata={
         "help": "opponent mixture 'name:weight,...' (random, simple, expert, ppo:PATH; with "
                 "'batched' also self = the live learner on the other seat)"})
+    # One meaning in both trainers: the period at which the learner's snapshots join its
+    # opponents. Where they join is --league's (a league member) or, train.ppo only, the
+    # plain pool of --self-play-weight; train.rllib_ppo has no plain pool and asks for --league.
     self_play_every: int = field(default=0, metadata={
-        "help": "add a frozen snapshot of the learner to the opponent pool every N steps (0 = off)"})
+        "help": "every N learner steps a frozen snapshot of the learner joins the opponents (0 = off): "
+                "with --league a league member; without it (train.ppo only) the pool of the newest "
+                "--self-play-pool, which --self-play-weight of the matches draw from"})
     self_play_pool: int = field(default=5, metadata={"help": "newest snapshots kept in the pool"})
     league: bool = field(default=False, metadata={
         "help": "PFSP league (train/league.py): the --opponents (their weights unused) and a snapshot "

@@ -21,7 +21,7 @@ The observation is a dict: ``observations`` (the player's view), ``action_mask``
 0/1, read by the module's masking) and, with ``privileged=True``, ``privileged`` (the
 hidden facts of :meth:`hgin_env.batch.BatchGame.privileged_observations`). The
 privileged columns therefore reach the training batch (the critic reads them,
-:class:`train.rllib_module.CardRLModule`) but never the actor's input.
+:class:`agents.nets.rllib_module.CardRLModule`) but never the actor's input.
 
 Opponents are agent specs as for ``train.ppo`` (``random``, ``simple``, ``expert``,
 ``ppo:PATH``) plus ``self`` (the env runner's own module, sampled: :class:`LiveModule`)
@@ -38,13 +38,12 @@ import gymnasium
 import numpy as np
 
 from agents.batched import BatchedPolicy
+from agents.nets.rllib_module import NET_KEYS, PRIVILEGED_KEY, build_net  # noqa: F401  (NET_KEYS: old imports)
 from hgin_env.actions import NO_MOVE, NUM_ACTIONS
 from hgin_env.envs.rllib import MASK_KEY, OBS_KEY, SUMMARY_KEY
 from hgin_env.observation import ObservationLayout, observation_bounds
 from hgin_env.rules import get_rules
 
-#: Key of the privileged columns in the observation dict (critic only).
-PRIVILEGED_KEY = "privileged"
 #: The env's name in RLlib's registry (``register``).
 ENV_NAME = "hgin_batched"
 
@@ -88,25 +87,6 @@ class LiveModule(CardNetAgent):
         if module is None:
             raise RuntimeError("the 'self' opponent has no module yet (attach_to_runner)")
         return module.net
-
-
-#: The CardNet's constructor arguments in a module's ``model_config``.
-NET_KEYS = ("hidden", "summary", "card_hidden", "relations", "knock_bound", "privileged", "shared_trunk")
-
-
-def build_net(net_config: dict, state: dict | None = None) -> Any:
-    """A :class:`agents.nets.card_net.CardNet` from the module's ``model_config`` and a state dict."""
-    import torch
-
-    from agents.nets.card_net import CardNet
-
-    layout = ObservationLayout(net_config["columns"], net_config.get("format", "duel"))
-    # RLlib merges its default model_config keys (fcnet_hiddens...) in: only the net's are read.
-    net = CardNet(layout, **{k: net_config[k] for k in NET_KEYS if k in net_config})
-    if state is not None:
-        net.load_state_dict({k: torch.as_tensor(np.asarray(v)) for k, v in state.items()})
-    net.eval()
-    return net
 
 
 class RLlibBatchedEnv(gymnasium.vector.VectorEnv):

@@ -2,7 +2,7 @@
 
     python -m train.rllib_export runs/my_rllib out.zip      # then: ppo:out.zip everywhere
 
-Why it is exact: :class:`train.rllib_module.CardRLModule` and SB3's
+Why it is exact: :class:`agents.nets.rllib_module.CardRLModule` and SB3's
 :class:`agents.nets.policy.CardAwarePolicy` hold the same :class:`agents.nets.card_net.CardNet`
 parameters under the same names (the module's under ``net.``), so the exported policy is
 a MaskablePPO built with the module's sizes whose ``state_dict`` is the module's. The
@@ -22,19 +22,18 @@ from pathlib import Path
 def export_ppo(checkpoint: str | Path, out: str | Path) -> Path:
     """Write the SB3 zip of an RLlib run or checkpoint folder; returns its path."""
     import torch
-    from ray.rllib.core.rl_module.rl_module import RLModule
     from sb3_contrib import MaskablePPO
 
     from agents.nets.policy import CardAwarePolicy
+    from agents.nets.rllib_module import load_module, net_state
     from agents.ppo import checkpoint_meta, save_checkpoint
     from agents.rllib_agent import MODULES_DIR, checkpoint_dir, read_meta
     from hgin_env.rules import get_rules
     from train.envs import BatchedVecEnv
-    from train.rllib_module import net_state
 
     ckpt = checkpoint_dir(checkpoint)
     meta = read_meta(ckpt)
-    module = RLModule.from_checkpoint(str((ckpt / MODULES_DIR / meta.get("module", "default_policy")).resolve()))
+    module = load_module(ckpt / MODULES_DIR / meta.get("module", "default_policy"))
     cfg = module.model_config
     rules = get_rules(meta["rules"])
     privileged = int(cfg.get("privileged", 0))

@@ -6,7 +6,7 @@ KL term reads), then the value function in a second pass over the module. With t
 project's settings (no KL loss, no value clipping) :class:`CardPPOLearner` computes the
 same loss from one ``log_softmax`` of the logits and the critic latent the module's
 ``forward_train`` already returns (``Columns.EMBEDDINGS``,
-:class:`train.rllib_module.CardRLModule`): the same clipped surrogate, value loss and
+:class:`agents.nets.rllib_module.CardRLModule`): the same clipped surrogate, value loss and
 entropy bonus, and the same logged statistics (policy loss, value loss, explained
 variance, entropy; the KL is logged as 0, as RLlib logs it without ``use_kl_loss``).
 Two differences from RLlib's defaults, to be SB3's PPO: the advantages are normalised over

@@ -10,7 +10,7 @@ steps its share of ``--n-envs`` matches of the batched engine as one vector env
 (:mod:`train.rllib_env`) in whole-batch steps, the opponents acting inside the runner on
 whole batches (heuristics as numpy agents, league snapshots and ``self`` as one torch
 call); the learner (:class:`train.rllib_learner.CardPPOLearner`) trains the project's card
-network as an RLModule (:mod:`train.rllib_module`, the same classes as ``agents.nets.policy``),
+network as an RLModule (:mod:`agents.nets.rllib_module`, the same classes as ``agents.nets.policy``),
 with the privileged critic under ``--privileged-critic``. One iteration = ``--n-envs`` x
 ``--n-steps`` learner decisions, then ``--n-epochs`` of minibatches of ``--batch-size``
 (4,096 / 1,024 by default, as ``train.ppo``). PPO's settings are SB3's: no KL penalty, no
@@ -41,6 +41,12 @@ A run folder ``runs/<run-name>/`` holds:
 point from its newest complete checkpoint: weights, optimizer, the league and each runner's
 deal stream; the logs are cut back to its step. ``--init-from ZIP`` starts from an SB3
 checkpoint's weights (its network sizes are taken over).
+
+What a run is apart from RLlib (its flags, the resume merge, the run folder, the CSV logs
+and their cut-back, the evaluations' seeds and rows) is ``train.ppo``'s, from
+:mod:`train.run`. ``train`` runs its steps in order, one small function each
+(take_init_from, find_start, run_meta, make_league, open_run_folder, build_config,
+restore_or_start, learn, evaluate).
 """
 
 from __future__ import annotations
@@ -60,15 +66,17 @@ from typing import Any
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
 from agents.spec import parse_mixture
-from train.ppo import BATCHED_DEFAULTS
-from train.ppo import parse_args as parse_dataclass_args
+from train import run
 from train.recipe import Recipe
+from train.run import resolved  # the batched defaults of --n-envs 0 / --n-steps 0 (train.ppo's)
 
 #: The ``episodes.csv`` metric the env runners log (one item per finished match).
 EPISODES_METRIC = "hgin_episodes"
 #: What a checkpoint adds to RLlib's files for --resume (step, league, deal streams).
 STATE_NAME = "hgin_state.json"
 CHECKPOINT_PREFIX = "step_"
+#: The CSV logs a resume cuts back (file -> its step column).
+RUN_LOGS = {"progress.csv": "env_steps", "episodes.csv": "timesteps"}
 
 
 @dataclass
@@ -108,7 +116,8 @@ class Args(Recipe):
     def validate(self) -> None:
         self.validate_league()
         if self.self_play_every and not self.league:
-            raise ValueError("--self-play-every is the league's snapshot period: give --league")
+            raise ValueError("--self-play-every adds the learner's snapshots to the league here "
+                             "(train.rllib_ppo has no plain self-play pool): give --league")
         if self.num_env_runners and self.n_envs % self.num_env_runners:
             raise ValueError(f"--n-envs {self.n_envs} does not split evenly over {self.num_env_runners} runners")
         if self.pipelined and self.num_env_runners < 1:
@@ -117,20 +126,14 @@ class Args(Recipe):
         parse_mixture(self.opponents)
 
 
-#: Arguments a resumed run does not take over from its args.json.
-NOT_RESUMED = ("run_name", "out_dir", "resume", "init_from")
+#: Arguments a resumed run does not take over from its args.json (the shared ones; this
+#: trainer adds none).
+NOT_RESUMED = run.NOT_RESUMED
 
 
 def parse_args(argv: list[str] | None = None, defaults: dict | None = None) -> Args:
-    return parse_dataclass_args(argv, defaults, cls=Args, description=__doc__)
-
-
-def resolved(args: Args) -> Args:
-    """``--n-envs 0`` / ``--n-steps 0`` filled in with ``train.ppo``'s batched defaults."""
-    from hgin_env.rules import get_rules
-
-    n_envs, n_steps = BATCHED_DEFAULTS[get_rules(args.rules).format]
-    return dataclasses.replace(args, n_envs=args.n_envs or n_envs, n_steps=args.n_steps or n_steps)
+    """This trainer's flags (:func:`train.run.parse_args` of :class:`Args`)."""
+    return run.parse_args(argv, defaults, Args, __doc__)
 
 
 def run_rules(args: Args) -> Any:
@@ -143,8 +146,8 @@ def run_rules(args: Args) -> Any:
 
 # ---------------------------------------------------------------------- the RLlib config
 def net_config(args: Args, rules: Any) -> dict:
+    from agents.nets.rllib_module import model_config
     from hgin_env.batch import privileged_size
-    from train.rllib_module import model_config
 
     return model_config(rules.columns, rules.format, hidden=args.hidden, summary=args.summary,
                         card_hidden=args.card_hidden, relations=args.relations, knock_bound=args.knock_bound,
@@ -157,9 +160,9 @@ def build_config(args: Args, rules: Any, specs: list[str], weights: list[float])
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
+    from agents.nets.rllib_module import CardRLModule
     from train.rllib_env import register
     from train.rllib_learner import CardPPOLearner
-    from train.rllib_module import CardRLModule
     from train.rllib_pipeline import configure
     from train.rllib_runner import BatchedEnvRunner
 
@@ -235,7 +238,7 @@ def learner_net_state(algo: Any) -> dict:
     """The learner's CardNet weights (numpy)."""
     from ray.rllib.core import DEFAULT_MODULE_ID
 
-    from train.rllib_module import net_state
+    from agents.nets.rllib_module import net_state
 
     return net_state(algo.get_module(DEFAULT_MODULE_ID).state_dict())
 
@@ -244,7 +247,7 @@ def set_learner_weights(algo: Any, net_state_dict: dict) -> None:
     """Put CardNet weights in the learner's module and every runner's."""
     from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
 
-    from train.rllib_module import module_state
+    from agents.nets.rllib_module import module_state
 
     algo.set_state({COMPONENT_LEARNER_GROUP: {COMPONENT_LEARNER: {COMPONENT_RL_MODULE: {
         DEFAULT_MODULE_ID: module_state(net_state_dict)}}}})
@@ -323,21 +326,11 @@ def find_checkpoint(path: str | Path) -> Path:
     return found[-1]
 
 
-def run_folder_of(checkpoint: Path) -> Path:
-    checkpoint = checkpoint.resolve()
-    return checkpoint.parent.parent if checkpoint.parent.name == "checkpoints" else checkpoint.parent
-
-
 def rewind(run_dir: Path, step: int) -> None:
-    """Cut the logs back to ``step`` and drop checkpoints, snapshots and a final checkpoint
-    after it (what they describe is not in the checkpoint; it is trained and logged again)."""
-    from train.callbacks import _rows_up_to
-
-    for name, column in (("progress.csv", "env_steps"), ("episodes.csv", "timesteps")):
-        path = run_dir / name
-        if path.exists():
-            kept = _rows_up_to(path, column, step)
-            path.write_text("".join(kept))
+    """Cut the logs back to ``step`` (:func:`train.run.cut_logs`) and drop checkpoints,
+    snapshots and a final checkpoint after it (what they describe is not in the checkpoint;
+    it is trained and logged again)."""
+    run.cut_logs(run_dir, RUN_LOGS, step)
     final = run_dir / "checkpoint" / STATE_NAME
     if final.is_file() and json.loads(final.read_text())["steps"] > step:  # a later run's end, not this one's
         shutil.rmtree(final.parent)
@@ -394,14 +387,14 @@ class RunLogger:
     def __init__(self, run_dir: Path, window: int):
         from torch.utils.tensorboard import SummaryWriter
 
-        from train.callbacks import EPISODE_FIELDS, _CsvWriter
+        from train.callbacks import EPISODE_FIELDS
 
         self.run_dir = run_dir
         self.progress: list[dict] = []
         if (run_dir / "progress.csv").exists():  # a resumed run keeps its rows (cut back by rewind)
             with (run_dir / "progress.csv").open() as f:
                 self.progress = list(csv.DictReader(f))
-        self.episodes = _CsvWriter(run_dir / "episodes.csv", EPISODE_FIELDS)
+        self.episodes = run.CsvWriter(run_dir / "episodes.csv", EPISODE_FIELDS)
         self.tb = SummaryWriter(str(run_dir / "tb"))
         self.recent: deque[dict] = deque(maxlen=window)
 
@@ -465,149 +458,235 @@ def episode_items(result: dict) -> list[dict]:
 
 
 def evaluate(path: Path, args: Args, steps: int, run_dir: Path) -> None:
-    """Duplicate matches of the final checkpoint against each opponent (the tournament harness)."""
+    """Duplicate matches of the final checkpoint against each opponent, on the evaluation
+    seeds of both trainers (:func:`train.run.evaluation_row`), one ``eval.csv`` row each."""
     from agents.rllib_agent import RLlibAgent
-    from arena.evaluate import evaluate_against
-    from train.callbacks import _CsvWriter
 
     agent = RLlibAgent.load(path)
-    writer = _CsvWriter(run_dir / "eval.csv", ["timesteps", "opponent", "matches", "win_rate", "ci_low",
-                                               "ci_high", "columns_won", "hands_per_match"])
+    writer = run.eval_log(run_dir)
     for opp in filter(None, args.eval_opponents.split(",")):
-        s = evaluate_against(agent, opp, matches=args.eval_matches, seed=10_000, rules=run_rules(args))
-        writer.write({"timesteps": steps, "opponent": opp, "matches": s["matches"], "win_rate": s["a_win_rate"],
-                      "ci_low": s["ci_low"], "ci_high": s["ci_high"], "columns_won": s["a_columns_won"],
-                      "hands_per_match": s["hands_per_match"]})
-        print(f"  eval vs {opp}: win rate {s['a_win_rate']:.3f} over {s['matches']} matches", flush=True)
+        row = run.evaluation_row(agent, opp, args.eval_matches, run_rules(args), steps)
+        writer.write(row)
+        print(f"  eval vs {opp}: win rate {row['win_rate']:.3f} over {row['matches']} matches", flush=True)
     writer.close()
 
 
 # ---------------------------------------------------------------------- training
-def train(args: Args) -> Path:
-    """Run (or resume) one training; returns the final checkpoint folder."""
-    import ray
-    import torch
+@dataclass
+class Start:
+    """Where a run starts, found before anything is written: its folder and, with
+    ``--resume``, the checkpoint and what was saved with it (``hgin_state.json``: step,
+    iteration, league, each runner's deal stream)."""
 
+    run_dir: Path
+    checkpoint: Path | None = None
+    state: dict | None = None
+
+    @property
+    def step(self) -> int:
+        return int(self.state["steps"]) if self.state else 0
+
+    @property
+    def iteration(self) -> int:
+        return int(self.state["iteration"]) if self.state else 0
+
+
+def take_init_from(args: Args) -> tuple[Args, dict | None]:
+    """``--init-from``: the SB3 checkpoint's weights, and ``args`` with its network's sizes
+    (they become this run's, so its weights load as they are); else ``args`` and None."""
+    if not args.init_from:
+        return args, None
+    weights, sizes = sb3_start_weights(args.init_from, run_rules(args))
+    return dataclasses.replace(args, hidden=sizes["hidden"], summary=sizes["summary"],
+                               card_hidden=sizes["card_hidden"], relations=sizes["relations"],
+                               knock_bound=sizes["knock_bound"], shared_trunk=sizes["shared_trunk"],
+                               privileged_critic=bool(sizes["privileged"])), weights
+
+
+def find_start(args: Args) -> Start:
+    """The run folder (:func:`train.run.run_folder`: resumed, the checkpoint's run's) and
+    the ``--resume`` checkpoint with its saved state."""
+    if not args.resume:
+        return Start(run.run_folder(args, "rllib").resolve())
+    checkpoint = find_checkpoint(args.resume)
+    state = json.loads((checkpoint / STATE_NAME).read_text())
+    return Start(run.run_folder(args, "rllib", checkpoint).resolve(), checkpoint, state)
+
+
+def run_meta(args: Args, rules: Any, run_dir: Path) -> dict:
+    """The metadata every checkpoint of the run carries (``hgin_meta.json``)."""
     from agents.ppo import checkpoint_meta
     from agents.rllib_agent import FORMAT
     from hgin_env.batch import privileged_size
-    from train.callbacks import crossed
-    from train.league import League
 
-    torch.set_num_threads(args.torch_threads)
-    torch.distributions.Distribution.set_default_validate_args(False)
-    start_weights = None
-    if args.init_from:  # the SB3 network's sizes become this run's (its weights load as they are)
-        start_weights, sizes = sb3_start_weights(args.init_from, run_rules(args))
-        args = dataclasses.replace(args, hidden=sizes["hidden"], summary=sizes["summary"],
-                                   card_hidden=sizes["card_hidden"], relations=sizes["relations"],
-                                   knock_bound=sizes["knock_bound"], shared_trunk=sizes["shared_trunk"],
-                                   privileged_critic=bool(sizes["privileged"]))
-    args = resolved(args)
-    args.validate()
-    rules = run_rules(args)
-    resume_from, state = None, None
-    if args.resume:
-        resume_from = find_checkpoint(args.resume)
-        state = json.loads((resume_from / STATE_NAME).read_text())
-        run_dir = run_folder_of(resume_from) if not args.run_name else Path(args.out_dir) / args.run_name
-    else:
-        run_dir = Path(args.out_dir) / (args.run_name or f"rllib_{args.seed}_{time.strftime('%Y%m%d_%H%M%S')}")
-    run_dir = run_dir.resolve()
     meta = checkpoint_meta(rules, {"format": FORMAT, "module": "default_policy", "run": run_dir.name,
                                    "args": dataclasses.asdict(args)})
     if args.privileged_critic:
         meta["privileged_size"] = privileged_size(rules.format)
+    return meta
 
-    league = None
-    if args.league:
-        specs, _ = parse_mixture(args.opponents)
-        league = League(specs, mode=args.pfsp, exponent=args.pfsp_exponent, pool_size=args.self_play_pool,
-                        memory=args.league_memory)
-        if state and state.get("league"):
-            league = League.from_dict(state["league"])
-            league.drop_missing()
+
+def make_league(args: Args, start: Start) -> Any:
+    """``--league``: the PFSP league of the ``--opponents`` (train/league.py), or resumed,
+    the one saved with the checkpoint (less snapshots gone missing). None without it."""
+    if not args.league:
+        return None
+    from train.league import League
+
+    specs, _ = parse_mixture(args.opponents)
+    league = League(specs, mode=args.pfsp, exponent=args.pfsp_exponent, pool_size=args.self_play_pool,
+                    memory=args.league_memory)
+    if start.state and start.state.get("league"):
+        league = League.from_dict(start.state["league"])
+        league.drop_missing()
+    return league
+
+
+def first_opponents(args: Args, league: Any) -> tuple[list[str], list[float]]:
+    """The opponents the runners are built with: the mixture, or the league's fixed members
+    (its snapshots arrive with the first push, :class:`LeaguePlay`)."""
     specs, weights = (league.specs, list(league.weights())) if league else parse_mixture(args.opponents)
-    # The runners start on the fixed members; snapshots arrive with the first push.
     first = [(s, w) for s, w in zip(specs, weights, strict=True) if not s.startswith("snapshot:")]
+    return [s for s, _ in first], [w for _, w in first]
 
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
-    started = int(state["steps"]) if state else 0
-    if state:
-        rewind(run_dir, started)
 
-    init_ray(args)
-    config = build_config(args, rules, [s for s, _ in first], [w for _, w in first])
-    algo = config.build_algo()
-    logger = None
+def open_run_folder(args: Args, start: Start) -> None:
+    """Write ``args.json``; a resumed run first cuts its folder back to the checkpoint's step."""
+    start.run_dir.mkdir(parents=True, exist_ok=True)
+    (start.run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
+    if start.state:
+        rewind(start.run_dir, start.step)
+
+
+def restore_or_start(algo: Any, start: Start, start_weights: dict | None) -> None:
+    """``--resume``: the checkpoint's weights and optimizer, on every runner too, each
+    runner dealing on from its saved stream; ``--init-from``: the SB3 weights; else the
+    module's initial weights as built."""
+    if start.checkpoint is not None:
+        algo.restore_from_path(str(start.checkpoint.resolve()))  # weights and optimizer
+        algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group, inference_only=True)
+        generators = start.state["generators"] if start.state else {}
+        on_runners(algo, lambda i, env: env.continue_from(generators[str(i)]) if str(i) in generators else None)
+        print(f"resumed {start.checkpoint} at step {start.step}", flush=True)
+    elif start_weights is not None:
+        set_learner_weights(algo, start_weights)
+
+
+class LeaguePlay:
+    """The league on the driver during training (``--league``): after each iteration it
+    records the finished matches, adds a snapshot of the learner when the step count
+    crossed a multiple of ``--self-play-every``, and sends the members, their PFSP weights
+    and any snapshot weights a runner lacks to the runners (:func:`push_league`); it writes
+    ``league.json`` and ``league.md``."""
+
+    def __init__(self, algo: Any, league: Any, args: Args, rules: Any, run_dir: Path):
+        self.algo = algo
+        self.league = league
+        self.every = args.self_play_every
+        self.net_config = net_config(args, rules)
+        self.run_dir = run_dir
+        # Each snapshot's weights, read once (a resumed league's from its files).
+        self.states = {m.spec: load_snapshot(m.spec[len("snapshot:"):]) for m in league.members
+                       if m.spec.startswith("snapshot:")}
+        self.refs: dict[str, Any] = {}  # a pipelined run's snapshots in the object store
+
+    def push(self) -> None:
+        push_league(self.algo, self.league, self.states, self.refs)
+
+    def after_iteration(self, items: list[dict], last: int, steps: int) -> None:
+        from train.callbacks import crossed
+
+        for it in items:
+            row = it["row"]
+            self.league.record(it["spec"], 1.0 if row["won"] else 0.0 if row["lost"] else 0.5)
+        if crossed(last, steps, self.every):
+            weights_now = learner_net_state(self.algo)
+            path = save_snapshot(weights_now, self.run_dir / "snapshots", steps, self.net_config)
+            self.league.add_snapshot(path, steps)
+            self.states = {m.spec: self.states.get(m.spec) or weights_now
+                           for m in self.league.members if m.spec.startswith("snapshot:")}
+        self.league.step = steps
+        self.push()
+        self.league.save(self.run_dir / "league.json")
+        (self.run_dir / "league.md").write_text(f"league at step {steps}\n\n```\n{self.league.table()}\n```\n")
+
+
+def learn(algo: Any, args: Args, rules: Any, start: Start, meta: dict, league: Any) -> tuple[int, int]:
+    """Iterate until ``--total-timesteps``: each iteration samples and updates
+    (``algo.train()``), logs (:class:`RunLogger`), plays the league, and checkpoints when
+    the step count crossed a multiple of ``--checkpoint-every`` (not at the end, whose
+    checkpoint the caller saves). Returns the step and iteration reached."""
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED
+
+    from train.callbacks import crossed
+
+    play = LeaguePlay(algo, league, args, rules, start.run_dir) if league is not None else None
+    if play is not None:
+        play.push()
+    logger = RunLogger(start.run_dir, args.log_window)
+    steps, iteration = start.step, start.iteration
+    seconds = 0.0
     try:
-        if resume_from is not None:
-            algo.restore_from_path(str(resume_from.resolve()))  # weights and optimizer
-            algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group,
-                                               inference_only=True)
-            generators = state["generators"]
-            on_runners(algo, lambda i, env: env.continue_from(generators[str(i)]) if str(i) in generators else None)
-            print(f"resumed {resume_from} at step {started}", flush=True)
-        elif start_weights is not None:
-            set_learner_weights(algo, start_weights)
-        snapshot_states = {m.spec: load_snapshot(m.spec[len("snapshot:"):]) for m in (league.members if league else [])
-                           if m.spec.startswith("snapshot:")}
-        snapshot_refs: dict[str, Any] = {}  # a pipelined run's snapshots in the object store
-        if league is not None:
-            push_league(algo, league, snapshot_states, snapshot_refs)
-        logger = RunLogger(run_dir, args.log_window)
-        steps, iteration = started, int(state["iteration"]) if state else 0
-        seconds = 0.0
         while steps < args.total_timesteps:
             began = time.perf_counter()
             result = algo.train()
             seconds += time.perf_counter() - began
             iteration += 1
-            from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED
-
             last, steps = steps, steps + int(result.get(ENV_RUNNER_RESULTS, {}).get(NUM_ENV_STEPS_SAMPLED, 0))
             items = episode_items(result)
-            s = logger.log(result, steps, [it["row"] for it in items], seconds, started)
+            s = logger.log(result, steps, [it["row"] for it in items], seconds, start.step)
             print(f"iter {iteration:4d}  steps {steps:8d}  {s['perf/env_steps_per_s']:6.0f} steps/s  "
                   f"matches {len(items):3d}  win rate {s.get('charts/match_win_rate', float('nan')):.3f}",
                   flush=True)
-            if league is not None:
-                for it in items:
-                    row = it["row"]
-                    league.record(it["spec"], 1.0 if row["won"] else 0.0 if row["lost"] else 0.5)
-                if crossed(last, steps, args.self_play_every):
-                    weights_now = learner_net_state(algo)
-                    path = save_snapshot(weights_now, run_dir / "snapshots", steps, net_config(args, rules))
-                    league.add_snapshot(path, steps)
-                    snapshot_states = {m.spec: snapshot_states.get(m.spec) or weights_now
-                                       for m in league.members if m.spec.startswith("snapshot:")}
-                league.step = steps
-                push_league(algo, league, snapshot_states, snapshot_refs)
-                league.save(run_dir / "league.json")
-                (run_dir / "league.md").write_text(f"league at step {steps}\n\n```\n{league.table()}\n```\n")
+            if play is not None:
+                play.after_iteration(items, last, steps)
             if crossed(last, steps, args.checkpoint_every) and steps < args.total_timesteps:
-                save_checkpoint(algo, run_dir / "checkpoints" / f"{CHECKPOINT_PREFIX}{steps}", meta,
+                save_checkpoint(algo, start.run_dir / "checkpoints" / f"{CHECKPOINT_PREFIX}{steps}", meta,
                                 run_state(algo, steps, iteration, league))
-        final = save_checkpoint(algo, run_dir / "checkpoint", meta, run_state(algo, steps, iteration, league))
     finally:
-        if logger is not None:
-            logger.close()
+        logger.close()
+    return steps, iteration
+
+
+def train(args: Args) -> Path:
+    """Run (or resume) one training; returns the final checkpoint folder. Every check (the
+    flags, the ``--init-from`` and ``--resume`` checkpoints) comes before anything is
+    written; then the run folder, Ray and the algorithm, the start (resumed, warm or new),
+    the iterations, the final checkpoint, and with ``--eval-matches`` its evaluation."""
+    import ray
+
+    run.configure_torch(args.torch_threads)
+    args, start_weights = take_init_from(args)
+    args = resolved(args)
+    args.validate()
+    rules = run_rules(args)
+    start = find_start(args)
+    meta = run_meta(args, rules, start.run_dir)
+    league = make_league(args, start)
+    specs, weights = first_opponents(args, league)
+
+    open_run_folder(args, start)
+    init_ray(args)
+    algo = build_config(args, rules, specs, weights).build_algo()
+    try:
+        restore_or_start(algo, start, start_weights)
+        steps, iteration = learn(algo, args, rules, start, meta, league)
+        final = save_checkpoint(algo, start.run_dir / "checkpoint", meta, run_state(algo, steps, iteration, league))
+    finally:
         algo.stop()
         ray.shutdown()
     if args.eval_matches:
-        evaluate(final, args, steps, run_dir)
+        evaluate(final, args, steps, start.run_dir)
     return final
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
-    if args.resume:  # the run's own arguments, overridden by the flags given again
-        run_dir = run_folder_of(find_checkpoint(args.resume))
-        saved = json.loads((run_dir / "args.json").read_text()) if (run_dir / "args.json").is_file() else {}
-        names = {f.name for f in dataclasses.fields(Args)} - set(NOT_RESUMED)
-        args = parse_args(argv, {k: v for k, v in saved.items() if k in names})
+    if args.resume:  # the run's own arguments (its args.json), overridden by the flags given again
+        run_dir = run.run_folder_of(find_checkpoint(args.resume))
+        saved = json.loads((run_dir / "args.json").read_text()) if run_dir is not None else {}
+        args = run.resume_args(argv, saved, Args, NOT_RESUMED, __doc__)
     from agents.ppo import CheckpointError
 
     try:

@@ -3,7 +3,7 @@
 :class:`CardNet`, the two with the value layer under the attribute names SB3's policy gives
 them (``mlp_extractor``, ``action_net``, ``value_net``), so one ``state_dict`` moves
 between SB3's :class:`agents.nets.policy.CardAwarePolicy` and RLlib's
-:class:`train.rllib_module.CardRLModule` as it is.
+:class:`agents.nets.rllib_module.CardRLModule` as it is.
 
 Why its own module: RLlib's env runners and learners build the same network without
 importing SB3; ``agents.nets.policy`` (the SB3 policy) imports these classes from here. The
