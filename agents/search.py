@@ -90,7 +90,8 @@ class SearchAgent(SeededAgent):
                  column_weight: float = 1.0, draws: bool = True, model: str = "improved",
                  confidence: float = 1.0, layout: ObservationLayout | None = None,
                  temperature: float | None = None, policy: str = "ppo:", prior_k: int = 0,
-                 policy_plies: int = 8, value: str = "rollout", engine: str | None = None):
+                 policy_plies: int = 8, value: str = "rollout", engine: str | None = None,
+                 until: str = "turn"):
         self.rules = get_rules(rules)
         if self.rules.format != "duel" or (layout is not None and layout.format != "duel"):
             fmt = self.rules.format if self.rules.format != "duel" else layout.format  # type: ignore[union-attr]
@@ -131,7 +132,8 @@ class SearchAgent(SeededAgent):
         if value == "critic":
             from .search_batched import CriticValues
 
-            self.critic_values = CriticValues(self.policy, self.rules, plies=policy_plies, engine=engine)
+            self.critic_values = CriticValues(self.policy, self.rules, plies=policy_plies, engine=engine,
+                                              until=until)
         self.expert = ExpertAgent(seed=seed, columns=self.rules.columns)
         self._rollout_agents = [ExpertAgent(seed=0, columns=self.rules.columns) for _ in range(2)]
         self.decision_ms: list[float] = []

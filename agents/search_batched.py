@@ -27,6 +27,11 @@ from hgin_env.batch import BatchGame, load_games, privileged_size
 from hgin_env.game import Game
 from hgin_env.rules import Rules
 
+#: Where a row's play stops before the critic is asked: the searching seat's next decision
+#: ("turn"), or the end of the hand ("hand": the hand's points are then the rollout's, and
+#: the critic values the next deal); ``plies`` bounds both.
+HORIZONS = ("turn", "hand")
+
 
 class CriticValues:
     """Values (world, candidate) pairs for one seat (module docstring). ``policy`` is a
@@ -34,9 +39,12 @@ class CriticValues:
     states; ``plies`` bounds the policy's moves before the critic is asked."""
 
     def __init__(self, policy: Any, rules: Rules, plies: int = 8, reward: str = "points",
-                 match_bonus: float = 1.0, engine: str | None = None):
+                 match_bonus: float = 1.0, engine: str | None = None, until: str = "turn"):
         if plies < 0:
             raise ValueError(f"plies must be >= 0, got {plies}")
+        if until not in HORIZONS:
+            raise ValueError(f"until must be one of {HORIZONS}, got {until!r}")
+        self.until = until
         self.policy = policy
         self.net = policy.model.policy
         self.privileged = int(getattr(self.net, "privileged", 0))
@@ -69,18 +77,24 @@ class CriticValues:
         rows = w * c
         batch = self._batch(rows)
         load_games(batch, np.arange(rows), [world for world in worlds for _ in range(c)], np.repeat(seeds, c))
-        total = batch.step(np.tile(np.asarray(candidates, dtype=np.int64), w)).rewards[:, me].astype(np.float64)
+        first = batch.step(np.tile(np.asarray(candidates, dtype=np.int64), w))
+        total = first.rewards[:, me].astype(np.float64)
         plies = np.zeros(rows, dtype=np.int64)
         actions = np.full(rows, -1, dtype=np.int64)
+        playing = ~first.hand_over if self.until == "hand" else np.ones(rows, dtype=bool)
         for _ in range(self.plies):
-            going = np.flatnonzero(batch.current_seat != me)
+            going = np.flatnonzero(playing & (batch.current_seat != me)) if self.until == "turn" \
+                else np.flatnonzero(playing)
             if going.size == 0:
                 break
             obs, masks = batch.observations_of(going)
             actions.fill(-1)
             actions[going] = self.policy.act(obs, masks)
-            total += batch.step(actions, checked=True).rewards[:, me]
+            step = batch.step(actions, checked=True)
+            total += step.rewards[:, me]
             plies[going] += 1
+            if self.until == "hand":
+                playing &= ~step.hand_over
         self.last_plies = float(plies.mean())
         sign = np.where(batch.current_seat == me, 1.0, -1.0)
         return (total + sign * self.critic(batch)).reshape(w, c)

@@ -78,3 +78,19 @@ def test_loading_refuses_what_it_cannot_hold():
         load_games(batch, [0], _random_states(1, seed=2, rules="oklahoma"), [1])
     with pytest.raises(ValueError, match="not loadable yet"):
         load_games(BatchGame(1, rules="hollywood_three_hand", seed=0), [0], games[:1], [1])
+
+
+def test_a_game_given_for_several_rows_is_copied_into_each():
+    """A search loads each world once per candidate: rows of one game hold its state (and
+    their own sheets), and the rows step apart from each other."""
+    games = _random_states(2, seed=9)
+    batch = batch_of_games([games[0]] * 3 + [games[1]] * 2, seeds=[1, 1, 1, 2, 2], reward="points")
+    obs = batch.observations()
+    for row, game in ((0, games[0]), (2, games[0]), (4, games[1])):
+        np.testing.assert_array_equal(obs[row], observe(game, game.current_player)["observation"])
+    assert len({id(b) for b in batch.boards}) == 5
+    masks = batch.legal_action_masks()
+    actions = np.full(5, -1)
+    actions[0] = int(np.flatnonzero(masks[0])[0])
+    batch.step(actions)
+    np.testing.assert_array_equal(batch.observations()[1], obs[1])  # its twin did not move

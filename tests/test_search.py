@@ -207,3 +207,73 @@ def test_spec_names_a_variant():
         make_agent("search:rollouts=3", rollouts=4)
     with pytest.raises(ValueError, match="temperature"):
         make_agent("search:temperature=-1")
+
+
+# ---------------------------------------------------------------- valued by the critic
+def test_critic_search_ignores_hidden_cards():
+    """The critic reads each world's privileged features: still, two states that differ only
+    in the opponent's unseen cards and the stock order give the same decision, since the
+    worlds are sampled from the observation alone."""
+    _same_decisions_on_twins(35, 2, 5, False, rollouts=4, value="critic", prior_k=2, confidence=0.0)
+
+
+def test_critic_search_plays_legal_reproducible_moves_and_values_on_the_batched_engine():
+    rules = get_rules("hollywood")
+
+    def play(seed: int) -> tuple[list[int], SearchAgent]:
+        agent = SearchAgent(seed=seed, rollouts=3, value="critic", prior_k=2)
+        moves: list[int] = []
+
+        class Recording:
+            def __call__(self, obs: dict) -> int:
+                action = agent(obs)
+                assert obs["action_mask"][action]
+                moves.append(action)
+                return action
+
+            def reset(self, seed: int | None = None) -> None:
+                agent.reset(seed)
+
+        play_hand(Recording(), make_agent("expert", seed=4), 31, 0, rules)
+        return moves, agent
+
+    first, agent = play(8)
+    assert play(8)[0] == first  # a world budget: the same seed, the same moves
+    assert agent.decision_ms and min(agent.worlds) == 3
+    assert agent.critic_values is not None and agent.critic_values._batches  # the batched engine ran
+
+
+def test_critic_values_are_the_rewards_then_the_critic_and_see_the_world():
+    """CriticValues on one world: a knock that wins the hand is worth its reward plus the
+    critic's value of the next deal; a world's hidden cards change the values (the critic
+    reads them), its candidates share the world's later deals."""
+    from agents.search_batched import CriticValues
+    from agents.spec import make_batched_agent
+    from hgin_env.determinize import determinize
+
+    rules = get_rules("hollywood")
+    policy = make_batched_agent("ppo:", seed=0, columns=3)
+    values = CriticValues(policy, rules, plies=6)
+    game = Game(seed=50, first_dealer=0)
+    expert = make_agent("expert", seed=1)
+    while game.phase.name != "DISCARD":
+        game.apply(expert(_obs(game)))
+    me = game.current_player
+    worlds = determinize(game, me, np.random.default_rng(0), n=4)
+    legal = game.legal_actions()[:3]
+    v = values.values(worlds, [1, 2, 3, 4], legal, me)
+    assert v.shape == (4, 3) and np.isfinite(v).all()
+    assert len({round(float(x), 6) for x in v[:, 0]}) > 1  # the worlds differ
+    again = values.values(worlds, [1, 2, 3, 4], legal, me)
+    np.testing.assert_array_equal(v, again)  # deterministic: the policy plays its most likely moves
+    with pytest.raises(ValueError, match="plies must be >= 0"):
+        CriticValues(policy, rules, plies=-1)
+    with pytest.raises(ValueError, match="until must be one of"):
+        CriticValues(policy, rules, until="match")
+    to_the_end = CriticValues(policy, rules, plies=200, until="hand")
+    assert to_the_end.values(worlds, [1, 2, 3, 4], legal, me).shape == (4, 3)
+
+
+def test_critic_search_refuses_an_unknown_value():
+    with pytest.raises(ValueError, match="value must be one of"):
+        SearchAgent(value="oracle")

@@ -253,7 +253,4 @@ def table_observations(o, tables, matches, seats, context, offsets, hands, known
         write_table_row(o[k], offsets, _SCALES, _FRACTION, hands[t, p], top, pile_mask[t] & ~top, known[t, q],
                         discarded[t, q], discarded[t, p], after[t], dw_now[t], take_dw[t], NUM_CARDS - stock_pos[t],
                         phase[t], knock_limit[t], multiplier[t] > 1, dealer[t] == p, passed[t, q])
-        i = matches[k]
-        s = seats[i]
-        for j in range(width):
-            o[k, ctx + j] = context[i, s, j]
+        o[k, ctx:ctx + width] = context[matches[k], seats[matches[k]]]

@@ -17,7 +17,6 @@ table) is not loaded yet; a three-hand or partnership batch is refused by name.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 
 import numpy as np
@@ -52,13 +51,22 @@ def load_games(batch: BatchGame, rows: Sequence[int] | np.ndarray, games: Sequen
         raise ValueError(f"rows, games and seeds differ in length: {len(rows)}, {len(games)}, {len(seeds)}")
     if len(rows) and (rows.min() < 0 or rows.max() >= batch.n or np.unique(rows).size != rows.size):
         raise ValueError(f"rows must be distinct matches 0..{batch.n - 1}, got {rows.tolist()}")
+    # A game given for several rows in a row (a search's world, once per candidate) is read
+    # once; its other rows are copies of the first one's arrays.
+    copies: list[tuple[int, int]] = []
+    previous: tuple[Game | None, int] = (None, -1)
     for t, game, seed in zip(rows.tolist(), games, seeds, strict=True):
-        if game.rules != batch.rules:
-            raise ValueError(f"game {game.seed} plays {game.rules.name!r}, the batch {batch.rules.name!r}")
-        if game.is_over:
-            raise ValueError(f"game {game.seed} is over: a row holds a live hand")
-        _load_table(batch, t, game)
-        batch.boards[t] = copy.deepcopy(game.scoreboard)
+        if game is previous[0]:
+            copies.append((t, previous[1]))
+            batch.boards[t] = batch.boards[previous[1]].copy()
+        else:
+            if game.rules != batch.rules:
+                raise ValueError(f"game {game.seed} plays {game.rules.name!r}, the batch {batch.rules.name!r}")
+            if game.is_over:
+                raise ValueError(f"game {game.seed} is over: a row holds a live hand")
+            _load_table(batch, t, game)
+            batch.boards[t] = game.scoreboard.copy()
+            previous = (game, t)
         batch.rngs[t] = np.random.default_rng(int(seed))
         batch.match_seeds[t] = int(seed)
         batch.hand_number[t] = game.hand_number
@@ -67,15 +75,26 @@ def load_games(batch: BatchGame, rows: Sequence[int] | np.ndarray, games: Sequen
                       batch.seat_hands, batch.seat_dead_hands):
             tally[t] = 0
         batch.dead_hands[t] = 0
+    if copies:
+        dst, src = np.array(copies, dtype=np.int64).T
+        for name in _TABLE_FIELDS:
+            array = getattr(batch, name)
+            array[dst] = array[src]
     batch.seating.update_contexts(rows)
     batch.refresh_tables(rows)
     batch._obs_fresh = batch._mask_fresh = False
 
 
+#: The table arrays :func:`_load_table` sets (``TableBatch``'s state; the rest is derived).
+_TABLE_FIELDS = ("hands", "known", "discarded", "passed", "decks", "stock_pos", "pile", "pile_len", "pile_mask",
+                 "_dw10", "dealer", "current_player", "phase", "knock_limit", "multiplier", "taken", "forced", "turns")
+
+
 def _load_table(batch: BatchGame, t: int, game: Game) -> None:
     """The table arrays of ``t`` (``TableBatch``'s) from ``game``'s hand."""
     stock = game.stock  # stock.pop() draws: the next card is the last
-    dealt = [c for c in range(NUM_CARDS) if c not in set(stock)]
+    in_stock = set(stock)
+    dealt = [c for c in range(NUM_CARDS) if c not in in_stock]
     batch.decks[t, :len(dealt)] = dealt  # the cards out of the stock, in any order
     batch.decks[t, len(dealt):] = stock[::-1]
     batch.stock_pos[t] = len(dealt)
