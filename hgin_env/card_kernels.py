@@ -52,6 +52,15 @@ _MAX_CHAINS = 8
 
 # --------------------------------------------------------------------------- deadwood
 @njit(cache=True)
+def _bit_index(low: int) -> int:
+    """The index of the one bit set in ``low``."""
+    i = 0
+    while not (low >> i) & 1:
+        i += 1
+    return i
+
+
+@njit(cache=True)
 def deadwood(m: int) -> int:
     """Minimum deadwood of a hand mask of at most 11 cards (``melds.deadwood_of_mask``): the
     minimum over every choice of sets (none, a three-card subset or the four-card set at each
@@ -71,9 +80,7 @@ def deadwood(m: int) -> int:
     while sr:
         low = sr & -sr
         sr ^= low
-        r = 0
-        while not (low >> r) & 1:
-            r += 1
+        r = _bit_index(low)
         p = ((s0 >> r) & 1) | (((s1 >> r) & 1) << 1) | (((s2 >> r) & 1) << 2) | (((s3 >> r) & 1) << 3)
         if k == 0:
             r0, p0 = r, p
@@ -115,10 +122,7 @@ def _fill_after(hand: int, row: np.ndarray) -> None:
         while m:
             low = m & -m
             m ^= low
-            c = 0
-            while not (low >> c) & 1:
-                c += 1
-            row[c] = deadwood(hand ^ low)
+            row[_bit_index(low)] = deadwood(hand ^ low)
         return
     total = _RUN[s0] + _RUN[s1] + _RUN[s2] + _RUN[s3]
     for s in range(4):

@@ -155,25 +155,30 @@ def test_prior_and_policy_rollouts_play_legal_reproducible_moves():
 
     def play(seed: int) -> list[int]:
         agent = SearchAgent(seed=seed, **kwargs)
-        moves = []
-        inner = agent.__call__
-
-        class Recording:
-            def __call__(self, obs: dict) -> int:
-                action = inner(obs)
-                assert obs["action_mask"][action]
-                moves.append(action)
-                return action
-
-            def reset(self, seed: int | None = None) -> None:
-                agent.reset(seed)
-
-        expert = make_agent("expert", seed=4)
-        play_hand(Recording(), expert, 30, 1, rules)  # Game.apply raises on an illegal move
+        moves = _play_recorded(agent, 30, 1, rules)  # Game.apply raises on an illegal move
         assert agent.decision_cpu_ms and min(agent.worlds) == 2
         return moves
 
     assert play(7) == play(7)
+
+
+def _play_recorded(agent: SearchAgent, deal: int, seat: int, rules) -> list[int]:
+    """One hand of ``agent`` against the Expert (``eval.hands.play_hand``); its moves, each
+    checked legal in the observation it answered."""
+    moves: list[int] = []
+
+    class Recording:
+        def __call__(self, obs: dict) -> int:
+            action = agent(obs)
+            assert obs["action_mask"][action]
+            moves.append(action)
+            return action
+
+        def reset(self, seed: int | None = None) -> None:
+            agent.reset(seed)
+
+    play_hand(Recording(), make_agent("expert", seed=4), deal, seat, rules)
+    return moves
 
 
 def test_prior_moves_are_the_policys_most_likely_legal_moves():
@@ -222,20 +227,7 @@ def test_critic_search_plays_legal_reproducible_moves_and_values_on_the_batched_
 
     def play(seed: int) -> tuple[list[int], SearchAgent]:
         agent = SearchAgent(seed=seed, rollouts=3, value="critic", prior_k=2)
-        moves: list[int] = []
-
-        class Recording:
-            def __call__(self, obs: dict) -> int:
-                action = agent(obs)
-                assert obs["action_mask"][action]
-                moves.append(action)
-                return action
-
-            def reset(self, seed: int | None = None) -> None:
-                agent.reset(seed)
-
-        play_hand(Recording(), make_agent("expert", seed=4), 31, 0, rules)
-        return moves, agent
+        return _play_recorded(agent, 31, 0, rules), agent
 
     first, agent = play(8)
     assert play(8)[0] == first  # a world budget: the same seed, the same moves

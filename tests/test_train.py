@@ -140,12 +140,15 @@ def test_imitation_records_teacher_and_warm_starts():
     assert last["loss"] < first["loss"]
 
 
-def test_demo_main_job_at_toy_size(tmp_path):
+def test_demo_main_job_at_toy_size(tmp_path, capsys):
     from train.demo import main
 
     out = tmp_path / "demo"
     assert main(["--timesteps", "256", "--imitation-matches", "2", "--matches", "2", "--n-envs", "1",
                  "--opponents", "simple", "--out", str(out), "--no-shipped"]) == 0
+    # The first heading says which engine trains and how long its kernels took to be ready.
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("== engine: compiled kernels (numba) ready in ") and " s (compiled once" in first
     for name in ("model.zip", "learning_curve.png", "results.png", "results.md"):
         assert (out / name).exists(), name
     assert "| demo agent | simple |" in (out / "results.md").read_text()
