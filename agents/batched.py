@@ -183,7 +183,11 @@ class BatchedPolicy:
             return dist.distribution.probs.cpu().numpy()
 
     def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        probs = self.probabilities(observations, masks)
+        return self.choose(self.probabilities(observations, masks), masks)
+
+    def choose(self, probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The moves :meth:`act` plays given the move probabilities it computed (for a
+        caller that also needs the probabilities: one forward pass, not two)."""
         if self.deterministic:
             return most_likely_moves(probs)
         cum = np.cumsum(probs, axis=1)

@@ -221,12 +221,12 @@ class SearchAgent(SeededAgent):
         if A.BIG_GIN in legal:
             return [A.BIG_GIN]
         expert = int(self.expert(observation))
-        prior = self._prior_moves(observation)
+        probs = self._policy_probabilities(observation) if self.prior_k or self.value == "critic" else None
+        prior = self._prior_moves(probs)
         # The move the search must beat (the confidence test's baseline): the Expert's, or
         # with the critic the policy's own (the search improves on the policy it values by).
-        first = int(self.policy.act(np.asarray(observation["observation"])[None],  # type: ignore[union-attr]
-                                    np.asarray(observation["action_mask"])[None])[0]) \
-            if self.value == "critic" else expert
+        first = int(self.policy.choose(probs[None], np.asarray(observation["action_mask"])[None])[0]) \
+            if self.value == "critic" else expert  # type: ignore[union-attr,index]
         prior = [expert] + prior if first != expert else prior
         if view.phase in ("first_upcard", "draw"):
             out = [first] + [a for a in legal if a != first] if self.draws else [first]
@@ -243,12 +243,16 @@ class SearchAgent(SeededAgent):
         out += [A.DISCARD + c for c in discards[:self.width]]
         return list(dict.fromkeys(out + prior))
 
-    def _prior_moves(self, observation: dict) -> list[int]:
-        """The learned policy's ``prior_k`` most likely legal moves (none without a prior)."""
-        if not self.prior_k or self.policy is None:
+    def _policy_probabilities(self, observation: dict) -> np.ndarray:
+        """The learned policy's move probabilities on the real observation (one forward)."""
+        return self.policy.probabilities(np.asarray(observation["observation"])[None],  # type: ignore[union-attr]
+                                         np.asarray(observation["action_mask"])[None])[0]
+
+    def _prior_moves(self, probs: np.ndarray | None) -> list[int]:
+        """The learned policy's ``prior_k`` most likely legal moves, from its probabilities
+        ``probs`` (none without a prior)."""
+        if not self.prior_k or probs is None:
             return []
-        probs = self.policy.probabilities(np.asarray(observation["observation"])[None],
-                                          np.asarray(observation["action_mask"])[None])[0]
         order = np.argsort(-probs, kind="stable")[:self.prior_k]
         return [int(a) for a in order if probs[a] > 0]
 

@@ -39,9 +39,9 @@ import numpy as np
 from hgin_env import actions as A
 from hgin_env import observation
 from hgin_env.batch import HAND_KINDS, BatchGame
-from hgin_env.batch.engines import ENGINE_VARIABLE, ENGINES, resolve_engine
 from hgin_env.batch.vector import seat_summary
 from hgin_env.cards import NUM_CARDS
+from hgin_env.compiled import ENGINE_VARIABLE, ENGINES, resolve_engine
 from hgin_env.envs.aec import raw_env
 from hgin_env.observation import ObservationLayout
 from hgin_env.rewards import REWARD_MODES
@@ -134,7 +134,7 @@ def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0, max_steps
     """Play ``hands`` hands (per profile; and at least ``decisions`` decisions) in ``n``
     parallel matches through both engines, in reward mode ``reward`` with ``match_bonus``;
     raise AssertionError at the first difference. ``engine`` is the batched engine's
-    implementation ("numba", "numpy"; default :func:`~hgin_env.batch.engines.resolve_engine`'s).
+    implementation ("numba", "numpy"; default :func:`~hgin_env.compiled.resolve_engine`'s).
     The scalar side always observes through the Python reference encoder, so the compiled
     kernels (which the compiled scalar encoder shares) are checked against independent code.
     Returns counts per profile."""

@@ -189,7 +189,7 @@ def test_prior_moves_are_the_policys_most_likely_legal_moves():
         game.apply(expert(_obs(game)))
     obs = _obs(game)
     probs = agent.policy.probabilities(obs["observation"][None], obs["action_mask"][None])[0]
-    prior = agent._prior_moves(obs)
+    prior = agent._prior_moves(agent._policy_probabilities(obs))
     assert len(prior) == 3 and all(obs["action_mask"][a] for a in prior)
     assert min(probs[prior]) >= max(np.delete(probs, prior))
     assert set(prior) <= set(agent._candidates(parse(obs, 3), list(np.flatnonzero(obs["action_mask"])), obs))

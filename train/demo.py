@@ -71,7 +71,8 @@ def expectation(rows: list[dict], seconds: float) -> str:
 def engine_line() -> str:
     """The batched engine's heading: which implementation trains, and (compiled) how long its
     kernels took to compile on this machine's first run or to load from numba's cache."""
-    from hgin_env.batch.engines import ENGINE_VARIABLE, resolve_engine, warm_kernels
+    from hgin_env.batch.engines import warm_kernels
+    from hgin_env.compiled import ENGINE_VARIABLE, resolve_engine
 
     if resolve_engine() == "numpy":
         return (f"== engine: the numpy batched engine (numba not installed, or {ENGINE_VARIABLE}=numpy; "

@@ -168,7 +168,7 @@ def drive_heuristic(name: str, hands: int, seed: int) -> dict[str, float]:
 def drive_batch(n: int, steps: int, seed: int, rules: str = "hollywood", engine: str | None = None
                 ) -> dict[str, float]:
     """Random legal play on the batched engine (``engine``: "numba", "numpy", default
-    :func:`~hgin_env.batch.engines.resolve_engine`'s): every step builds all N observations
+    :func:`~hgin_env.compiled.resolve_engine`'s): every step builds all N observations
     and masks, draws one uniform legal action per game (``agents.batched.BatchedRandom``)
     and steps. Construction (dealing the first N hands) is not timed, nor is compiling: the
     kernels are compiled (or loaded from numba's cache) before the clock starts."""
@@ -224,7 +224,8 @@ def drive_training(steps: int, seed: int, extra: dict | None = None, engine: str
     import os
     import tempfile
 
-    from hgin_env.batch.engines import ENGINE_VARIABLE, warm_kernels
+    from hgin_env.batch.engines import warm_kernels
+    from hgin_env.compiled import ENGINE_VARIABLE
     from train.ppo import Args, resolved, train
 
     extra = extra or {}

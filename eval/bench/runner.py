@@ -26,7 +26,7 @@ from eval.bench.drivers import (
     time_passes,
 )
 from eval.bench.results import FORMAT_PROFILES, GROUPS, OPENSPIEL_OBS, Bench, Sizes, batch_label
-from hgin_env.batch.engines import compiled_available, resolve_engine
+from hgin_env.compiled import compiled_available, resolve_engine
 from hgin_env.melds import (
     deadwood_after_discard_mask,
     deadwood_of_mask,

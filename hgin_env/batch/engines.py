@@ -1,5 +1,5 @@
 """Compiling the kernels before anything is timed (:func:`warm_kernels`); which engine runs
-is :mod:`hgin_env.compiled`'s choice (its names are re-exported here)."""
+is :mod:`hgin_env.compiled`'s choice."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ import time
 
 import numpy as np
 
-from ..compiled import ENGINE_VARIABLE, ENGINES, compiled_available, resolve_engine
-
-__all__ = ["ENGINES", "ENGINE_VARIABLE", "compiled_available", "resolve_engine", "warm_kernels"]
+from ..compiled import compiled_available
 
 
 def warm_kernels() -> float:

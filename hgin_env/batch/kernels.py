@@ -4,8 +4,8 @@ observation rows, in place on the arrays :class:`~hgin_env.batch.tables.TableBat
 
 Why: the numpy path (:mod:`hgin_env.batch.tables`, the reference) spends most of a step on
 numpy's per-call overhead (dozens of whole-array passes, a scalar ``settle`` per finished
-hand). Here each table is one pass of plain loops over 52-bit masks and lookup tables, with
-no allocation per step. Every function mirrors a numpy method of ``TableBatch`` (named in
+hand). Here each table is one pass of plain loops over 52-bit masks and lookup tables; a step
+allocates nothing but a showdown's scratch arrays. Every function mirrors a numpy method of ``TableBatch`` (named in
 its docstring), and the differential (``tests/test_batch.py``, ``python -m
 eval.differential``) replays both engines against the scalar ``Match``. The card kernels
 (deadwood, the showdown, an observation's table row) are :mod:`hgin_env.card_kernels`',

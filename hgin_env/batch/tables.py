@@ -102,7 +102,7 @@ class TableBatch:
     def __init__(self, tables: int, rules: Rules, layout: ObservationLayout, engine: str | None = None):
         t = tables
         #: "numba" (the compiled kernels, :mod:`hgin_env.batch.kernels`) or "numpy" (this
-        #: module's methods, the reference); see :func:`hgin_env.batch.engines.resolve_engine`.
+        #: module's methods, the reference); see :func:`hgin_env.compiled.resolve_engine`.
         self.engine = resolve_engine(engine)
         self.rules = rules
         self.layout = layout
@@ -148,8 +148,8 @@ class TableBatch:
 
     #: What :meth:`_setup_kernels` derives (the module, views of the arrays, argument tuples):
     #: not copied or pickled but derived again, so that a copy's views are of its own arrays.
-    _KERNEL_FIELDS = ("_kernels", "_state", "_deal_rules", "_step_rules", "_ended", "_settled", "_obs_offsets",
-                      "_deal_args", "_refresh_args", "_step_args", "_mask_args", "_obs_args")
+    _KERNEL_FIELDS = ("_kernels", "_ended", "_settled", "_obs_offsets", "_deal_args", "_refresh_args", "_step_args",
+                      "_mask_args", "_obs_args")
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k not in self._KERNEL_FIELDS}
@@ -168,27 +168,26 @@ class TableBatch:
         self._kernels = kernels
         r = self.rules
         # The arrays as the kernels take them, every one a view of the attribute.
-        self._state = {name: getattr(self, name).view(np.int64) if name in _MASKS else getattr(self, name)
-                       for name in _KERNEL_STATE}
-        self._deal_rules = np.array([r.oklahoma, r.oklahoma_ace_gin_only, r.spade_multiplier, r.knock_limit,
-                                     r.first_upcard_offer], dtype=np.int64)
-        self._step_rules = np.array([r.dead_hand_stock, r.max_turns, r.gin_bonus, r.undercut_bonus,
-                                     -1 if r.big_gin_bonus is None else r.big_gin_bonus], dtype=np.int64)
+        st = {name: getattr(self, name).view(np.int64) if name in _MASKS else getattr(self, name)
+              for name in _KERNEL_STATE}
+        deal_rules = np.array([r.oklahoma, r.oklahoma_ace_gin_only, r.spade_multiplier, r.knock_limit,
+                               r.first_upcard_offer], dtype=np.int64)
+        step_rules = np.array([r.dead_hand_stock, r.max_turns, r.gin_bonus, r.undercut_bonus,
+                               -1 if r.big_gin_bonus is None else r.big_gin_bonus], dtype=np.int64)
         n = self.table_range.size
         self._ended = np.zeros(n, dtype=np.int64)
         #: Per table: the showdown of the hand the last step ended (kind code, knocker wins, points).
         self._settled = np.zeros((n, 3), dtype=np.int64)
         s = self._slices
         self._obs_offsets = np.array([s[name].start for name in _BIT_SLICES + _OBS_SCALARS], dtype=np.int64)
-        st = self._state
         self._deal_args = tuple(st[name] for name in (
             "hands", "known", "discarded", "passed", "decks", "stock_pos", "pile", "pile_len", "pile_mask", "dealer",
             "current_player", "phase", "knock_limit", "multiplier", "taken", "forced", "turns", "_dw10")) \
-            + (self._deal_rules,)
+            + (deal_rules,)
         self._refresh_args = tuple(st[name] for name in (
             "hands", "current_player", "phase", "pile", "pile_len", "forced", "_after", "_dw_now", "_take_dw",
             "_dw10", "_can_take"))
-        self._step_args = tuple(st[name] for name in _KERNEL_STATE) + (self._step_rules, self._ended, self._settled)
+        self._step_args = tuple(st[name] for name in _KERNEL_STATE) + (step_rules, self._ended, self._settled)
         self._mask_args = tuple(st[name] for name in (
             "phase", "_can_take", "_after", "taken", "knock_limit", "_dw_now")) + (self._big_gin,)
         self._obs_args = tuple(st[name] for name in (
