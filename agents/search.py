@@ -48,6 +48,7 @@ all decisions, trivial ones included).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -72,6 +73,20 @@ ROLLOUT_POLICIES = ("simple", "timed", "expert", "policy")
 VALUES = ("rollout", "critic")
 _DRAWING = (Phase.FIRST_UPCARD, Phase.DRAW)
 _EXPERT_PARAMS = ExpertParams()
+
+
+@dataclass(frozen=True)
+class SearchRecord:
+    """What the last searched decision weighed (:attr:`SearchAgent.last_search`): the
+    candidates (the first is the baseline the confidence test protects: the Expert's move,
+    or the policy's with ``value="critic"``), their mean values over the worlds, the move
+    chosen and how many worlds were played. Search games for distillation record it
+    (:mod:`train.search_games`)."""
+
+    candidates: tuple[int, ...]
+    means: tuple[float, ...]
+    action: int
+    worlds: int
 
 
 class SearchAgent(SeededAgent):
@@ -140,6 +155,8 @@ class SearchAgent(SeededAgent):
         self.decision_cpu_ms: list[float] = []
         self.worlds: list[int] = []
         self.decisions = 0
+        #: The last decision's :class:`SearchRecord`; None when it had one candidate.
+        self.last_search: SearchRecord | None = None
         self.total_ms = 0.0
         self.total_cpu_ms = 0.0
         self._forget()
@@ -203,6 +220,7 @@ class SearchAgent(SeededAgent):
         if not legal:
             raise ValueError("no legal action in the observation's action mask")
         candidates = self._candidates(view, legal, observation)
+        self.last_search = None
         if len(candidates) == 1:
             action = candidates[0]
         else:
@@ -306,6 +324,7 @@ class SearchAgent(SeededAgent):
                 se = np.sqrt(weights ** 2 @ (diff - mean) ** 2 * worlds / (worlds - 1))
             if mean <= self.confidence * se:
                 best = 0
+        self.last_search = SearchRecord(tuple(candidates), tuple(float(m) for m in means), candidates[best], worlds)
         return candidates[best]
 
     # ------------------------------------------------------------------ rollouts

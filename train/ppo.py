@@ -128,6 +128,15 @@ class Args(Recipe):
     init_from: str = field(default="", metadata={
         "help": "checkpoint .zip whose network weights start a new run (e.g. an imitation-only run)"})
     target_kl: float = field(default=0.0, metadata={"help": "stop an update's epochs past this KL (0 = off)"})
+    distill: str = field(default="", metadata={
+        "help": "folder of recorded search games (train.search_games): add the distillation loss "
+                "(train/distill.py) to PPO's"})
+    distill_coef: float = field(default=1.0, metadata={"help": "weight of the distillation loss"})
+    distill_batch: int = field(default=256, metadata={"help": "recorded decisions per PPO minibatch"})
+    distill_deviation_weight: float = field(default=1.0, metadata={
+        "help": "weight of the decisions where the search left the policy's move"})
+    distill_holdout: float = field(default=0.1, metadata={
+        "help": "share of the recorded matches held out (agreement logged, never trained on)"})
     progress_bar: bool = field(default=True, metadata={"help": "show a progress bar"})
     torch_threads: int = field(default=1, metadata={"help": "torch CPU threads (1 avoids contention)"})
 
@@ -156,6 +165,10 @@ class Args(Recipe):
             raise ValueError("--privileged-critic is for the card policy trained by PPO alone "
                              "(no --imitation-matches: recorded demonstrations hold no privileged facts)")
         self.validate_league()
+        if self.distill and not (Path(self.distill) / "chunks").is_dir():
+            raise ValueError(f"--distill {self.distill}: no recorded search games there (run train.search_games)")
+        if self.distill and (rules.format != "duel" or self.policy != "card"):
+            raise ValueError("--distill trains the duel's card policy (the search games are duels)")
         if batched and self.episode != "match":
             raise ValueError("--vec-env batched plays whole matches; use --vec-env subproc for --episode hand")
         if "self" in parse_mixture(self.opponents)[0] and not batched:  # (an empty mixture is refused too)
@@ -255,6 +268,14 @@ def run_meta(args: Args, rules: Rules, run_dir: Path) -> dict:
         meta["started_from"] = {"path": args.init_from, "run": started.get("run"),
                                 "observation_format": started.get("observation_format", "duel"),
                                 "sha256": hashlib.sha256(Path(args.init_from).read_bytes()).hexdigest()}
+    if args.distill:  # the lineage: which search games taught it
+        from train.search_games import load_targets
+
+        games = json.loads((Path(args.distill) / "args.json").read_text())
+        seeds = load_targets(args.distill).seeds
+        meta["distilled_from"] = {"games": args.distill, "search": games.get("search"),
+                                  "opponents": games.get("opponents"), "rules": games.get("rules"),
+                                  "matches": len(set(seeds.tolist())), "decisions": int(seeds.size)}
     return meta
 
 
@@ -467,6 +488,12 @@ def train(args: Args) -> Path:
         model, start_step, resume_state = resumed_model(args, envs)
     else:
         model = new_model(args, envs, rules, start)
+    if args.distill:  # PPO's loss plus the distillation term (train/distill.py)
+        from train.distill import Distillation
+
+        Distillation(args.distill, coef=args.distill_coef, batch=args.distill_batch,
+                     deviation_weight=args.distill_deviation_weight, holdout=args.distill_holdout,
+                     seed=args.seed).install(model)
     if hasattr(envs, "set_live_model"):
         envs.set_live_model(model)  # the 'self' opponent samples the learner's current policy
 
