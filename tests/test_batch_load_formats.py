@@ -10,8 +10,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from helpers import random_matches
 
-from hgin_env import actions as A
 from hgin_env.batch import BatchGame, MatchState, batch_of_matches, load_games, load_matches
 from hgin_env.cards import NUM_CARDS
 from hgin_env.match import Match
@@ -20,25 +20,6 @@ from hgin_env.observation import observe
 from hgin_env.rules import get_rules
 
 RULES = {"three_hand": "hollywood_three_hand", "partnership": "hollywood_partnership"}
-
-
-def random_matches(n: int, seed: int, rules: str) -> list[Match]:
-    """Matches of ``rules`` played at random to a random point (every phase; later hands
-    and rounds, sheets with points, a partnership table whose hand is over, included): a
-    legal knock is taken half the time, so hands end early and often."""
-    rng = np.random.default_rng(seed)
-    out = []
-    while len(out) < n:
-        match = Match(rules, seed=int(rng.integers(1 << 30)))
-        for _ in range(int(rng.integers(0, 300))):
-            legal = match.legal_actions()
-            knocks = [a for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
-            match.apply(int(rng.choice(knocks if knocks and rng.random() < 0.5 else legal)))
-            if match.is_over:
-                break
-        if not match.is_over:
-            out.append(match)
-    return out
 
 
 def scalar_privileged(match: Match, seat: int) -> np.ndarray:
