@@ -1,19 +1,39 @@
 """The search's values on the batched engine, from the learned critic (``search:value=critic``).
 
 Every (world, candidate) pair of a decision is one row of one :class:`~hgin_env.batch.BatchGame`
-(its rows set to the sampled worlds by :func:`hgin_env.batch.load_games`): the candidate is
-played in every row at once, then the learned policy plays every row on, for both players,
-one batched torch forward per ply, until the searching seat is to act again (at most
-``plies`` plies; the hand may end on the way, and the next one is dealt from the world's
-seed, the same for every candidate of a world). The row is then worth what the critic says
-of it, in the units it was trained in: the rewards the seat received on the way plus the
-critic's value of the state reached (the value of the seat to act, negated when that is the
-opponent: the rewards are zero-sum). A critic trained with privileged features
-(``--privileged-critic``) reads the world's hidden facts, which a determinized world has:
-that is what such a critic was trained to value.
+(its rows set to the sampled worlds by :func:`hgin_env.batch.load_games`, in the formats by
+:func:`hgin_env.batch.load_matches`): the candidate is played in every row at once, then the
+learned policy plays every row on, for every seat, one batched torch forward per ply, until
+the searching seat is to act again (at most ``plies`` plies; the hand may end on the way,
+and the next one is dealt from the world's seed, the same for every candidate of a world).
+The row is then worth what the critic says of it, in the units it was trained in: the
+rewards the seat received on the way plus the critic's value of the state reached. A
+critic trained with privileged features (``--privileged-critic``) reads the world's hidden
+facts, which a determinized world has: that is what such a critic was trained to value.
 
-The reward mode and match bonus are the policy's training ones (the shipped policy's:
-``points`` with a match bonus of 1.0; docs/runs/psro_step/round3/args.json).
+Whose value. The critic values a state for the seat whose observation it reads (in
+training: the learner's, at its decisions; rewards are each seat's own, partners sharing
+their team's). In the duel the reached state is valued for the seat to act, negated when
+that is the opponent (two seats, zero-sum). In three-hand and partnership that sign trick
+is wrong (three seats; a partner's value is mine, an opponent's is not simply its
+negation once a third seat's row is on the sheet), so the critic reads the **searching
+seat's own** observation and privileged features of the reached state
+(:meth:`~hgin_env.batch.BatchGame.seat_observations`, ``seat_privileged``), whoever acts:
+the value is the seat's by construction. Where the seat does not act there (it waits for
+its opponent, for the other partnership table, or sits a three-hand hand out), the critic
+reads an observation it was not trained on at a decision (no legal moves, the other
+player's phase); that is a mild extrapolation of the same network, and with ``until="turn"``
+most rows stop at the seat's own decision anyway.
+
+Horizons (``until``): ``"turn"`` stops at the seat's next decision; ``"hand"`` at the end
+of the hand that scores: in three-hand the table's hand (the sitter's row is in the
+sheet part of the observation the critic reads), in a partnership the **round** (both
+tables' hands: the round's score is the team's reward; stopping at the seat's own table
+would value a state where its table is over, never a training decision).
+
+The reward mode and match bonus are the policy's training ones (the shipped policies':
+``points`` with a match bonus of 1.0; docs/runs/psro_step/round3/args.json, and the format
+policies' checkpoint metadata).
 """
 
 from __future__ import annotations
@@ -23,13 +43,13 @@ from typing import Any
 
 import numpy as np
 
-from hgin_env.batch import BatchGame, load_games, privileged_size
+from hgin_env.batch import BatchGame, MatchState, load_games, load_matches, privileged_size
 from hgin_env.game import Game
 from hgin_env.rules import Rules
 
 #: Where a row's play stops before the critic is asked: the searching seat's next decision
 #: ("turn"), or the end of the hand ("hand": the hand's points are then the rollout's, and
-#: the critic values the next deal); ``plies`` bounds both.
+#: the critic values the next deal; a partnership's round); ``plies`` bounds both.
 HORIZONS = ("turn", "hand")
 
 
@@ -69,19 +89,25 @@ class CriticValues:
             self._batches[rows] = batch
         return batch
 
-    def values(self, worlds: Sequence[Game], seeds: Sequence[int], candidates: Sequence[int],
+    def values(self, worlds: Sequence[Game | MatchState], seeds: Sequence[int], candidates: Sequence[int],
                me: int) -> np.ndarray:
         """float [W, C]: the value to seat ``me`` of candidate ``c`` played in world ``w``
-        (every candidate legal in every world: the worlds share the seat's information)."""
+        (every candidate legal in every world: the worlds share the seat's information).
+        A duel's worlds are games (``Game``) and ``me`` their player; a format's are match
+        states (:class:`~hgin_env.batch.MatchState`, or ``Match``) and ``me`` the match seat."""
         w, c = len(worlds), len(candidates)
         rows = w * c
         batch = self._batch(rows)
-        load_games(batch, np.arange(rows), [world for world in worlds for _ in range(c)], np.repeat(seeds, c))
+        load = load_games if self.rules.format == "duel" else load_matches
+        load(batch, np.arange(rows), [world for world in worlds for _ in range(c)], np.repeat(seeds, c))
         first = batch.step(np.tile(np.asarray(candidates, dtype=np.int64), w))
         total = first.rewards[:, me].astype(np.float64)
         plies = np.zeros(rows, dtype=np.int64)
         actions = np.full(rows, -1, dtype=np.int64)
-        playing = ~first.hand_over if self.until == "hand" else np.ones(rows, dtype=bool)
+        # What ends the horizon "hand": the hand, or a partnership's round (its score is the reward).
+        scored = (lambda step: step.round_over) if self.rules.format == "partnership" else \
+            (lambda step: step.hand_over)
+        playing = ~scored(first) if self.until == "hand" else np.ones(rows, dtype=bool)
         for _ in range(self.plies):
             going = np.flatnonzero(playing & (batch.current_seat != me)) if self.until == "turn" \
                 else np.flatnonzero(playing)
@@ -94,17 +120,32 @@ class CriticValues:
             total += step.rewards[:, me]
             plies[going] += 1
             if self.until == "hand":
-                playing &= ~step.hand_over
+                playing &= ~scored(step)
         self.last_plies = float(plies.mean())
+        if self.rules.format != "duel":  # the seat's own view: its value whoever acts (module docstring)
+            return (total + self.critic_of(batch, me)).reshape(w, c)
         sign = np.where(batch.current_seat == me, 1.0, -1.0)
         return (total + sign * self.critic(batch)).reshape(w, c)
 
+    def critic_of(self, batch: BatchGame, seat: int) -> np.ndarray:
+        """float [N]: the critic's value of each match's state for ``seat``, read from that
+        seat's own observation (and privileged features), whether it acts or not."""
+        rows = np.arange(batch.n)
+        seats = np.full(batch.n, seat, dtype=np.int64)
+        x = batch.seat_observations(rows, seats)
+        if self.privileged:
+            x = np.concatenate([x, batch.seat_privileged(rows, seats)], axis=1)
+        return self._predict(x)
+
     def critic(self, batch: BatchGame) -> np.ndarray:
         """float [N]: the critic's value of each match's state for its acting seat."""
-        import torch
-
         x = batch.observations()
         if self.privileged:
             x = np.concatenate([x, batch.privileged_observations()], axis=1)
+        return self._predict(x)
+
+    def _predict(self, x: np.ndarray) -> np.ndarray:
+        import torch
+
         with torch.no_grad():
             return self.net.predict_values(torch.as_tensor(x)).numpy()[:, 0].astype(np.float64)
