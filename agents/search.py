@@ -37,6 +37,12 @@ Learned policy and opponent behaviour (all off by default, which is the agent ab
   together in one batched torch forward per ply (:class:`agents.batched.BatchedPolicy`);
   Neller's rule plays the rest of the hand.
 
+Three-hand and partnership (``value="critic"`` only): the worlds are whole match states
+sampled from the seat's observation (:mod:`hgin_env.format_worlds`: the seat's table as
+in the duel, the match around it from the context slices, a partnership's other table a
+stand-in), valued on the format's batched engine by the format policy's critic from the
+seat's own view (:mod:`agents.search_batched`).
+
 Budget: ``rollouts`` worlds per decision (deterministic given the seed), stopped early once
 ``budget_ms`` milliseconds have been spent (at least ``min_worlds`` worlds). With a time
 budget the number of worlds depends on the machine's speed, so results are reproducible

@@ -15,6 +15,7 @@ from agents.search import SearchAgent
 from agents.search_batched import CriticValues
 from agents.spec import make_agent, make_batched_agent
 from arena.matches import play_match
+from hgin_env import actions as A
 from hgin_env.format_worlds import FormatInfoSet
 from hgin_env.match import Match
 from hgin_env.observation import ObservationLayout, observe
@@ -117,3 +118,33 @@ def test_format_values_are_the_seats_own(fmt):
     w = on.values(worlds, [1, 2, 3], legal, seat)
     assert w.shape == (3, 2) and np.isfinite(w).all()
     np.testing.assert_array_equal(w, on.values(worlds, [1, 2, 3], legal, seat))
+
+
+@pytest.mark.parametrize("fmt", ["three_hand", "partnership"])
+def test_one_agent_remembers_each_of_its_seats(fmt):
+    """One agent on several seats (a partnership team; in three-hand two seats, which sit
+    hands out in turn): at every decision its memory of the seat's own pickups still held
+    and of its upcard pass is that seat's, across hands and rounds."""
+    rules = _short(fmt, hands=3)
+    layout = ObservationLayout.for_rules(rules)
+    agent = SearchAgent(seed=0, rules=rules, value="critic", rollouts=1, policy_plies=1)
+    expert = make_agent("expert", seed=1, layout=layout)
+    mine = (0, 2) if fmt == "partnership" else (0, 1)
+    match = Match(rules, seed=8)
+    decisions = 0
+    while not match.is_over:
+        seat = match.current_seat
+        obs = observe(match, seat)
+        if seat not in mine:
+            match.apply(int(expert(obs)))
+            continue
+        game, player = match.seat_view(seat)
+        top = game.discard_pile[-1] if game.discard_pile else -1
+        action = agent(obs)
+        taken = 1 << top if action == A.TAKE_DISCARD else 0  # the card joins the known ones
+        assert agent._seat == seat
+        assert agent._own_known == game.known_cards[player] | taken, (seat, decisions)
+        match.apply(action)
+        assert agent._own_passed == game.passed_upcard[player]
+        decisions += 1
+    assert decisions > 20
