@@ -138,3 +138,15 @@ def test_loading_refuses_what_it_cannot_hold():
         over.apply(over.legal_actions()[0])
     with pytest.raises(ValueError, match="is over"):
         load_matches(BatchGame(1, rules=one_hand, seed=0), [0], [over], [1])
+
+
+def test_a_duel_match_loads_through_the_same_function():
+    """load_matches is the one constructor for every format: a duel Match loads its Game."""
+    match = Match("hollywood", seed=4)
+    rng = np.random.default_rng(2)
+    for _ in range(15):
+        match.apply(int(rng.choice(match.legal_actions())))
+    batch = batch_of_matches([match], seeds=[3])
+    check_row(batch, 0, match, "duel")
+    with pytest.raises(ValueError, match="duel Matches"):
+        load_matches(batch, [0], [MatchState.of(random_matches(1, 1, "hollywood_three_hand")[0])], [1])
