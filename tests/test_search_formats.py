@@ -148,3 +148,27 @@ def test_one_agent_remembers_each_of_its_seats(fmt):
         assert agent._own_passed == game.passed_upcard[player]
         decisions += 1
     assert decisions > 20
+
+
+def test_a_three_hand_seat_sitting_out_is_valued_at_its_next_decision():
+    """A seat that lost the hand sits the next one out; its view then (no cards) is not one
+    the critic was trained on, so the row plays on until the seat acts again."""
+    rules = get_rules("hollywood_three_hand")
+    layout = ObservationLayout.for_rules(rules)
+    policy = make_batched_agent("ppo:", seed=0, layout=layout)
+    match = Match(rules, seed=14)
+    expert = make_agent("expert", seed=1, layout=layout)
+    while match.current_game.phase.name != "DISCARD" or match.current_game.turns < 8:
+        match.apply(int(expert(observe(match, match.current_seat))))
+    seat = match.current_seat
+    info = FormatInfoSet.from_match(match, seat)
+    worlds = [info.sample(np.random.default_rng(k)) for k in range(8)]
+    legal = match.legal_actions()[:2]
+    values = CriticValues(policy, rules, plies=200, until="hand")
+    v = values.values(worlds, list(range(8)), legal, seat)
+    assert np.isfinite(v).all()
+    batch = values._batches[16]
+    rows = np.arange(16)
+    sat_out = batch.hands_played[rows] >= info.hands_played + 2  # a second hand was played: it sat one out
+    assert sat_out.any()
+    assert (batch.current_seat[sat_out] == seat).all()  # valued at its own decision
