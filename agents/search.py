@@ -37,6 +37,12 @@ Learned policy and opponent behaviour (all off by default, which is the agent ab
   together in one batched torch forward per ply (:class:`agents.batched.BatchedPolicy`);
   Neller's rule plays the rest of the hand.
 
+Three-hand and partnership (``value="critic"`` only): the worlds are whole match states
+sampled from the seat's observation (:mod:`hgin_env.format_worlds`: the seat's table as
+in the duel, the match around it from the context slices, a partnership's other table a
+stand-in), valued on the format's batched engine by the format policy's critic from the
+seat's own view (:mod:`agents.search_batched`).
+
 Budget: ``rollouts`` worlds per decision (deterministic given the seed), stopped early once
 ``budget_ms`` milliseconds have been spent (at least ``min_worlds`` worlds). With a time
 budget the number of worlds depends on the machine's speed, so results are reproducible
@@ -55,6 +61,7 @@ import numpy as np
 from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES
 from hgin_env.determinize import InfoSet, behaviour_weights
+from hgin_env.format_worlds import FormatInfoSet
 from hgin_env.game import Game, HandRecord, Phase
 from hgin_env.melds import deadwood_after_discard_mask
 from hgin_env.observation import ObservationLayout, observe
@@ -72,6 +79,9 @@ ROLLOUT_POLICIES = ("simple", "timed", "expert", "policy")
 #: by its critic ("critic": :mod:`agents.search_batched`).
 VALUES = ("rollout", "critic")
 _DRAWING = (Phase.FIRST_UPCARD, Phase.DRAW)
+#: The rules a format layout implies when none are given: (format, columns) -> profile.
+_FORMAT_PROFILES = {("three_hand", 3): "hollywood_three_hand", ("three_hand", 1): "gin_three_hand",
+                    ("partnership", 3): "hollywood_partnership", ("partnership", 1): "gin_partnership"}
 _EXPERT_PARAMS = ExpertParams()
 
 
@@ -93,13 +103,22 @@ class SearchAgent(SeededAgent):
     """Determinized Monte Carlo search on observation dicts (see the module docstring).
 
     ``rules`` must be the match's rules (the agent simulates them); ``columns`` is taken
-    from them.
+    from them. Left None: the duel's ``hollywood``, or for a three-hand or partnership
+    ``layout`` (a tournament gives its agents the layout only) that format's profile with
+    the layout's columns (``hollywood_*`` for 3, ``gin_*`` for 1).
+
+    Three-hand and partnership are searched with ``value="critic"`` only (the rollout
+    values simulate a two-player hand to its end, which a format's sheet does not score
+    alone): the worlds are :class:`hgin_env.format_worlds.FormatInfoSet`'s, valued on the
+    format's batched engine by the format policy's critic (:mod:`agents.search_batched`).
+    The memory of the seat's own moves is kept per seat (one agent may play several seats
+    of a match: a partnership team, a tournament's two copies in three-hand).
     """
 
     name = "search"
 
     def __init__(self, seed: int | None = None, columns: int | None = None,
-                 rules: Rules | str | dict | None = "hollywood", rollouts: int = 24,
+                 rules: Rules | str | dict | None = None, rollouts: int = 24,
                  budget_ms: float | None = None, min_worlds: int = 4, width: int = 3,
                  rollout: str = "simple", decline_weight: float = 1.0,
                  column_weight: float = 1.0, draws: bool = True, model: str = "improved",
@@ -107,11 +126,17 @@ class SearchAgent(SeededAgent):
                  temperature: float | None = None, policy: str = "ppo:", prior_k: int = 0,
                  policy_plies: int = 8, value: str = "rollout", engine: str | None = None,
                  until: str = "turn"):
+        if rules is None:
+            rules = _FORMAT_PROFILES.get((layout.format, layout.columns), "hollywood") \
+                if layout is not None else "hollywood"
         self.rules = get_rules(rules)
-        if self.rules.format != "duel" or (layout is not None and layout.format != "duel"):
-            fmt = self.rules.format if self.rules.format != "duel" else layout.format  # type: ignore[union-attr]
-            raise ValueError(f"SearchAgent plays the duel only (it simulates two-player hands), "
-                             f"not format={fmt!r}")
+        self.format = self.rules.format
+        if layout is not None and layout.format != self.format:
+            raise ValueError(f"the layout's format {layout.format!r} disagrees with the rules ({self.format!r})")
+        if self.format != "duel" and (value != "critic" or rollout == "policy"):
+            raise ValueError(f"SearchAgent searches format={self.format!r} with value='critic' only (the "
+                             f"rollout values play two-player hands to their end), got value={value!r}, "
+                             f"rollout={rollout!r}")
         if layout is not None and layout.columns != self.rules.columns:
             raise ValueError(f"the layout's {layout.columns} columns disagree with the rules "
                              f"({self.rules.columns})")
@@ -127,7 +152,7 @@ class SearchAgent(SeededAgent):
             raise ValueError(f"prior_k must be >= 0 and policy_plies >= 1, got {prior_k}, {policy_plies}")
         if value not in VALUES:
             raise ValueError(f"value must be one of {VALUES}, got {value!r}")
-        super().__init__(seed=seed, columns=self.rules.columns)
+        super().__init__(seed=seed, layout=ObservationLayout.for_rules(self.rules))
         self.rollouts = rollouts
         self.budget_ms = budget_ms
         self.min_worlds = min_worlds
@@ -149,7 +174,7 @@ class SearchAgent(SeededAgent):
 
             self.critic_values = CriticValues(self.policy, self.rules, plies=policy_plies, engine=engine,
                                               until=until)
-        self.expert = ExpertAgent(seed=seed, columns=self.rules.columns)
+        self.expert = ExpertAgent(seed=seed, layout=self.layout)
         self._rollout_agents = [ExpertAgent(seed=0, columns=self.rules.columns) for _ in range(2)]
         self.decision_ms: list[float] = []
         self.decision_cpu_ms: list[float] = []
@@ -169,7 +194,7 @@ class SearchAgent(SeededAgent):
                              f"shipped one), got {spec!r}")
         from .spec import make_batched_agent
 
-        return make_batched_agent(spec, seed=seed, columns=self.rules.columns)
+        return make_batched_agent(spec, seed=seed, layout=self.layout)
 
     # ------------------------------------------------------------------ memory
     def reset(self, seed: int | None = None) -> None:
@@ -178,15 +203,32 @@ class SearchAgent(SeededAgent):
         self._forget()
 
     def _forget(self) -> None:
-        """Forget the current hand (own pickups, own pass)."""
+        """Forget the current hand (own pickups, own pass) of every seat."""
         self._own_known = 0
         self._own_passed = False
         self._last_stock: int | None = None
         self._last_score: tuple | None = None
+        #: Per seat (formats): (own_known, own_passed, last stock, last score) of the seat's hand.
+        self._seats: dict[int, tuple[int, bool, int | None, tuple | None]] = {}
+        self._seat: int | None = None
 
-    def _remember(self, view: ObsView) -> None:
+    def _remember(self, view: ObsView, vector: np.ndarray) -> None:
         score = (tuple(view.own_columns), tuple(view.opponent_columns), tuple(view.won_by_me),
                  tuple(view.won_by_opponent))
+        if self.format != "duel":
+            # One agent may play several seats: switch to this seat's memory. The hands played
+            # (three-hand) or the round (partnership) tell a new hand even where the sheet does
+            # not change (a dead hand, a hand the seat sat out).
+            seat = int(self.layout.get(vector, "seat").argmax())
+            counter = "hand_number" if self.format == "three_hand" else "round_number"
+            score += (self.layout.count(vector, counter),)
+            if seat != self._seat:
+                if self._seat is not None:
+                    self._seats[self._seat] = (self._own_known, self._own_passed, self._last_stock,
+                                               self._last_score)
+                self._own_known, self._own_passed, self._last_stock, self._last_score = \
+                    self._seats.get(seat, (0, False, None, None))
+                self._seat = seat
         new_hand = (self._last_stock is None or view.stock_size > self._last_stock
                     or view.phase == "first_upcard" or score != self._last_score)
         if new_hand:
@@ -214,8 +256,8 @@ class SearchAgent(SeededAgent):
     # ------------------------------------------------------------------ decisions
     def __call__(self, observation: dict) -> int:
         start, cpu = time.perf_counter(), time.process_time()
-        view = parse(observation, self.columns)
-        self._remember(view)
+        view = parse(observation, self.layout)
+        self._remember(view, np.asarray(observation["observation"]))
         legal = [int(a) for a in view.legal]
         if not legal:
             raise ValueError("no legal action in the observation's action mask")
@@ -275,9 +317,15 @@ class SearchAgent(SeededAgent):
         return [int(a) for a in order if probs[a] > 0]
 
     def _search(self, observation: dict, candidates: list[int], start: float) -> int:
-        info = InfoSet.from_observation(observation, self.rules, own_known=self._own_known,
-                                        own_passed=self._own_passed)
-        opponent = 1 - info.seat
+        if self.format == "duel":
+            info = InfoSet.from_observation(observation, self.rules, own_known=self._own_known,
+                                            own_passed=self._own_passed)
+            opponent_hand = lambda world: world.hands[1 - info.seat]  # noqa: E731
+        else:
+            info = FormatInfoSet.from_observation(observation, self.rules, own_known=self._own_known,
+                                                  own_passed=self._own_passed)
+            opponent_hand = info.opponent_hand
+        table = info if self.format == "duel" else info.table  # the seat's two-player table
         values: list[list[float]] = []
         surprises: list[int] = []
         deadline = None if self.budget_ms is None else start + self.budget_ms / 1000.0
@@ -293,7 +341,7 @@ class SearchAgent(SeededAgent):
                 world = info.sample(self.rng, self.decline_weight, self.model)
                 batch.append((world, int(self.rng.integers(2**63 - 1))))
                 if self.temperature is not None:  # before the rollouts change the world
-                    surprises.append(info.surprise(world.hands[opponent]))
+                    surprises.append(table.surprise(opponent_hand(world)))
             if self.value == "critic":
                 values += self.critic_values.values(  # type: ignore[union-attr]
                     [world for world, _ in batch], [seed for _, seed in batch], candidates, info.seat).tolist()

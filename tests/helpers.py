@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from hgin_env import actions as A
 from hgin_env.game import Game
+from hgin_env.match import Match
 
 
 def play_random(game: Game, rng: np.random.Generator, prefer_knock: bool = False) -> Game:
@@ -95,4 +97,36 @@ def swap_hidden(game: Game, rng: np.random.Generator) -> Game:
     other.stock = pool[n_hidden:]
     other._legal = None
     other._after_discard = None
+    return other
+
+
+def random_matches(n: int, seed: int, rules: str) -> list[Match]:
+    """Matches of ``rules`` played at random to a random point (every phase; later hands
+    and rounds, sheets with points, a partnership table whose hand is over, included): a
+    legal knock is taken half the time, so hands end early and often."""
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        match = Match(rules, seed=int(rng.integers(1 << 30)))
+        for _ in range(int(rng.integers(0, 300))):
+            legal = match.legal_actions()
+            knocks = [a for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
+            match.apply(int(rng.choice(knocks if knocks and rng.random() < 0.5 else legal)))
+            if match.is_over:
+                break
+        if not match.is_over:
+            out.append(match)
+    return out
+
+
+def swap_hidden_match(match: Match, rng: np.random.Generator) -> Match:
+    """The same match for its acting seat with everything that seat cannot see reshuffled:
+    at its table the opponent's unseen cards and the stock (:func:`swap_hidden`); in a
+    partnership the other table too (the seat sees nothing of it but whether it runs)."""
+    other = match.clone()
+    seat = match.current_seat
+    mine = match.table_of(seat)
+    for table in other.tables:
+        if table.index == mine or table.running:
+            table.game = swap_hidden(table.game, rng)
     return other

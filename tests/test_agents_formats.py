@@ -44,7 +44,7 @@ def test_agents_take_a_layout_not_columns():
     assert agent.layout == layout and agent.columns == 1
     with pytest.raises(ValueError, match="disagrees"):
         make_agent("simple", columns=3, layout=layout)
-    with pytest.raises(ValueError, match="duel only"):
+    with pytest.raises(ValueError, match="value='critic' only"):  # the rollout search plays duels
         make_agent("search", rules="gin_three_hand")
 
 

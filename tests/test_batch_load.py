@@ -76,7 +76,7 @@ def test_loading_refuses_what_it_cannot_hold():
         load_games(batch, [0, 0], games, [1, 2])
     with pytest.raises(ValueError, match="plays 'oklahoma'"):
         load_games(batch, [0], _random_states(1, seed=2, rules="oklahoma"), [1])
-    with pytest.raises(ValueError, match="not loadable yet"):
+    with pytest.raises(ValueError, match="load_matches"):
         load_games(BatchGame(1, rules="hollywood_three_hand", seed=0), [0], games[:1], [1])
 
 

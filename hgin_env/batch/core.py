@@ -47,7 +47,8 @@ import numpy as np
 from .. import actions as A
 from ..cards import NUM_CARDS
 from ..match import new_sheet
-from ..observation import ObservationLayout
+from ..melds import min_deadwood_batch
+from ..observation import KNOCK_LIMIT_SCALE, STOCK_SCALE, ObservationLayout
 from ..rewards import SheetChange, check_match_bonus, check_mode, step_rewards
 from ..rules import Rules, get_rules
 from ..sheets import Sheet
@@ -481,6 +482,108 @@ class BatchGame(TableBatch):
             out[running, base + NUM_CARDS:base + 2 * NUM_CARDS] = bits(self.hands[o, 1 - p])
             out[running, base + 2 * NUM_CARDS] = FRACTION[self._dw10[o, p]]
             out[running, base + 2 * NUM_CARDS + 1] = FRACTION[self._dw10[o, 1 - p]]
+        return out
+
+    def seat_tables(self, rows: np.ndarray, seats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(table, player) of ``seats[k]`` in match ``rows[k]``: the table it plays at and its
+        player index there; player -1 for a three-hand seat sitting the hand out."""
+        rows = np.asarray(rows, dtype=np.int64)
+        seats = np.asarray(seats, dtype=np.int64)
+        per = self.seating.tables_per_match
+        t = per * rows
+        if per == 2:  # partnership: the first table, unless the seat plays at the second
+            t = np.where((self.seating.table_seats[t] == seats[:, None]).any(axis=1), t, t + 1)
+        ts = self.seating.table_seats[t]
+        player = np.where(ts[:, 0] == seats, 0, np.where(ts[:, 1] == seats, 1, -1))
+        return t, player
+
+    def seat_observations(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """float32 [k, layout.size]: the observation of seat ``seats[k]`` of match ``rows[k]``,
+        whether it acts or not, as ``observation.encode_seat`` builds it: the acting seat's
+        row of :meth:`observations`; a waiting seat's own table (its discard and take
+        deadwoods only when it is its table's player to act, as ``encode`` gives them), a
+        seat sitting out the table's public cards, each with its own context. A new array,
+        vectorised (a search asks once per decision, not per step)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        seats = np.asarray(seats, dtype=np.int64)
+        if rows.shape != seats.shape or rows.ndim != 1:
+            raise ValueError(f"rows and seats must be 1-d of one length, got {rows.shape} and {seats.shape}")
+        if seats.size and (seats.min() < 0 or seats.max() >= self.num_players):
+            raise ValueError(f"seats must be in 0..{self.num_players - 1}, got {seats.tolist()}")
+        k = rows.size
+        s = self._slices
+        t, p = self.seat_tables(rows, seats)
+        out = np.zeros((k, self.layout.size), dtype=np.float32)
+        sitting = p < 0
+        pp = np.where(sitting, 0, p)
+        q = 1 - pp
+        pile_len = self.pile_len[t]
+        top_card = self.pile[t, np.maximum(pile_len - 1, 0)]
+        top = np.where(pile_len > 0, np.uint64(1) << top_card.astype(np.uint64), np.uint64(0))
+        masks = np.zeros((k, 6), dtype=np.uint64)
+        masks[:, 0] = self.hands[t, pp]
+        masks[:, 1] = top
+        masks[:, 2] = self.pile_mask[t] & ~top
+        masks[:, 3] = self.known[t, q]
+        masks[:, 4] = self.discarded[t, q]
+        masks[:, 5] = self.discarded[t, pp]
+        masks[sitting, 0] = 0  # a seat sitting out holds nothing and saw only the pile
+        masks[sitting, 3:] = 0
+        b = bits(masks)
+        for j, name in enumerate(("hand", "discard_top", "discard_rest", "opponent_known", "opponent_discards",
+                                  "own_discards")):
+            out[:, s[name]] = b[:, j]
+        out[:, s["discard_deadwood"]] = 1.0
+        out[:, s["deadwood"].start] = np.where(sitting, 0.0, FRACTION[min_deadwood_batch(masks[:, 0])])
+        out[:, s["take_deadwood"].start] = 1.0
+        out[:, s["stock_size"].start] = (NUM_CARDS - self.stock_pos[t]) / STOCK_SCALE
+        phase = self.phase[t]
+        live = np.flatnonzero((phase < HAND_OVER) & ~sitting)
+        out[live, s["phase"].start + phase[live]] = 1.0
+        out[:, s["knock_limit"].start] = self.knock_limit[t] / KNOCK_LIMIT_SCALE
+        out[:, s["doubled"].start] = self.multiplier[t] > 1
+        out[:, s["is_dealer"].start] = np.where(sitting, True, self.dealer[t] == pp)
+        out[:, s["opponent_passed"].start] = np.where(sitting, False, self.passed[t, q])
+        # The player to act at its table (the acting seat, or in a partnership the next to act
+        # at the waiting table) sees its discard and take deadwoods, as ``encode`` gives them
+        # to a table's current player: the table's derived state holds them for every table.
+        current = np.flatnonzero(~sitting & (self.current_player[t] == pp) & (phase < HAND_OVER))
+        if current.size:
+            block = np.zeros((current.size, self.layout.size), dtype=np.float32)
+            self.table_observations(block, t[current])
+            out[current, :self._ctx_slice.start] = block[:, :self._ctx_slice.start]
+        out[:, self._ctx_slice] = self.context[rows, seats]
+        return out
+
+    def seat_privileged(self, rows: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """float32 [k, size of :func:`privileged_slices`]: :meth:`privileged_observations`
+        for seat ``seats[k]`` of match ``rows[k]``, whether it acts or not (equal to it for
+        the acting seat): its opponent's hand and deadwood (the opponent's last ten-card
+        deadwood while it holds eleven) and its table's next stock card, all zero for a
+        seat sitting out or a finished table; in a partnership then the partner's table."""
+        rows = np.asarray(rows, dtype=np.int64)
+        seats = np.asarray(seats, dtype=np.int64)
+        t, p = self.seat_tables(rows, seats)
+        k = rows.size
+        out = np.zeros((k, privileged_size(self.format)), dtype=np.float32)
+        mine = np.flatnonzero((p >= 0) & (self.phase[t] != HAND_OVER))
+        tm, q = t[mine], 1 - p[mine]
+        out[mine, :NUM_CARDS] = bits(self.hands[tm, q])
+        pos = self.stock_pos[tm]
+        has_stock = np.flatnonzero(pos < NUM_CARDS)
+        out[mine[has_stock], NUM_CARDS + self.decks[tm[has_stock], pos[has_stock]]] = 1.0
+        out[mine, 2 * NUM_CARDS] = FRACTION[self._dw10[tm, q]]
+        if self.format == "partnership":
+            other = t ^ 1
+            partner = (seats + 2) % 4
+            pp = np.where(self.seating.table_seats[other, 0] == partner, 0, 1)
+            running = np.flatnonzero(self.phase[other] != HAND_OVER)
+            o, pr = other[running], pp[running]
+            base = 2 * NUM_CARDS + 1
+            out[running, base:base + NUM_CARDS] = bits(self.hands[o, pr])
+            out[running, base + NUM_CARDS:base + 2 * NUM_CARDS] = bits(self.hands[o, 1 - pr])
+            out[running, base + 2 * NUM_CARDS] = FRACTION[self._dw10[o, pr]]
+            out[running, base + 2 * NUM_CARDS + 1] = FRACTION[self._dw10[o, 1 - pr]]
         return out
 
     def stock_size(self) -> np.ndarray:

@@ -1,29 +1,37 @@
-"""Rows of a :class:`~hgin_env.batch.BatchGame` set to given states: the scalar duel ``Game``s
-a search samples (determinized worlds), each continued by the batched engine from exactly
-that state (:func:`load_games` into rows of a batch, :func:`batch_of_games` a new batch).
+"""Rows of a :class:`~hgin_env.batch.BatchGame` set to given states: the scalar states a
+search samples (determinized worlds), each continued by the batched engine from exactly
+that state. :func:`load_games` loads duel games (``Game``), :func:`load_matches` any format's
+:class:`~hgin_env.match.Match` (or a :class:`MatchState`, the same facts without the
+match's history: what a format world is), :func:`batch_of_games` /
+:func:`batch_of_matches` make a new batch of them.
 
-What a row takes from its game: both hands, the stock in drawing order, the discard pile,
+What a table takes from its game: both hands, the stock in drawing order, the discard pile,
 what each player is known to hold and has discarded, who passed the upcard, the dealer,
 the player to act, the phase, the knock limit and multiplier, the card taken this turn,
-the forced stock draw, the turn count, the match sheet (a copy), the hands dealt and
-played. What it cannot take: the game's generator. The hands dealt after this one come
+the forced stock draw, the turn count. What a row takes from its match: its table(s), the
+sheet (a copy), the hands dealt and played, and the format's seating: three-hand who sits
+out and which seat plays which part; partnership the round number, the dealing team, the
+points each team won in the round's finished hands, the two tables' seats and the table
+that acts. What it cannot take: the match's generator. The hands dealt after this one come
 from the row's own generator, seeded by ``seeds`` (a search gives every world its seed, so
 candidates in one world see the same later deals). The row's tallies (hand kinds, points
-won) start at zero: they count from the load on, for the episode summary.
-
-Duel only: the formats' seating state (who sits out, the partnership round and the other
-table) is not loaded yet; a three-hand or partnership batch is refused by name.
+won, a partnership's round scores) start at zero: they count from the load on, for the
+episode summary.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..cards import NUM_CARDS
 from ..game import Game
+from ..match import Match, partnership_tables, three_hand_seats
 from ..melds import deadwood_of_mask
+from ..rules import Rules
+from ..sheets import Sheet
 from .core import BatchGame
 
 
@@ -46,7 +54,8 @@ def load_games(batch: BatchGame, rows: Sequence[int] | np.ndarray, games: Sequen
     rules must be the batch's."""
     rows = np.asarray(rows, dtype=np.int64)
     if batch.format != "duel":
-        raise ValueError(f"load_games sets duel rows; format={batch.format!r} batches are not loadable yet")
+        raise ValueError(f"load_games sets duel rows from Games; a format={batch.format!r} batch loads "
+                         f"Matches (load_matches)")
     if not (len(rows) == len(games) == len(seeds)):
         raise ValueError(f"rows, games and seeds differ in length: {len(rows)}, {len(games)}, {len(seeds)}")
     if len(rows) and (rows.min() < 0 or rows.max() >= batch.n or np.unique(rows).size != rows.size):
@@ -116,3 +125,165 @@ def _load_table(batch: BatchGame, t: int, game: Game) -> None:
     batch.taken[t] = game.taken_card
     batch.forced[t] = game.forced_stock_draw
     batch.turns[t] = game.turns
+
+
+@dataclass
+class MatchState:
+    """What a three-hand or partnership row takes from a match (:func:`load_matches`): the
+    facts of :class:`~hgin_env.match.Match` that play and the observations read, without
+    its history or generator. :meth:`of` reads them off a real match; a determinized world
+    (:mod:`hgin_env.format_worlds`) builds one from a seat's observation.
+
+    ``games[k]`` is table k's hand (a ``Game`` of the match's rules, one hand; a finished
+    partnership table's is over) and ``seats[k]`` its seats (``seats[k][p]`` plays player p).
+    """
+
+    rules: Rules
+    games: tuple[Game, ...]
+    seats: tuple[tuple[int, int], ...]
+    sheet: Sheet
+    #: Hands finished in the match, and dealt (a partnership round deals two).
+    hands_played: int
+    hand_number: int
+    #: Three-hand: the seat sitting out (the dealer). None in a partnership.
+    sitting_out: int | None = None
+    #: Partnership: the round, its dealing team, the hand points each team won in the
+    #: round's finished hands, and the table that acts next.
+    round_number: int = 0
+    dealing_team: int = 0
+    round_points: tuple[int, int] = (0, 0)
+    current_table: int = 0
+
+    @classmethod
+    def of(cls, match: Match) -> MatchState:
+        """The state of a live three-hand or partnership ``match`` (its games and sheet are
+        shared, not copied: :func:`load_matches` only reads them)."""
+        if match.format == "duel":
+            raise ValueError("a duel row loads the match's Game (load_games); MatchState is for the formats")
+        if match.is_over:
+            raise ValueError(f"match {match.seed} is over: a row holds a live hand")
+        points = [0, 0]
+        if match.format == "partnership":
+            for hand in match.hand_history[-2:]:  # the finished hands of this round
+                if hand.round == match.round_number and hand.winner is not None:
+                    points[hand.winner % 2] += hand.points
+        return cls(rules=match.rules, games=tuple(t.game for t in match.tables),
+                   seats=tuple(t.seats for t in match.tables), sheet=match.sheet,
+                   hands_played=len(match.hand_history), hand_number=match.hand_number,
+                   sitting_out=match.sitting_out, round_number=match.round_number,
+                   dealing_team=match.dealing_team or 0, round_points=(points[0], points[1]),
+                   current_table=match.current_table)
+
+    def check(self) -> None:
+        """Raise ValueError when the state cannot be a live match of its format."""
+        fmt = self.rules.format
+        if fmt == "three_hand":
+            if len(self.games) != 1 or self.sitting_out not in (0, 1, 2):
+                raise ValueError("a three-hand state has one table and a seat sitting out (0..2)")
+            if tuple(self.seats[0]) != three_hand_seats(self.sitting_out):
+                raise ValueError(f"three-hand seats {self.seats[0]} do not follow the dealer {self.sitting_out} "
+                                 f"(expected {three_hand_seats(self.sitting_out)})")
+            if self.games[0].is_over:
+                raise ValueError("the three-hand table's hand is over: a row holds a live hand")
+        elif fmt == "partnership":
+            if len(self.games) != 2 or self.current_table not in (0, 1):
+                raise ValueError("a partnership state has two tables and an acting table (0 or 1)")
+            if tuple(map(tuple, self.seats)) != partnership_tables(self.round_number):
+                raise ValueError(f"partnership seats {self.seats} are not round {self.round_number}'s "
+                                 f"{partnership_tables(self.round_number)}")
+            if self.games[self.current_table].is_over:
+                raise ValueError("the acting partnership table's hand is over")
+        else:
+            raise ValueError(f"MatchState is for three_hand and partnership, not format={fmt!r}")
+        if self.sheet.match_over:
+            raise ValueError("the sheet says the match is over: a row holds a live hand")
+        for game in self.games:
+            if game.rules != self.rules:
+                raise ValueError(f"a table plays {game.rules.name!r}, the match {self.rules.name!r}")
+
+
+def batch_of_matches(matches: Sequence[Match | MatchState], seeds: Sequence[int] | np.ndarray,
+                     reward: str = "match", match_bonus: float = 0.0, engine: str | None = None) -> BatchGame:
+    """A :class:`BatchGame` of the matches' rules whose match ``k`` goes on from
+    ``matches[k]`` (see :func:`load_matches`)."""
+    if not matches:
+        raise ValueError("batch_of_matches needs at least one match")
+    batch = BatchGame(len(matches), rules=matches[0].rules, seeds=np.asarray(seeds, dtype=np.int64), reward=reward,
+                      match_bonus=match_bonus, engine=engine)
+    load_matches(batch, np.arange(len(matches)), matches, seeds)
+    return batch
+
+
+def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, matches: Sequence[Match | MatchState],
+                 seeds: Sequence[int] | np.ndarray) -> None:
+    """Set match ``rows[k]`` of ``batch`` to the state of ``matches[k]`` (a live
+    :class:`~hgin_env.match.Match` of the batch's rules, any format, or a
+    :class:`MatchState`), its later deals drawn from a generator seeded by ``seeds[k]``.
+    A duel loads the match's ``Game`` (:func:`load_games`). Python per row (a few per
+    decision of a search), never on the stepping path."""
+    if batch.format == "duel":
+        games = []
+        for m in matches:
+            if not isinstance(m, Match) or m.duel_game is None:
+                raise ValueError("a duel batch loads duel Matches (or Games through load_games)")
+            games.append(m.duel_game)
+        load_games(batch, rows, games, seeds)
+        return
+    rows = np.asarray(rows, dtype=np.int64)
+    if not (len(rows) == len(matches) == len(seeds)):
+        raise ValueError(f"rows, matches and seeds differ in length: {len(rows)}, {len(matches)}, {len(seeds)}")
+    if len(rows) and (rows.min() < 0 or rows.max() >= batch.n or np.unique(rows).size != rows.size):
+        raise ValueError(f"rows must be distinct matches 0..{batch.n - 1}, got {rows.tolist()}")
+    seating = batch.seating
+    per = seating.tables_per_match
+    partnership = batch.format == "partnership"
+    copies: list[tuple[int, int]] = []  # (row, source row): a state given for several rows is read once
+    previous: tuple[object, int] = (None, -1)
+    previous_state: MatchState | None = None
+    for i, m, seed in zip(rows.tolist(), matches, seeds, strict=True):
+        if m is previous[0]:
+            copies.append((i, previous[1]))
+            batch.boards[i] = batch.boards[previous[1]].copy()
+            assert previous_state is not None
+            state = previous_state
+        else:
+            if isinstance(m, Match) and m.rules != batch.rules:
+                raise ValueError(f"match {m.seed} plays {m.rules.name!r}, the batch {batch.rules.name!r}")
+            state = MatchState.of(m) if isinstance(m, Match) else m
+            if not isinstance(state, MatchState):
+                raise ValueError(f"load_matches takes Matches or MatchStates, got {type(m).__name__}")
+            if state.rules != batch.rules:
+                raise ValueError(f"a state plays {state.rules.name!r}, the batch {batch.rules.name!r}")
+            state.check()
+            for k, game in enumerate(state.games):
+                _load_table(batch, per * i + k, game)
+            batch.boards[i] = state.sheet.copy()
+            previous, previous_state = (m, i), state
+        for k, seats in enumerate(state.seats):
+            seating.table_seats[per * i + k] = seats
+        seating.acting_table[i] = per * i + state.current_table
+        if partnership:
+            seating.round_number[i] = state.round_number
+            seating.dealing_team[i] = state.dealing_team
+            seating.round_points[i] = state.round_points
+            seating.team_points[i] = 0
+        else:
+            seating.sitting_out[i] = state.sitting_out
+        batch.rngs[i] = np.random.default_rng(int(seed))
+        batch.match_seeds[i] = int(seed)
+        batch.hand_number[i] = state.hand_number
+        batch.hands_played[i] = state.hands_played
+        for tally in (batch.kind_counts, batch.opponent_kind_counts, batch.points_won, batch.points_lost,
+                      batch.seat_hands, batch.seat_dead_hands):
+            tally[i] = 0
+        batch.dead_hands[i] = 0
+    tables = (per * rows[:, None] + np.arange(per)[None, :]).ravel()
+    if copies:
+        dst, src = np.array(copies, dtype=np.int64).T
+        dst_t = (per * dst[:, None] + np.arange(per)[None, :]).ravel()
+        src_t = (per * src[:, None] + np.arange(per)[None, :]).ravel()
+        for name in _TABLE_FIELDS:
+            array = getattr(batch, name)
+            array[dst_t] = array[src_t]
+    seating.update_contexts(rows)
+    batch._after_step(np.sort(tables))

@@ -1,0 +1,174 @@
+"""The critic-valued search in three-hand and partnership (agents/search.py with
+``value="critic"``, agents/search_batched.py on format batches): decisions ignore cards
+hidden from the seat, a world budget makes them reproducible, the values are the seat's
+own, and the agent plays whole format matches in the tournament runner."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from helpers import swap_hidden_match
+
+from agents.search import SearchAgent
+from agents.search_batched import CriticValues
+from agents.spec import make_agent, make_batched_agent
+from arena.matches import play_match
+from hgin_env import actions as A
+from hgin_env.format_worlds import FormatInfoSet
+from hgin_env.match import Match
+from hgin_env.observation import ObservationLayout, observe
+from hgin_env.rules import get_rules
+
+PROFILES = {"three_hand": "hollywood_three_hand", "partnership": "hollywood_partnership"}
+SEARCH = {"value": "critic", "rollouts": 3, "policy_plies": 6, "prior_k": 2, "confidence": 0.0}
+
+
+def _short(fmt: str, hands: int = 2):
+    """The format's profile cut after ``hands`` hands (partnership: rounds): toy matches."""
+    return dataclasses.replace(get_rules(PROFILES[fmt]), max_hands=hands)
+
+
+@pytest.mark.parametrize("fmt", ["three_hand", "partnership"])
+def test_format_search_ignores_hidden_cards(fmt):
+    """At real choices of a match, a twin that differs only in cards the acting seat cannot
+    see (its opponent's unseen cards and the stock; in a partnership the other table) gets
+    the same decision from a fresh agent with the same seed."""
+    rules = get_rules(PROFILES[fmt])
+    rng = np.random.default_rng(1)
+    match = Match(rules, seed=40)
+    expert = make_agent("expert", seed=3, layout=ObservationLayout.for_rules(rules))
+    checked = 0
+    while checked < 4:
+        seat = match.current_seat
+        obs = observe(match, seat)
+        if len(match.legal_actions()) > 1 and match.current_game.turns > 1:
+            twin = swap_hidden_match(match, rng)
+            assert any(a.game.hands != b.game.hands for a, b in zip(match.tables, twin.tables, strict=True))
+            a = SearchAgent(seed=9, rules=rules, **SEARCH)(obs)
+            b = SearchAgent(seed=9, rules=rules, **SEARCH)(observe(twin, seat))
+            assert a == b and a in match.legal_actions()
+            checked += 1
+        match.apply(int(expert(obs)))
+
+
+@pytest.mark.parametrize("fmt", ["three_hand", "partnership"])
+def test_format_search_is_reproducible_and_plays_whole_matches(fmt):
+    """A world budget: the same seed gives the same moves. The spec plays whole (toy) format
+    matches in the tournament's match runner, one agent on several seats."""
+    rules = _short(fmt)
+    layout = ObservationLayout.for_rules(rules)
+
+    def play(seed: int) -> tuple[dict, SearchAgent]:
+        agent = make_agent("search:value=critic,rollouts=2,policy_plies=20,until=hand", seed=seed,
+                           rules=rules, layout=layout)
+        row = play_match(agent, make_agent("expert", seed=2, layout=layout), seed=5, a_seat=0, rules=rules)
+        row.pop("seconds")
+        return row, agent
+
+    first, agent = play(4)
+    again, _ = play(4)
+    assert first == again
+    assert agent.decisions and agent.worlds and min(agent.worlds) == 2
+    assert agent.critic_values is not None and agent.critic_values._batches
+    assert first["hands"] >= 2
+
+
+def test_the_tournament_layout_alone_picks_the_format_profile():
+    """A tournament gives agents the layout only: a format layout names its profile."""
+    agent = make_agent("search:value=critic,rollouts=2", layout=ObservationLayout(3, "partnership"))
+    assert agent.rules.name == "hollywood_partnership"
+    agent = make_agent("search:value=critic,rollouts=2", layout=ObservationLayout(3, "three_hand"))
+    assert agent.rules.name == "hollywood_three_hand"
+
+
+def test_formats_refuse_the_rollout_values():
+    with pytest.raises(ValueError, match="value='critic' only"):
+        SearchAgent(rules="hollywood_three_hand")
+    with pytest.raises(ValueError, match="value='critic' only"):
+        SearchAgent(rules="hollywood_partnership", value="critic", rollout="policy")
+    with pytest.raises(ValueError, match="disagrees with the rules"):
+        SearchAgent(rules="hollywood_partnership", value="critic", layout=ObservationLayout(3, "three_hand"))
+
+
+@pytest.mark.parametrize("fmt", ["three_hand", "partnership"])
+def test_format_values_are_the_seats_own(fmt):
+    """The reached state is valued from the searching seat's own view: with no play after
+    the candidate (plies=0), a world's value is the critic on the seat's observation of
+    the state the candidate led to, whoever acts there; and the same worlds give the same
+    values (the policy plays its most likely moves)."""
+    rules = get_rules(PROFILES[fmt])
+    layout = ObservationLayout.for_rules(rules)
+    policy = make_batched_agent("ppo:", seed=0, layout=layout)
+    match = Match(rules, seed=12)
+    expert = make_agent("expert", seed=1, layout=layout)
+    while match.current_game.phase.name != "DISCARD" or match.current_game.turns < 3:
+        match.apply(int(expert(observe(match, match.current_seat))))
+    seat = match.current_seat
+    info = FormatInfoSet.from_match(match, seat)
+    worlds = [info.sample(np.random.default_rng(k)) for k in range(3)]
+    legal = match.legal_actions()[:2]
+    now = CriticValues(policy, rules, plies=0)
+    v = now.values(worlds, [1, 2, 3], legal, seat)
+    batch = now._batches[6]
+    assert (batch.current_seat != seat).all()  # a discard hands the turn on: another seat acts
+    np.testing.assert_allclose(v.ravel(), now.critic_of(batch, seat), rtol=1e-6)
+    on = CriticValues(policy, rules, plies=12, until="hand")
+    w = on.values(worlds, [1, 2, 3], legal, seat)
+    assert w.shape == (3, 2) and np.isfinite(w).all()
+    np.testing.assert_array_equal(w, on.values(worlds, [1, 2, 3], legal, seat))
+
+
+@pytest.mark.parametrize("fmt", ["three_hand", "partnership"])
+def test_one_agent_remembers_each_of_its_seats(fmt):
+    """One agent on several seats (a partnership team; in three-hand two seats, which sit
+    hands out in turn): at every decision its memory of the seat's own pickups still held
+    and of its upcard pass is that seat's, across hands and rounds."""
+    rules = _short(fmt, hands=3)
+    layout = ObservationLayout.for_rules(rules)
+    agent = SearchAgent(seed=0, rules=rules, value="critic", rollouts=1, policy_plies=1)
+    expert = make_agent("expert", seed=1, layout=layout)
+    mine = (0, 2) if fmt == "partnership" else (0, 1)
+    match = Match(rules, seed=8)
+    decisions = 0
+    while not match.is_over:
+        seat = match.current_seat
+        obs = observe(match, seat)
+        if seat not in mine:
+            match.apply(int(expert(obs)))
+            continue
+        game, player = match.seat_view(seat)
+        top = game.discard_pile[-1] if game.discard_pile else -1
+        action = agent(obs)
+        taken = 1 << top if action == A.TAKE_DISCARD else 0  # the card joins the known ones
+        assert agent._seat == seat
+        assert agent._own_known == game.known_cards[player] | taken, (seat, decisions)
+        match.apply(action)
+        assert agent._own_passed == game.passed_upcard[player]
+        decisions += 1
+    assert decisions > 20
+
+
+def test_a_three_hand_seat_sitting_out_is_valued_at_its_next_decision():
+    """A seat that lost the hand sits the next one out; its view then (no cards) is not one
+    the critic was trained on, so the row plays on until the seat acts again."""
+    rules = get_rules("hollywood_three_hand")
+    layout = ObservationLayout.for_rules(rules)
+    policy = make_batched_agent("ppo:", seed=0, layout=layout)
+    match = Match(rules, seed=14)
+    expert = make_agent("expert", seed=1, layout=layout)
+    while match.current_game.phase.name != "DISCARD" or match.current_game.turns < 8:
+        match.apply(int(expert(observe(match, match.current_seat))))
+    seat = match.current_seat
+    info = FormatInfoSet.from_match(match, seat)
+    worlds = [info.sample(np.random.default_rng(k)) for k in range(8)]
+    legal = match.legal_actions()[:2]
+    values = CriticValues(policy, rules, plies=200, until="hand")
+    v = values.values(worlds, list(range(8)), legal, seat)
+    assert np.isfinite(v).all()
+    batch = values._batches[16]
+    rows = np.arange(16)
+    sat_out = batch.hands_played[rows] >= info.hands_played + 2  # a second hand was played: it sat one out
+    assert sat_out.any()
+    assert (batch.current_seat[sat_out] == seat).all()  # valued at its own decision
