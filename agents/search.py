@@ -99,6 +99,17 @@ class SearchRecord:
     worlds: int
 
 
+#: Each value's defaults for the keywords left unset. The heuristic rollouts' are the search
+#: agent measured in the results tables; the critic's are the setting fixed on the screens
+#: and measured on held-out matches (docs/runs/search_critic): ``search:value=critic`` alone
+#: plays it, and so does plain ``search`` in three-hand and partnership, where the value
+#: defaults to the critic (the rollout values score two-player hands only).
+VALUE_DEFAULTS: dict[str, dict[str, object]] = {
+    "rollout": {"rollouts": 24, "width": 3, "confidence": 1.0, "prior_k": 0, "policy_plies": 8, "until": "turn"},
+    "critic": {"rollouts": 32, "width": 1, "confidence": 2.0, "prior_k": 2, "policy_plies": 80, "until": "hand"},
+}
+
+
 class SearchAgent(SeededAgent):
     """Determinized Monte Carlo search on observation dicts (see the module docstring).
 
@@ -118,19 +129,30 @@ class SearchAgent(SeededAgent):
     name = "search"
 
     def __init__(self, seed: int | None = None, columns: int | None = None,
-                 rules: Rules | str | dict | None = None, rollouts: int = 24,
-                 budget_ms: float | None = None, min_worlds: int = 4, width: int = 3,
+                 rules: Rules | str | dict | None = None, rollouts: int | None = None,
+                 budget_ms: float | None = None, min_worlds: int = 4, width: int | None = None,
                  rollout: str = "simple", decline_weight: float = 1.0,
                  column_weight: float = 1.0, draws: bool = True, model: str = "improved",
-                 confidence: float = 1.0, layout: ObservationLayout | None = None,
-                 temperature: float | None = None, policy: str = "ppo:", prior_k: int = 0,
-                 policy_plies: int = 8, value: str = "rollout", engine: str | None = None,
-                 until: str = "turn"):
+                 confidence: float | None = None, layout: ObservationLayout | None = None,
+                 temperature: float | None = None, policy: str = "ppo:", prior_k: int | None = None,
+                 policy_plies: int | None = None, value: str | None = None, engine: str | None = None,
+                 until: str | None = None):
         if rules is None:
             rules = _FORMAT_PROFILES.get((layout.format, layout.columns), "hollywood") \
                 if layout is not None else "hollywood"
         self.rules = get_rules(rules)
         self.format = self.rules.format
+        if value is None:  # the duel's heuristic search as measured; a format's only search
+            value = "rollout" if self.format == "duel" else "critic"
+        if value not in VALUES:
+            raise ValueError(f"value must be one of {VALUES}, got {value!r}")
+        unset = VALUE_DEFAULTS[value]
+        rollouts = unset["rollouts"] if rollouts is None else rollouts  # type: ignore[assignment]
+        width = unset["width"] if width is None else width  # type: ignore[assignment]
+        confidence = unset["confidence"] if confidence is None else confidence  # type: ignore[assignment]
+        prior_k = unset["prior_k"] if prior_k is None else prior_k  # type: ignore[assignment]
+        policy_plies = unset["policy_plies"] if policy_plies is None else policy_plies  # type: ignore[assignment]
+        until = unset["until"] if until is None else until  # type: ignore[assignment]
         if layout is not None and layout.format != self.format:
             raise ValueError(f"the layout's format {layout.format!r} disagrees with the rules ({self.format!r})")
         if self.format != "duel" and (value != "critic" or rollout == "policy"):
@@ -150,8 +172,6 @@ class SearchAgent(SeededAgent):
             behaviour_weights([0], temperature)  # raises on a temperature that is not > 0
         if prior_k < 0 or policy_plies < 1:
             raise ValueError(f"prior_k must be >= 0 and policy_plies >= 1, got {prior_k}, {policy_plies}")
-        if value not in VALUES:
-            raise ValueError(f"value must be one of {VALUES}, got {value!r}")
         super().__init__(seed=seed, layout=ObservationLayout.for_rules(self.rules))
         self.rollouts = rollouts
         self.budget_ms = budget_ms

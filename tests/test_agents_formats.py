@@ -45,7 +45,7 @@ def test_agents_take_a_layout_not_columns():
     with pytest.raises(ValueError, match="disagrees"):
         make_agent("simple", columns=3, layout=layout)
     with pytest.raises(ValueError, match="value='critic' only"):  # the rollout search plays duels
-        make_agent("search", rules="gin_three_hand")
+        make_agent("search:value=rollout", rules="gin_three_hand")
 
 
 def test_expert_reads_format_observation_like_duel():

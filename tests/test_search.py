@@ -219,20 +219,41 @@ def test_critic_search_ignores_hidden_cards():
     """The critic reads each world's privileged features: still, two states that differ only
     in the opponent's unseen cards and the stock order give the same decision, since the
     worlds are sampled from the observation alone."""
-    _same_decisions_on_twins(35, 2, 5, False, rollouts=4, value="critic", prior_k=2, confidence=0.0)
+    _same_decisions_on_twins(35, 2, 5, False, rollouts=4, value="critic", prior_k=2, confidence=0.0,
+                            until="turn", policy_plies=8, width=3)
 
 
 def test_critic_search_plays_legal_reproducible_moves_and_values_on_the_batched_engine():
     rules = get_rules("hollywood")
 
     def play(seed: int) -> tuple[list[int], SearchAgent]:
-        agent = SearchAgent(seed=seed, rollouts=3, value="critic", prior_k=2)
+        agent = SearchAgent(seed=seed, rollouts=3, value="critic", prior_k=2, until="turn", policy_plies=8)
         return _play_recorded(agent, 31, 0, rules), agent
 
     first, agent = play(8)
     assert play(8)[0] == first  # a world budget: the same seed, the same moves
     assert agent.decision_ms and min(agent.worlds) == 3
     assert agent.critic_values is not None and agent.critic_values._batches  # the batched engine ran
+
+
+def test_each_value_has_its_defaults_and_formats_default_to_the_critic():
+    """Plain ``search`` in the duel is the heuristic search of the results tables; with
+    ``value=critic`` the unset keywords are the held-out setting; in a format plain
+    ``search`` is that critic search (the only one a format has)."""
+    from hgin_env.observation import ObservationLayout
+
+    duel = make_agent("search", seed=0)
+    assert (duel.value, duel.rollouts, duel.width, duel.confidence, duel.prior_k) == ("rollout", 24, 3, 1.0, 0)
+    critic = make_agent("search:value=critic", seed=0)
+    tuned = (32, 1, 2.0, 2, 80, "hand")
+    assert (critic.rollouts, critic.width, critic.confidence, critic.prior_k, critic.policy_plies,
+            critic.critic_values.until) == tuned
+    for fmt in ("three_hand", "partnership"):
+        agent = make_agent("search", seed=0, layout=ObservationLayout(3, fmt))
+        assert agent.value == "critic" and agent.format == fmt
+        assert (agent.rollouts, agent.width, agent.confidence, agent.prior_k, agent.policy_plies,
+                agent.critic_values.until) == tuned
+    assert make_agent("search:value=critic,until=turn,rollouts=5", seed=0).rollouts == 5
 
 
 def test_critic_values_are_the_rewards_then_the_critic_and_see_the_world():

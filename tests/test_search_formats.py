@@ -85,7 +85,7 @@ def test_the_tournament_layout_alone_picks_the_format_profile():
 
 def test_formats_refuse_the_rollout_values():
     with pytest.raises(ValueError, match="value='critic' only"):
-        SearchAgent(rules="hollywood_three_hand")
+        SearchAgent(rules="hollywood_three_hand", value="rollout")
     with pytest.raises(ValueError, match="value='critic' only"):
         SearchAgent(rules="hollywood_partnership", value="critic", rollout="policy")
     with pytest.raises(ValueError, match="disagrees with the rules"):
