@@ -312,3 +312,16 @@ def test_formats_seat_their_learned_policy(client: TestClient, rules: str) -> No
     assert view["policy"], view
     legal = set(_game(client, view["id"]).match.legal_actions())
     assert {p["id"] for p in view["policy"]} == legal
+
+
+def test_formats_seat_the_search(client: TestClient) -> None:
+    """``search`` sits at a three-hand and a partnership table (the critic-valued search, a
+    format's only one) and its moves are played; its game runs in the search threads."""
+    for rules, n in (("hollywood_three_hand", 3), ("hollywood_partnership", 4)):
+        view, auth = new_game(client, rules=rules, seat=None, opponents=["search"] + ["expert"] * (n - 1), seed=6 + n)
+        game = _game(client, view["id"])
+        assert game.slow
+        before = len(game.match.action_history)
+        for _ in range(40):
+            view = client.post(f"/api/games/{view['id']}/step", json={"moves": 1}, headers=auth).json()
+        assert len(game.match.action_history) == before + 40
