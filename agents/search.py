@@ -108,6 +108,10 @@ VALUE_DEFAULTS: dict[str, dict[str, object]] = {
     "rollout": {"rollouts": 24, "width": 3, "confidence": 1.0, "prior_k": 0, "policy_plies": 8, "until": "turn"},
     "critic": {"rollouts": 32, "width": 1, "confidence": 2.0, "prior_k": 2, "policy_plies": 80, "until": "hand"},
 }
+#: The critic's default worlds in three-hand and partnership: a row plays longer there (a
+#: three-hand sitter plays on to its next decision, a partnership row to the round's end),
+#: and 16 worlds keep a searched decision near the duel's ~70 ms of CPU (docs/search.md).
+FORMAT_WORLDS = 16
 
 
 class SearchAgent(SeededAgent):
@@ -147,7 +151,8 @@ class SearchAgent(SeededAgent):
         if value not in VALUES:
             raise ValueError(f"value must be one of {VALUES}, got {value!r}")
         unset = VALUE_DEFAULTS[value]
-        rollouts = unset["rollouts"] if rollouts is None else rollouts  # type: ignore[assignment]
+        if rollouts is None:
+            rollouts = unset["rollouts"] if self.format == "duel" else FORMAT_WORLDS  # type: ignore[assignment]
         width = unset["width"] if width is None else width  # type: ignore[assignment]
         confidence = unset["confidence"] if confidence is None else confidence  # type: ignore[assignment]
         prior_k = unset["prior_k"] if prior_k is None else prior_k  # type: ignore[assignment]
