@@ -133,7 +133,7 @@ ENGINE_LAYERS: list[tuple[str, set[str]]] = [
                 "card_kernels"}),
     ("observer", {"observation", "rewards", "loop", "summary", "determinize"}),
     ("render", {"render"}),
-    ("batch", {"batch"}),
+    ("batch", {"batch", "format_worlds"}),
     ("envs", {"envs"}),
 ]
 ENGINE_TOP = {"__init__", "hollywood_gin_v0", "env", "adapters", "vector", "rllib_adapter", "render_image"}
