@@ -134,3 +134,18 @@ def test_distill_flags_are_checked_before_anything_is_written(tmp_path, capsys):
         ppo_main(["--distill", str(tmp_path / "nowhere"), "--total-timesteps", "64", "--out-dir", str(tmp_path)])
     assert not any(p.is_dir() for p in tmp_path.iterdir())
     assert os.path.exists(tmp_path)
+
+
+def test_three_hand_search_games_and_their_distillation(tmp_path):
+    """A format's search games: the search at seat s % 3, the opponent at the other two; the
+    recorded decisions are three-hand observations, and train.ppo distils games of its own
+    rules only."""
+    from train.ppo import main as ppo_main
+
+    games = tmp_path / "games"
+    targets = record(Args(out=str(games), search="search:rollouts=2,policy_plies=20", opponents="expert",
+                          rules="hollywood_three_hand", matches=1, chunk=1, workers=1, progress_bar=False,
+                          seed=30_000_001))
+    assert len(targets) > 5 and targets.observations.shape[1] > 394  # the three-hand layout
+    with pytest.raises(ValueError, match="its search games play 'hollywood_three_hand'"):
+        ppo_main(["--distill", str(games), "--total-timesteps", "64", "--out-dir", str(tmp_path / "runs")])

@@ -167,8 +167,11 @@ class Args(Recipe):
         self.validate_league()
         if self.distill and not (Path(self.distill) / "chunks").is_dir():
             raise ValueError(f"--distill {self.distill}: no recorded search games there (run train.search_games)")
-        if self.distill and (rules.format != "duel" or self.policy != "card"):
-            raise ValueError("--distill trains the duel's card policy (the search games are duels)")
+        if self.distill:
+            games = json.loads((Path(self.distill) / "args.json").read_text()).get("rules")
+            if games != self.rules or self.policy != "card":
+                raise ValueError(f"--distill {self.distill}: its search games play {games!r}; the card policy "
+                                 f"trained here plays --rules {self.rules!r}")
         if batched and self.episode != "match":
             raise ValueError("--vec-env batched plays whole matches; use --vec-env subproc for --episode hand")
         if "self" in parse_mixture(self.opponents)[0] and not batched:  # (an empty mixture is refused too)

@@ -11,9 +11,13 @@ candidates with their mean values, and the worlds played. Trivial decisions (one
 move, or gin) teach nothing the policy does not do already and are left out.
 
 How the games are played: match ``s`` of the run (``seed``, ``seed + 1``, ...) seats the
-search at seat ``s % 2`` against ``opponents[(s // 2) % len(opponents)]`` (the rest of the
-league: the shipped policy and the Expert by default), so every opponent meets the search
-from both seats. Every random choice flows from the match seed.
+search at seat ``s % n`` of the ``n`` seats and ``opponents[(s // n) % len(opponents)]`` at
+every other seat (the rest of the league: the shipped policy and the Expert by default; in
+a partnership the search's partner too), so every opponent meets the search from every
+seat. Any format: ``--rules hollywood_three_hand`` records three-hand decisions (the
+search of a format is the critic's, :mod:`hgin_env.format_worlds`), and ``train.ppo
+--distill`` takes games of its own rules only. Every random choice flows from the match
+seed.
 
 Where it runs: ``workers`` processes on this machine (default: every core), or Ray tasks
 when ``RAY_ADDRESS`` names a cluster (the driver writes the files, so the cluster needs no
@@ -107,7 +111,7 @@ class SearchTargets:
 
 
 def play_chunk(search: str, opponents: list[str], seeds: list[int], rules_dict: dict) -> SearchTargets:
-    """Play the matches ``seeds`` with the search at seat ``s % 2``; its searched decisions."""
+    """Play the matches ``seeds`` with the search at seat ``s % n``; its searched decisions."""
     from agents.search import SearchAgent
     from arena.matches import AgentSpec, derive_seed, reset_agent
     from hgin_env.loop import run_match
@@ -120,12 +124,13 @@ def play_chunk(search: str, opponents: list[str], seeds: list[int], rules_dict: 
     if not isinstance(searcher, SearchAgent):
         raise ValueError(f"{search!r} is not a search agent")
     built = {name: AgentSpec(name).build(rules) for name in dict.fromkeys(opponents)}
+    n = rules.num_players
     for s in seeds:
-        seat = s % 2
-        opponent = built[opponents[(s // 2) % len(opponents)]]
+        seat = s % n
+        opponent = built[opponents[(s // n) % len(opponents)]]
         reset_agent(searcher, derive_seed(s, 1))
         reset_agent(opponent, derive_seed(s, 2))
-        policies = [opponent, opponent]
+        policies = [opponent] * n
         policies[seat] = searcher
 
         def record(p: int, obs: dict, action: int, finished: list, seat: int = seat, searcher=searcher,
