@@ -110,19 +110,34 @@ def test_distilled_ppo_learns_the_search_moves_and_resumes(tmp_path):
     assert read_meta(tmp_path / "runs" / "whole" / "model.zip")["distilled_from"]["search"] == CHEAP
 
 
-def test_the_distillation_minibatches_follow_the_seed_and_step(tmp_path):
-    """What makes a resumed run draw what the uninterrupted one would: the rows of an
-    update's minibatches come from (seed, step) alone; the holdout is whole matches."""
+def test_the_distillation_gradient_follows_the_seed_and_step(tmp_path):
+    """What makes a resumed run draw what the uninterrupted one would: an update's
+    distillation gradient (added when PPO clears the gradients) depends on the run's seed
+    and the step alone; the holdout is whole matches."""
+    import torch
+
+    from agents.ppo import SHIPPED_POLICY, PPOAgent
     from train.distill import Distillation
 
     games = tmp_path / "games"
     record(_args(games, matches=4))
-    a, b = (Distillation(str(games), holdout=0.25, seed=3) for _ in range(2))
-    assert np.array_equal(a.train_rows, b.train_rows) and len(a.held_rows) > 0
-    held = np.unique(a.targets.seeds[a.held_rows])
-    assert held.size == 1 and not np.isin(a.targets.seeds[a.train_rows], held).any()
-    draws = [np.random.default_rng([3, 512]).integers(len(d.train_rows), size=8) for d in (a, b)]
-    assert np.array_equal(*draws)
+
+    def gradient(step: int, seed: int = 3) -> list[torch.Tensor]:
+        model = PPOAgent.load(SHIPPED_POLICY).model
+        distillation = Distillation(str(games), holdout=0.25, seed=seed)
+        distillation.install(model)
+        model.num_timesteps = step
+        model.policy.set_training_mode(True)
+        model.policy.optimizer.zero_grad()  # PPO's call: the distillation gradient goes in here
+        return [p.grad.clone() for p in model.policy.parameters() if p.grad is not None]
+
+    first = gradient(512)
+    assert first and any(g.abs().sum() > 0 for g in first)
+    assert all(torch.equal(a, b) for a, b in zip(first, gradient(512), strict=True))
+    assert not all(torch.equal(a, b) for a, b in zip(first, gradient(1024), strict=True))
+    d = Distillation(str(games), holdout=0.25, seed=3)
+    held = np.unique(d.targets.seeds[d.held_rows])
+    assert held.size == 1 and not np.isin(d.targets.seeds[d.train_rows], held).any()
     with pytest.raises(ValueError, match="distill-coef"):
         Distillation(str(games), coef=-1)
 
