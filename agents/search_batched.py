@@ -123,12 +123,7 @@ class CriticValues:
                 else np.flatnonzero(playing)
             if going.size == 0:
                 break
-            obs, masks = batch.observations_of(going)
-            actions.fill(-1)
-            actions[going] = self.policy.act(obs, masks)
-            step = batch.step(actions, checked=True)
-            total += step.rewards[:, me]
-            plies[going] += 1
+            step = self._policy_ply(batch, going, actions, total, plies, me)
             if self.until == "hand":
                 playing &= ~scored(step)
         if self.rules.format == "three_hand":  # a sitter's value is read at its next decision (docstring)
@@ -137,18 +132,25 @@ class CriticValues:
                 going = np.flatnonzero(sitting)
                 if going.size == 0:
                     break
-                obs, masks = batch.observations_of(going)
-                actions.fill(-1)
-                actions[going] = self.policy.act(obs, masks)
-                step = batch.step(actions, checked=True)
-                total += step.rewards[:, me]
-                plies[going] += 1
+                self._policy_ply(batch, going, actions, total, plies, me)
                 sitting &= batch.current_seat != me
         self.last_plies = float(plies.mean())
         if self.rules.format != "duel":  # the seat's own view: its value whoever acts (module docstring)
             return (total + self.critic_of(batch, me)).reshape(w, c)
         sign = np.where(batch.current_seat == me, 1.0, -1.0)
         return (total + sign * self.critic(batch)).reshape(w, c)
+
+    def _policy_ply(self, batch: BatchGame, going: np.ndarray, actions: np.ndarray, total: np.ndarray,
+                    plies: np.ndarray, me: int) -> Any:
+        """One policy move in the rows ``going`` (one forward for all of them); the seat's
+        rewards are added to ``total`` and the rows' ply counts to ``plies``."""
+        obs, masks = batch.observations_of(going)
+        actions.fill(-1)
+        actions[going] = self.policy.act(obs, masks)
+        step = batch.step(actions, checked=True)
+        total += step.rewards[:, me]
+        plies[going] += 1
+        return step
 
     def critic_of(self, batch: BatchGame, seat: int) -> np.ndarray:
         """float [N]: the critic's value of each match's state for ``seat``, read from that

@@ -461,28 +461,7 @@ class BatchGame(TableBatch):
         zero when the stock is empty), the opponent's deadwood / 100; in a partnership then
         the partner's and the partner's opponent's hands and deadwoods (zero once their
         hand is over). A new array each call; for a training critic, never for a policy."""
-        t = self.table_range if self._one_table else self.seating.acting_table
-        q = 1 - self.current_player[t]
-        width = privileged_size(self.format)
-        out = np.zeros((self.n, width), dtype=np.float32)
-        out[:, :NUM_CARDS] = bits(self.hands[t, q])
-        pos = self.stock_pos[t]
-        has_stock = np.flatnonzero(pos < NUM_CARDS)
-        out[has_stock, NUM_CARDS + self.decks[t[has_stock], pos[has_stock]]] = 1.0
-        out[:, 2 * NUM_CARDS] = FRACTION[self._dw10[t, q]]
-        if self.format == "partnership":
-            other = t ^ 1
-            seats = self.seating.table_seats[other]
-            partner = (self.current_seat + 2) % 4
-            pp = np.where(seats[:, 0] == partner, 0, 1)  # the partner's player at its table
-            running = np.flatnonzero(self.phase[other] != HAND_OVER)
-            o, p = other[running], pp[running]
-            base = 2 * NUM_CARDS + 1
-            out[running, base:base + NUM_CARDS] = bits(self.hands[o, p])
-            out[running, base + NUM_CARDS:base + 2 * NUM_CARDS] = bits(self.hands[o, 1 - p])
-            out[running, base + 2 * NUM_CARDS] = FRACTION[self._dw10[o, p]]
-            out[running, base + 2 * NUM_CARDS + 1] = FRACTION[self._dw10[o, 1 - p]]
-        return out
+        return self.seat_privileged(np.arange(self.n), self.current_seat)
 
     def seat_tables(self, rows: np.ndarray, seats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(table, player) of ``seats[k]`` in match ``rows[k]``: the table it plays at and its
