@@ -56,10 +56,7 @@ def load_games(batch: BatchGame, rows: Sequence[int] | np.ndarray, games: Sequen
     if batch.format != "duel":
         raise ValueError(f"load_games sets duel rows from Games; a format={batch.format!r} batch loads "
                          f"Matches (load_matches)")
-    if not (len(rows) == len(games) == len(seeds)):
-        raise ValueError(f"rows, games and seeds differ in length: {len(rows)}, {len(games)}, {len(seeds)}")
-    if len(rows) and (rows.min() < 0 or rows.max() >= batch.n or np.unique(rows).size != rows.size):
-        raise ValueError(f"rows must be distinct matches 0..{batch.n - 1}, got {rows.tolist()}")
+    _check_rows(batch, rows, games, seeds, "games")
     # A game given for several rows in a row (a search's world, once per candidate) is read
     # once; its other rows are copies of the first one's arrays.
     copies: list[tuple[int, int]] = []
@@ -76,22 +73,48 @@ def load_games(batch: BatchGame, rows: Sequence[int] | np.ndarray, games: Sequen
             _load_table(batch, t, game)
             batch.boards[t] = game.scoreboard.copy()
             previous = (game, t)
-        batch.rngs[t] = np.random.default_rng(int(seed))
-        batch.match_seeds[t] = int(seed)
-        batch.hand_number[t] = game.hand_number
-        batch.hands_played[t] = len(game.hand_history)
-        for tally in (batch.kind_counts, batch.opponent_kind_counts, batch.points_won, batch.points_lost,
-                      batch.seat_hands, batch.seat_dead_hands):
-            tally[t] = 0
-        batch.dead_hands[t] = 0
+        _start_row(batch, t, seed, game.hand_number, len(game.hand_history))
+    _finish(batch, rows, copies)
+
+
+def _check_rows(batch: BatchGame, rows: np.ndarray, states: Sequence, seeds: Sequence[int] | np.ndarray,
+                what: str) -> None:
+    """Refuse rows, states and seeds of different lengths, or rows that are not distinct
+    matches of ``batch``."""
+    if not (len(rows) == len(states) == len(seeds)):
+        raise ValueError(f"rows, {what} and seeds differ in length: {len(rows)}, {len(states)}, {len(seeds)}")
+    if len(rows) and (rows.min() < 0 or rows.max() >= batch.n or np.unique(rows).size != rows.size):
+        raise ValueError(f"rows must be distinct matches 0..{batch.n - 1}, got {rows.tolist()}")
+
+
+def _start_row(batch: BatchGame, i: int, seed: int, hand_number: int, hands_played: int) -> None:
+    """Match ``i``'s own generator (its later deals), hand counters, and tallies from zero."""
+    batch.rngs[i] = np.random.default_rng(int(seed))
+    batch.match_seeds[i] = int(seed)
+    batch.hand_number[i] = hand_number
+    batch.hands_played[i] = hands_played
+    for tally in (batch.kind_counts, batch.opponent_kind_counts, batch.points_won, batch.points_lost,
+                  batch.seat_hands, batch.seat_dead_hands):
+        tally[i] = 0
+    batch.dead_hands[i] = 0
+
+
+def _finish(batch: BatchGame, rows: np.ndarray, copies: list[tuple[int, int]]) -> None:
+    """Copy the tables of each (row, source row) in ``copies`` (a state given for several
+    rows is read once), then refresh the rows' contexts and derived state as a step does."""
+    per = batch.seating.tables_per_match
+
+    def tables_of(matches: np.ndarray) -> np.ndarray:
+        return (per * matches[:, None] + np.arange(per)[None, :]).ravel()
+
     if copies:
         dst, src = np.array(copies, dtype=np.int64).T
+        dst_t, src_t = tables_of(dst), tables_of(src)
         for name in _TABLE_FIELDS:
             array = getattr(batch, name)
-            array[dst] = array[src]
+            array[dst_t] = array[src_t]
     batch.seating.update_contexts(rows)
-    batch.refresh_tables(rows)
-    batch._obs_fresh = batch._mask_fresh = False
+    batch._after_step(np.sort(tables_of(rows)))
 
 
 #: The table arrays :func:`_load_table` sets (``TableBatch``'s state; the rest is derived).
@@ -230,10 +253,7 @@ def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, matches: Se
         load_games(batch, rows, games, seeds)
         return
     rows = np.asarray(rows, dtype=np.int64)
-    if not (len(rows) == len(matches) == len(seeds)):
-        raise ValueError(f"rows, matches and seeds differ in length: {len(rows)}, {len(matches)}, {len(seeds)}")
-    if len(rows) and (rows.min() < 0 or rows.max() >= batch.n or np.unique(rows).size != rows.size):
-        raise ValueError(f"rows must be distinct matches 0..{batch.n - 1}, got {rows.tolist()}")
+    _check_rows(batch, rows, matches, seeds, "matches")
     seating = batch.seating
     per = seating.tables_per_match
     partnership = batch.format == "partnership"
@@ -269,21 +289,5 @@ def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, matches: Se
             seating.team_points[i] = 0
         else:
             seating.sitting_out[i] = state.sitting_out
-        batch.rngs[i] = np.random.default_rng(int(seed))
-        batch.match_seeds[i] = int(seed)
-        batch.hand_number[i] = state.hand_number
-        batch.hands_played[i] = state.hands_played
-        for tally in (batch.kind_counts, batch.opponent_kind_counts, batch.points_won, batch.points_lost,
-                      batch.seat_hands, batch.seat_dead_hands):
-            tally[i] = 0
-        batch.dead_hands[i] = 0
-    tables = (per * rows[:, None] + np.arange(per)[None, :]).ravel()
-    if copies:
-        dst, src = np.array(copies, dtype=np.int64).T
-        dst_t = (per * dst[:, None] + np.arange(per)[None, :]).ravel()
-        src_t = (per * src[:, None] + np.arange(per)[None, :]).ravel()
-        for name in _TABLE_FIELDS:
-            array = getattr(batch, name)
-            array[dst_t] = array[src_t]
-    seating.update_contexts(rows)
-    batch._after_step(np.sort(tables))
+        _start_row(batch, i, seed, state.hand_number, state.hands_played)
+    _finish(batch, rows, copies)
