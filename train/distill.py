@@ -7,7 +7,7 @@ recorded decisions (weighted by ``distill_deviation_weight`` where the search le
 policy's own move: those few decisions are what the search knows better). Both terms go
 through one backward pass, the gradient clip and the step of PPO's optimizer: the
 distillation gradient is put into the parameters' ``.grad`` when PPO clears them
-(:meth:`Distillation.zero_grad`, installed on the policy's optimizer), and PPO's
+(:meth:`Distillation.install` wraps the policy's optimizer's ``zero_grad``), and PPO's
 ``loss.backward()`` adds its own to it. So the loss is PPO's as SB3 writes it, with one
 term added, and nothing of SB3's training loop is copied.
 
@@ -21,6 +21,8 @@ with the training minibatches' cross-entropy (``distill/loss``).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -46,6 +48,7 @@ class Distillation:
         if coef < 0 or batch < 1 or deviation_weight <= 0 or not 0 <= holdout < 1:
             raise ValueError("--distill-coef must be >= 0, --distill-batch >= 1, --distill-deviation-weight > 0 "
                              "and 0 <= --distill-holdout < 1")
+        self.folder = folder
         self.targets = load_targets(folder)
         self.coef, self.batch, self.seed = coef, batch, seed
         self.train_rows, self.held_rows = split_by_match(self.targets, holdout, seed)
@@ -57,6 +60,14 @@ class Distillation:
         self._rng: np.random.Generator | None = None
         self._step_seen = -1
         self._losses: list[float] = []
+
+    def lineage(self) -> dict:
+        """What a distilled checkpoint's metadata records of its teacher (``distilled_from``):
+        the games' folder, search, opponents and rules, and the matches and decisions read."""
+        games = json.loads((Path(self.folder) / "args.json").read_text())
+        return {"games": self.folder, "search": games.get("search"), "opponents": games.get("opponents"),
+                "rules": games.get("rules"), "matches": int(np.unique(self.targets.seeds).size),
+                "decisions": len(self.targets)}
 
     def install(self, model: Any) -> None:
         """Add the term to ``model``'s updates (a MaskablePPO over the card policy)."""

@@ -87,6 +87,7 @@ if TYPE_CHECKING:  # torch and SB3 load only when training starts (``--help`` st
     from stable_baselines3.common.vec_env import VecEnv
 
     from hgin_env.rules import Rules
+    from train.distill import Distillation
     from train.league import League
 
 
@@ -256,7 +257,7 @@ def find_start(args: Args, rules: Rules) -> Start:
     return Start(run_dir, resume_meta, weights)
 
 
-def run_meta(args: Args, rules: Rules, run_dir: Path) -> dict:
+def run_meta(args: Args, rules: Rules, run_dir: Path, distillation: Distillation | None = None) -> dict:
     """The metadata every checkpoint of the run carries (``hgin_meta.json``)."""
     from agents.ppo import checkpoint_meta
     from hgin_env.batch import privileged_size
@@ -271,14 +272,8 @@ def run_meta(args: Args, rules: Rules, run_dir: Path) -> dict:
         meta["started_from"] = {"path": args.init_from, "run": started.get("run"),
                                 "observation_format": started.get("observation_format", "duel"),
                                 "sha256": hashlib.sha256(Path(args.init_from).read_bytes()).hexdigest()}
-    if args.distill:  # the lineage: which search games taught it
-        from train.search_games import load_targets
-
-        games = json.loads((Path(args.distill) / "args.json").read_text())
-        seeds = load_targets(args.distill).seeds
-        meta["distilled_from"] = {"games": args.distill, "search": games.get("search"),
-                                  "opponents": games.get("opponents"), "rules": games.get("rules"),
-                                  "matches": len(set(seeds.tolist())), "decisions": int(seeds.size)}
+    if distillation is not None:  # the lineage: which search games taught it
+        meta["distilled_from"] = distillation.lineage()
     return meta
 
 
@@ -478,7 +473,14 @@ def train(args: Args) -> Path:
     args.validate()
     rules = get_rules(args.rules)
     start = find_start(args, rules)
-    meta = run_meta(args, rules, start.run_dir)
+    distillation = None
+    if args.distill:  # PPO's loss plus the distillation term (train/distill.py), installed on the model below
+        from train.distill import Distillation
+
+        distillation = Distillation(args.distill, coef=args.distill_coef, batch=args.distill_batch,
+                                    deviation_weight=args.distill_deviation_weight, holdout=args.distill_holdout,
+                                    seed=args.seed)
+    meta = run_meta(args, rules, start.run_dir, distillation)
 
     # 1. Environments: the learner against a mixture of opponents (or a league), one seat at random.
     league = make_league(args, start)
@@ -491,12 +493,8 @@ def train(args: Args) -> Path:
         model, start_step, resume_state = resumed_model(args, envs)
     else:
         model = new_model(args, envs, rules, start)
-    if args.distill:  # PPO's loss plus the distillation term (train/distill.py)
-        from train.distill import Distillation
-
-        Distillation(args.distill, coef=args.distill_coef, batch=args.distill_batch,
-                     deviation_weight=args.distill_deviation_weight, holdout=args.distill_holdout,
-                     seed=args.seed).install(model)
+    if distillation is not None:
+        distillation.install(model)
     if hasattr(envs, "set_live_model"):
         envs.set_live_model(model)  # the 'self' opponent samples the learner's current policy
 

@@ -220,9 +220,10 @@ def record(args: Args) -> SearchTargets:
     bar = tqdm(total=args.matches, initial=done, desc="search games", unit="match",
                disable=not args.progress_bar)
     began = time.perf_counter()
+    sizes = {task[2][0]: len(task[2]) for task in tasks}
     for first, targets in _run_tasks(tasks, args.workers, args.working_dir):
         targets.save(out / "chunks" / f"{first}.npz")
-        bar.update(len(next(t[2] for t in tasks if t[2][0] == first)))
+        bar.update(sizes[first])
     bar.close()
     targets = load_targets(out)
     summary = {"matches": args.matches, "decisions": len(targets), "deviations": targets.deviations,
