@@ -92,6 +92,21 @@ def test_formats_refuse_the_rollout_values():
         SearchAgent(rules="hollywood_partnership", value="critic", layout=ObservationLayout(3, "three_hand"))
 
 
+def _worlds_at_a_discard(rules, seed: int, turns: int, n: int):
+    """The format's shipped policy, and at the first discard decision after ``turns`` turns
+    of Expert play in match ``seed``: the acting seat, its information set, ``n`` of its
+    worlds, two legal moves."""
+    layout = ObservationLayout.for_rules(rules)
+    policy = make_batched_agent("ppo:", seed=0, layout=layout)
+    match = Match(rules, seed=seed)
+    expert = make_agent("expert", seed=1, layout=layout)
+    while match.current_game.phase.name != "DISCARD" or match.current_game.turns < turns:
+        match.apply(int(expert(observe(match, match.current_seat))))
+    seat = match.current_seat
+    info = FormatInfoSet.from_match(match, seat)
+    return policy, seat, info, [info.sample(np.random.default_rng(k)) for k in range(n)], match.legal_actions()[:2]
+
+
 @pytest.mark.parametrize("fmt", ["three_hand", "partnership"])
 def test_format_values_are_the_seats_own(fmt):
     """The reached state is valued from the searching seat's own view: with no play after
@@ -99,16 +114,7 @@ def test_format_values_are_the_seats_own(fmt):
     the state the candidate led to, whoever acts there; and the same worlds give the same
     values (the policy plays its most likely moves)."""
     rules = get_rules(PROFILES[fmt])
-    layout = ObservationLayout.for_rules(rules)
-    policy = make_batched_agent("ppo:", seed=0, layout=layout)
-    match = Match(rules, seed=12)
-    expert = make_agent("expert", seed=1, layout=layout)
-    while match.current_game.phase.name != "DISCARD" or match.current_game.turns < 3:
-        match.apply(int(expert(observe(match, match.current_seat))))
-    seat = match.current_seat
-    info = FormatInfoSet.from_match(match, seat)
-    worlds = [info.sample(np.random.default_rng(k)) for k in range(3)]
-    legal = match.legal_actions()[:2]
+    policy, seat, _, worlds, legal = _worlds_at_a_discard(rules, seed=12, turns=3, n=3)
     now = CriticValues(policy, rules, plies=0)
     v = now.values(worlds, [1, 2, 3], legal, seat)
     batch = now._batches[6]
@@ -154,16 +160,7 @@ def test_a_three_hand_seat_sitting_out_is_valued_at_its_next_decision():
     """A seat that lost the hand sits the next one out; its view then (no cards) is not one
     the critic was trained on, so the row plays on until the seat acts again."""
     rules = get_rules("hollywood_three_hand")
-    layout = ObservationLayout.for_rules(rules)
-    policy = make_batched_agent("ppo:", seed=0, layout=layout)
-    match = Match(rules, seed=14)
-    expert = make_agent("expert", seed=1, layout=layout)
-    while match.current_game.phase.name != "DISCARD" or match.current_game.turns < 8:
-        match.apply(int(expert(observe(match, match.current_seat))))
-    seat = match.current_seat
-    info = FormatInfoSet.from_match(match, seat)
-    worlds = [info.sample(np.random.default_rng(k)) for k in range(8)]
-    legal = match.legal_actions()[:2]
+    policy, seat, info, worlds, legal = _worlds_at_a_discard(rules, seed=14, turns=8, n=8)
     values = CriticValues(policy, rules, plies=200, until="hand")
     v = values.values(worlds, list(range(8)), legal, seat)
     assert np.isfinite(v).all()
