@@ -1,6 +1,17 @@
-"""Determinized Monte Carlo search over the engine, with a heuristic rollout policy.
+"""Determinized Monte Carlo search over the engine: candidate moves compared on sampled worlds.
 
-How a decision is made (only when there is a real choice):
+Two ways to value a (world, candidate) pair, ``value``:
+
+* ``"critic"``, the default in every format: every pair is a row of one batched game,
+  played on by the learned policy (``policy``, the format's shipped one) for every seat
+  to the end of the hand and valued by its privileged critic
+  (:mod:`agents.search_batched`). The candidates are those of step 1 below with the
+  policy's move first (the baseline the confidence test protects) and its ``prior_k``
+  most likely moves added. Defaults: :data:`VALUE_DEFAULTS`.
+* ``"rollout"`` (the duel only; the default search before the critic's): each pair played
+  out to the end of the hand by a heuristic rollout policy, as below.
+
+How a decision is made (only when there is a real choice), with the heuristic rollouts:
 
 1. **Candidates.** Draw decisions: every legal action (take or draw, take or pass). Discard
    decisions: the Expert's choice, the best knock when knocking is legal, and the
@@ -23,7 +34,7 @@ How a decision is made (only when there is a real choice):
    exceeds ``z`` standard errors (a one-sided test on the per-world differences), so
    rollout noise alone does not make it deviate; ``confidence=0`` is the plain argmax.
 
-Learned policy and opponent behaviour (all off by default, which is the agent above):
+Learned policy and opponent behaviour (off by default with ``value="rollout"``):
 
 * ``temperature=T``: the worlds are weighted by what the opponent did
   (:meth:`hgin_env.determinize.InfoSet.surprise`: each of its declines, discards and
@@ -99,11 +110,11 @@ class SearchRecord:
     worlds: int
 
 
-#: Each value's defaults for the keywords left unset. The heuristic rollouts' are the search
-#: agent measured in the results tables; the critic's are the setting fixed on the screens
-#: and measured on held-out matches (docs/runs/search_critic): ``search:value=critic`` alone
-#: plays it, and so does plain ``search`` in three-hand and partnership, where the value
-#: defaults to the critic (the rollout values score two-player hands only).
+#: Each value's defaults for the keywords left unset. The critic's (the default value in
+#: every format) are the setting fixed on the screens and measured on held-out matches
+#: (docs/runs/search_critic): plain ``search`` plays it. The heuristic rollouts' are the
+#: search agent that was the default before (``search:value=rollout``, the "rollout" rows
+#: of the results tables; duel only: it scores two-player hands).
 VALUE_DEFAULTS: dict[str, dict[str, object]] = {
     "rollout": {"rollouts": 24, "width": 3, "confidence": 1.0, "prior_k": 0, "policy_plies": 8, "until": "turn"},
     "critic": {"rollouts": 32, "width": 1, "confidence": 2.0, "prior_k": 2, "policy_plies": 80, "until": "hand"},
@@ -146,8 +157,8 @@ class SearchAgent(SeededAgent):
                 if layout is not None else "hollywood"
         self.rules = get_rules(rules)
         self.format = self.rules.format
-        if value is None:  # the duel's heuristic search as measured; a format's only search
-            value = "rollout" if self.format == "duel" else "critic"
+        if value is None:  # the strongest search measured, and a format's only one
+            value = "critic"
         if value not in VALUES:
             raise ValueError(f"value must be one of {VALUES}, got {value!r}")
         unset = VALUE_DEFAULTS[value]

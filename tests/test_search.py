@@ -34,7 +34,7 @@ def test_registered_and_validates_arguments():
 @pytest.mark.parametrize("rollout,confidence", [("simple", 0.0), ("simple", 1.0), ("timed", 0.0),
                                                ("expert", 0.0), ("policy", 1.0)])
 def test_plays_legal_moves_within_its_budget(rollout, confidence):
-    agent = SearchAgent(seed=3, rollouts=100_000, budget_ms=5.0, min_worlds=2, rollout=rollout,
+    agent = SearchAgent(value="rollout", seed=3, rollouts=100_000, budget_ms=5.0, min_worlds=2, rollout=rollout,
                         confidence=confidence, policy_plies=2)  # policy: worlds in blocks of 2
     expert = make_agent("expert", seed=4)
     rules = get_rules("hollywood")
@@ -63,7 +63,7 @@ def test_same_seed_same_moves_and_reset_forgets():
             game.apply(a)
         return out
 
-    a, b = SearchAgent(seed=5, rollouts=3), SearchAgent(seed=5, rollouts=3)
+    a, b = (SearchAgent(value="rollout", seed=5, rollouts=3) for _ in range(2))
     first = actions(a)
     assert first == actions(b)
     a.reset(seed=5)
@@ -96,11 +96,11 @@ def _same_decisions_on_twins(game_seed: int, rng_seed: int, states: int, after_o
 def test_decisions_ignore_hidden_cards():
     """Two states that differ only in the opponent's unseen cards and the stock order give
     the same decision: the agent sees observations only, and samples from them."""
-    _same_decisions_on_twins(33, 0, 6, False, rollouts=4)
+    _same_decisions_on_twins(33, 0, 6, False, rollouts=4, value="rollout")
 
 
 def test_remembers_its_own_pickups():
-    agent = SearchAgent(seed=0, rollouts=2)
+    agent = SearchAgent(value="rollout", seed=0, rollouts=2)
     for seed in range(40):
         game = Game(seed=seed, single_hand=True, first_dealer=0)
         top = game.discard_top
@@ -122,7 +122,7 @@ def test_duplicate_hands_summary():
 def test_plays_gin_classic_without_the_first_upcard_offer():
     # 004: the non-dealer starts with a normal draw; the search simulates these rules.
     rules = get_rules("gin_classic")
-    agent = SearchAgent(seed=2, rollouts=4, rules=rules)
+    agent = SearchAgent(value="rollout", seed=2, rollouts=4, rules=rules)
     expert = make_agent("expert", seed=4, columns=1)
     for seed in (20, 21):
         for seat in (0, 1):
@@ -143,7 +143,7 @@ def test_refuses_bad_prior_and_weighting_arguments():
         SearchAgent(temperature=0.0)
     with pytest.raises(ValueError, match="does not exist"):
         SearchAgent(prior_k=1, policy="ppo:no/such/policy.zip")
-    assert SearchAgent().policy is None  # no prior asked for: nothing is loaded
+    assert SearchAgent(value="rollout").policy is None  # heuristic, no prior: nothing is loaded
 
 
 def test_prior_and_policy_rollouts_play_legal_reproducible_moves():
@@ -154,7 +154,7 @@ def test_prior_and_policy_rollouts_play_legal_reproducible_moves():
     kwargs = {"rollouts": 2, "prior_k": 2, "rollout": "policy", "policy_plies": 3, "temperature": 1.0}
 
     def play(seed: int) -> list[int]:
-        agent = SearchAgent(seed=seed, **kwargs)
+        agent = SearchAgent(value="rollout", seed=seed, **kwargs)
         moves = _play_recorded(agent, 30, 1, rules)  # Game.apply raises on an illegal move
         assert agent.decision_cpu_ms and min(agent.worlds) == 2
         return moves
@@ -182,7 +182,7 @@ def _play_recorded(agent: SearchAgent, deal: int, seat: int, rules) -> list[int]
 
 
 def test_prior_moves_are_the_policys_most_likely_legal_moves():
-    agent = SearchAgent(seed=0, rollouts=2, prior_k=3, width=0)
+    agent = SearchAgent(value="rollout", seed=0, rollouts=2, prior_k=3, width=0)
     game = Game(seed=40, single_hand=True, first_dealer=0)
     expert = make_agent("expert", seed=1)
     while game.phase.name != "DISCARD":
@@ -196,7 +196,7 @@ def test_prior_moves_are_the_policys_most_likely_legal_moves():
 
 
 def test_weighted_search_ignores_hidden_cards():
-    _same_decisions_on_twins(34, 1, 4, True, rollouts=4, temperature=0.5, confidence=0.0)
+    _same_decisions_on_twins(34, 1, 4, True, rollouts=4, temperature=0.5, confidence=0.0, value="rollout")
 
 
 def test_spec_names_a_variant():
@@ -236,16 +236,18 @@ def test_critic_search_plays_legal_reproducible_moves_and_values_on_the_batched_
     assert agent.critic_values is not None and agent.critic_values._batches  # the batched engine ran
 
 
-def test_each_value_has_its_defaults_and_formats_default_to_the_critic():
-    """Plain ``search`` in the duel is the heuristic search of the results tables; with
-    ``value=critic`` the unset keywords are the held-out setting; in a format plain
-    ``search`` is that critic search (the only one a format has)."""
+def test_each_value_has_its_defaults_and_every_format_defaults_to_the_critic():
+    """Plain ``search`` is the critic search at its held-out setting, in the duel (32 worlds)
+    and in the formats (16); ``value=rollout`` is the heuristic search that was the default
+    before, with its own defaults."""
     from hgin_env.observation import ObservationLayout
 
-    duel = make_agent("search", seed=0)
-    assert (duel.value, duel.rollouts, duel.width, duel.confidence, duel.prior_k) == ("rollout", 24, 3, 1.0, 0)
-    critic = make_agent("search:value=critic", seed=0)
+    rollout = make_agent("search:value=rollout", seed=0)
+    assert (rollout.rollouts, rollout.width, rollout.confidence, rollout.prior_k) == (24, 3, 1.0, 0)
+    assert rollout.policy is None and rollout.critic_values is None
+    critic = make_agent("search", seed=0)
     tuned = (32, 1, 2.0, 2, 80, "hand")
+    assert critic.value == "critic" and critic.format == "duel"
     assert (critic.rollouts, critic.width, critic.confidence, critic.prior_k, critic.policy_plies,
             critic.critic_values.until) == tuned
     for fmt in ("three_hand", "partnership"):

@@ -98,6 +98,8 @@ def test_distilled_ppo_learns_the_search_moves_and_resumes(tmp_path):
     rows = list(csv.DictReader(open(tmp_path / "runs" / "whole" / "progress.csv")))
     logged = [r for r in rows if r["distill/loss"]]
     assert logged and all(0.0 <= float(r["distill/holdout_agreement"]) <= 1.0 for r in logged)
+    # Each update's figures are logged after it, the last one's at the final step.
+    assert [int(r["time/total_timesteps"]) for r in logged] == [512, 768, 1024, 1024]
     meta = read_meta(tmp_path / "runs" / "whole" / "model.zip")
     assert meta["distilled_from"]["search"] == CHEAP and meta["distilled_from"]["matches"] == 4
     assert meta["distilled_from"]["decisions"] == len(load_targets(games))

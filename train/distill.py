@@ -16,7 +16,8 @@ each update, so a resumed run draws what the uninterrupted one would. A share
 ``distill_holdout`` of the recorded matches (by match seed) is never trained on: at every
 update the policy's agreement with the search there is logged (``distill/holdout_agreement``,
 and ``distill/holdout_deviations``: on the decisions where the search left the policy's move),
-with the training minibatches' cross-entropy (``distill/loss``).
+with the training minibatches' cross-entropy (``distill/loss``), by the callback of
+:meth:`Distillation.callback`.
 """
 
 from __future__ import annotations
@@ -101,8 +102,7 @@ class Distillation:
         if self.coef == 0 or not self.model.policy.training:
             return
         step = int(self.model.num_timesteps)
-        if step != self._step_seen:  # a new update: log the last one's, reseed for this one
-            self._end_update()
+        if step != self._step_seen:  # a new update: reseed for this one
             self._step_seen = step
             self._rng = np.random.default_rng([self.seed, step])
         rows = self.train_rows[self._rng.integers(len(self.train_rows), size=self.batch)]
@@ -114,15 +114,40 @@ class Distillation:
         (self.coef * loss).backward()
         self._losses.append(float(loss.detach()))
 
-    def _end_update(self) -> None:
+    def callback(self):
+        """The SB3 callback that records each update's figures where SB3 records its own
+        ``train/`` ones (after the update, before the next log dump), and the last update's
+        at the end of training, dumped at the final step."""
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        distillation = self
+
+        class DistillationLog(BaseCallback):
+            def _on_step(self) -> bool:
+                return True
+
+            def _on_rollout_end(self) -> None:  # the previous update has run
+                distillation.record_update()
+
+            def _on_training_end(self) -> None:  # the last update: one more row, at the final step
+                if distillation.record_update():
+                    self.logger.record("time/total_timesteps", self.num_timesteps)
+                    self.logger.dump(self.num_timesteps)
+
+        return DistillationLog()
+
+    def record_update(self) -> bool:
+        """Record the last update's figures in the model's logger (False: nothing since the
+        last record)."""
         if not self._losses:
-            return
+            return False
         logger = self.model.logger
         logger.record("distill/loss", float(np.mean(self._losses)))
         self._losses = []
         agreement, deviations = self.holdout_agreement()
         logger.record("distill/holdout_agreement", agreement)
         logger.record("distill/holdout_deviations", deviations)
+        return True
 
     def holdout_agreement(self) -> tuple[float, float]:
         """The policy's most likely move against the search's on the held-out decisions: the

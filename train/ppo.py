@@ -507,6 +507,8 @@ def train(args: Args) -> Path:
 
     # 4. Learn (the callbacks log, evaluate, checkpoint, snapshot), save with metadata, plot.
     callbacks = make_callbacks(args, run_dir, rules, meta, league, specs, weights)
+    if distillation is not None:
+        callbacks.append(distillation.callback())
     began = time.perf_counter()
     if args.total_timesteps > 0:  # 0: imitation only; on resume the total counts from step 0
         model.learn(total_timesteps=args.total_timesteps - (start_step or 0), callback=CallbackList(callbacks),
