@@ -12,8 +12,9 @@ from typing import Any
 
 from arena.records import MatchFileError, card_text
 
-#: The agents ``hgin play --opponent`` knows by name (besides ``ppo`` and checkpoint paths).
-BUILTIN_OPPONENTS = ("random", "simple", "expert")
+#: The agents ``hgin play --opponent`` knows by name (besides ``ppo``, checkpoint paths and
+#: specs with options such as ``search:rollouts=16``).
+BUILTIN_OPPONENTS = ("random", "simple", "expert", "search")
 
 
 class CliError(Exception):

@@ -13,7 +13,8 @@ from .common import BUILTIN_OPPONENTS, CliError
 
 
 def make_opponent(spec: str, seed: int, rules: Rules) -> tuple[Any, str]:
-    """Build the opponent agent from ``random|simple|expert``, ``ppo``, ``ppo:PATH`` or a PATH."""
+    """Build the opponent agent from ``random|simple|expert|search``, ``ppo``, a spec with
+    options (``ppo:PATH``, ``search:rollouts=16``) or a PATH."""
     from agents.spec import known_agents, make_agent
 
     if spec in BUILTIN_OPPONENTS or (":" in spec and not Path(spec).exists()):
@@ -29,7 +30,7 @@ def make_opponent(spec: str, seed: int, rules: Rules) -> tuple[Any, str]:
     try:
         agent = make_agent(name, seed=seed, layout=ObservationLayout.for_rules(rules))
     except ImportError as exc:
-        raise CliError(f"cannot load {spec!r}: {exc}; PPO opponents need the training extras "
+        raise CliError(f"cannot load {spec!r}: {exc}; learned-policy opponents (ppo, search) need the training extras "
                        "(pip install 'hgin_env[train]')") from None
     except ValueError as exc:
         if name.startswith("ppo:") or "unknown agent" not in str(exc):

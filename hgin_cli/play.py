@@ -35,7 +35,9 @@ def _resume(args: argparse.Namespace) -> tuple[Match, int, str, list[str]]:
     label = players[1 - human]
     opponent = args.opponent
     if opponent is None:
-        if not isinstance(label, str) or not (label in BUILTIN_OPPONENTS + ("ppo",) or label.startswith("ppo:")):
+        known = isinstance(label, str) and (label in BUILTIN_OPPONENTS + ("ppo",)
+                                            or label.startswith(("ppo:", "search:")))
+        if not known:
             raise CliError(f"{args.resume}: the opponent was {label!r}; say which agent to resume against "
                            "with --opponent (e.g. --opponent PATH.zip)")
         opponent = label
@@ -94,8 +96,9 @@ def register(sub: Any) -> None:
                     "Type moves as: draw, take, pass, 7H (discard 7H), knock 7H, big gin; also help, "
                     "show, quit. End of input (Ctrl-D) also ends the match.")
     p.add_argument("--opponent", default=None, metavar="AGENT",
-                   help="random, simple, expert (default), ppo (the shipped policy), or the PATH of a "
-                        "PPO checkpoint .zip (also ppo:PATH); with --resume, the saved opponent")
+                   help="random, simple, expert (default), search (the search valued by the shipped "
+                        "policy's critic; search:KEY=VALUE,... for options), ppo (the shipped policy), or the "
+                        "PATH of a PPO checkpoint .zip (also ppo:PATH); with --resume, the saved opponent")
     p.add_argument("--seed", type=int, default=None,
                    help="match seed: the same seed deals the same cards (default: a random seed, printed)")
     p.add_argument("--rules", default=None, choices=sorted(PROFILES), metavar="PROFILE",

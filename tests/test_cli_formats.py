@@ -133,3 +133,13 @@ def test_play_a_format_against_its_learned_policy(monkeypatch, capsys, profile):
     assert cli.main(["play", "--rules", profile, "--opponent", "ppo", "--seed", "2", "--ascii"]) == 0
     out = capsys.readouterr().out
     assert "ppo" in out
+
+
+@pytest.mark.parametrize("profile", ["hollywood_three_hand", "hollywood_partnership"])
+def test_play_a_format_against_the_search(monkeypatch, capsys, profile):
+    """`--opponent search` (here with toy options) seats the critic-valued search in a
+    format: it plays every other seat with that format's policy and critic."""
+    _auto_human(monkeypatch, stop_after=6)
+    assert cli.main(["play", "--rules", profile, "--opponent", "search:rollouts=2,policy_plies=4",
+                     "--seed", "2", "--ascii"]) == 0
+    assert "search" in capsys.readouterr().out

@@ -125,3 +125,18 @@ def test_gin_classic_starts_with_a_draw_and_refuses_pass(monkeypatch: pytest.Mon
     assert "These rules have no first-upcard offer (004)" in out
     assert "legal moves: draw (from the stock), take (3H)" in out
     assert "You draw KC from the stock" in out
+
+
+def test_play_and_resume_against_the_search_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    """`--opponent search` is the default search (valued by the shipped policy's critic),
+    and a saved match against it resumes without naming it again."""
+    save = tmp_path / "match.json"
+    code, out, err = run_cli(["play", "--opponent", "search", "--seed", "4", "--save", str(save)],
+                             ScriptedHuman(io.StringIO(), max_prompts=6), monkeypatch, capsys)
+    assert code == 0, err
+    assert "player_1 (search)" in out and json.loads(save.read_text())["players"] == ["human", "search"]
+    code, out, err = run_cli(["play", "--resume", str(save)], ScriptedHuman(io.StringIO(), max_prompts=3),
+                             monkeypatch, capsys)
+    assert code == 0, err
+    assert "player_1 (search) is your opponent" in out
