@@ -292,3 +292,17 @@ def test_critic_values_are_the_rewards_then_the_critic_and_see_the_world():
 def test_critic_search_refuses_an_unknown_value():
     with pytest.raises(ValueError, match="value must be one of"):
         SearchAgent(value="oracle")
+
+
+def test_the_critic_search_keeps_a_time_budget_and_a_world_budget_is_reproducible():
+    """``budget_ms`` stops the critic search's blocks of ``min_worlds`` worlds; counted in
+    worlds (no time budget) the same seed gives the same moves."""
+    rules = get_rules("hollywood")
+    timed = SearchAgent(seed=3, rollouts=100_000, budget_ms=5.0, min_worlds=2, policy_plies=2, until="turn")
+    _play_recorded(timed, 30, 0, rules)
+    assert timed.worlds and max(timed.worlds) < 100_000 and min(timed.worlds) >= 2
+
+    def play(seed: int) -> list[int]:
+        return _play_recorded(SearchAgent(seed=seed, rollouts=3, policy_plies=4), 31, 1, rules)
+
+    assert play(7) == play(7)
