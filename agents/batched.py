@@ -155,6 +155,20 @@ def most_likely_moves(probs: np.ndarray) -> np.ndarray:
     return np.where(inside, probs, -1.0).argmax(axis=1)
 
 
+def masked_probabilities(logits: Any, masks: np.ndarray) -> Any:
+    """Softmax of the actor's ``logits`` over the legal moves, computed as sb3_contrib's
+    ``MaskableCategorical`` computes its ``probs`` (normalise, set the illegal moves'
+    logits to -1e8, normalise again, softmax): the same operations in the same order give
+    the same floats (``tests/test_batched_policy.py`` compares them bit for bit)."""
+    import torch
+
+    logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+    legal = torch.as_tensor(np.asarray(masks, dtype=bool), device=logits.device).reshape(logits.shape)
+    logits = torch.where(legal, logits, torch.tensor(-1e8, dtype=logits.dtype, device=logits.device))
+    logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+    return torch.softmax(logits, dim=-1)
+
+
 class BatchedPolicy:
     """A MaskablePPO model acting on a batch in one torch forward pass.
 
@@ -174,13 +188,19 @@ class BatchedPolicy:
             self.rng = np.random.default_rng(seed)
 
     def probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The masked move probabilities, float32 [N, actions]: the actor's forward pass of
+        ``policy.get_distribution`` and :func:`masked_probabilities` (the same floats as the
+        distribution's ``probs``, without building its three torch distributions: at the
+        small batches of a search that was most of a ply's time)."""
         import torch
+        from stable_baselines3.common.policies import BaseModel
 
         policy = self.model.policy
         with torch.no_grad():
             obs_t = torch.as_tensor(np.asarray(observations, dtype=np.float32))
-            dist = policy.get_distribution(obs_t, action_masks=np.asarray(masks, dtype=bool))
-            return dist.distribution.probs.cpu().numpy()
+            features = BaseModel.extract_features(policy, obs_t, policy.pi_features_extractor)
+            logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
+            return masked_probabilities(logits, masks).cpu().numpy()
 
     def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return self.choose(self.probabilities(observations, masks), masks)

@@ -111,3 +111,25 @@ def test_batched_agents_play_without_the_first_upcard_offer():
         acts = np.where(batch.current_player == 0, players[0].act(obs, masks), players[1].act(obs, masks))
         hands += int(batch.step(acts).hand_over.sum())
     assert hands > 0
+
+
+def test_policy_probabilities_are_the_distributions_bit_for_bit():
+    """BatchedPolicy's fast path (the actor's forward pass, then ``masked_probabilities``)
+    gives exactly the floats of sb3_contrib's masked distribution, for every shipped policy
+    (duel, three-hand, partnership, and the imitation network), at batch sizes 1 to 200."""
+    import torch
+
+    obs, masks = _states(n=40, steps=10)
+    for name in ("hgin_ppo_scratch.zip", "hgin_ppo.zip", "hgin_ppo_three_hand.zip", "hgin_ppo_partnership.zip"):
+        model = PPOAgent.load(SHIPPED_POLICY.parent / name).model
+        policy = model.policy
+        width = policy.observation_space.shape[0]
+        rng = np.random.default_rng(1)
+        rows = np.zeros((len(obs), width), dtype=np.float32)  # format rows: the duel's table slices, a context
+        rows[:, :obs.shape[1]] = obs[:, :width]
+        rows[:, obs.shape[1]:] = rng.random((len(obs), max(width - obs.shape[1], 0)))
+        for n in (1, 7, 200):
+            with torch.no_grad():
+                want = policy.get_distribution(torch.as_tensor(rows[:n]), action_masks=masks[:n]).distribution.probs
+            got = BatchedPolicy(model).probabilities(rows[:n], masks[:n])
+            assert np.array_equal(got, want.numpy()), (name, n)
