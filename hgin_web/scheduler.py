@@ -9,6 +9,13 @@ the slice of the game that used least: a game that asks for one move now and the
 served next, while games that step without pause share what is left evenly. A slice is
 never cut, so the wait is at most the slices already running.
 
+A queued slice's use keeps decaying while it waits, as its game's does: slices are ordered
+by ``log2(use) + queued_at / half_life``, which orders them as their use decayed to any
+common moment would. (Ordered by the use at the moment each was queued, a slice queued
+by a game that had just been busy, such as a client's burst of new games, kept that
+priority while lighter slices kept arriving, and waited as long as they did: 20 s and
+more under load.)
+
 Games whose agents can take long per move (:data:`hgin_web.games.SLOW_AGENTS`, the search
 agent: tens of milliseconds to seconds for one move, which no slice can cut) run in a pool
 of their own, so their moves never hold the threads the other games' moves need.
@@ -20,6 +27,7 @@ import asyncio
 import contextlib
 import heapq
 import itertools
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -50,6 +58,13 @@ class FairPool:
         seconds, when = self._used.get(key, (0.0, 0.0))
         return seconds * 0.5 ** ((self.clock() - when) / self.half_life) if seconds else 0.0
 
+    def priority(self, key: str) -> float:
+        """The key's queue order now: ``log2`` of its use plus the time in half-lives, the
+        same for every moment the use is decayed to (-inf for a key with no use: first, in
+        arrival order). Call with the lock."""
+        used = self.used(key)
+        return math.log2(used) + self.clock() / self.half_life if used > 0 else -math.inf
+
     def _charge(self, key: str, seconds: float) -> None:
         self._used[key] = (self.used(key) + seconds, self.clock())
         if len(self._used) > 4096:  # forget the keys whose use has decayed away
@@ -62,7 +77,7 @@ class FairPool:
         with self._ready:
             if self._closed:
                 raise RuntimeError(f"the {self.name} pool is shut down")
-            heapq.heappush(self._queue, (self.used(key), next(self._order), key, fn, future, loop))
+            heapq.heappush(self._queue, (self.priority(key), next(self._order), key, fn, future, loop))
             self._ready.notify()
         return await future
 

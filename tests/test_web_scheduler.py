@@ -44,6 +44,38 @@ def test_a_game_that_used_the_threads_least_goes_first() -> None:
         assert pool.used("heavy") == pytest.approx(pool._used["heavy"][0] / 2)
 
 
+def test_a_queued_slice_decays_while_it_waits() -> None:
+    """A slice queued by a game that had just used the pool for 8 s waits; two half-lives
+    later its game's use is 2 s, so it goes before a slice queued then by a game that has
+    used 4 s (ordered by their use at queueing, it would wait behind every lighter slice
+    that kept arriving)."""
+    clock = [0.0]
+    pool = FairPool(1, "test", half_life=5.0, clock=lambda: clock[0])
+    order: list[str] = []
+    gate = threading.Event()
+    with pool._ready:
+        pool._charge("burst", 8.0)
+
+    async def scenario() -> None:
+        blocker = asyncio.ensure_future(pool.run("blocker", gate.wait))
+        await asyncio.sleep(0.05)
+        burst = asyncio.ensure_future(pool.run("burst", lambda: order.append("burst")))
+        await asyncio.sleep(0.05)
+        clock[0] = 10.0
+        with pool._ready:
+            pool._charge("busy", 4.0)
+        busy = asyncio.ensure_future(pool.run("busy", lambda: order.append("busy")))
+        await asyncio.sleep(0.05)
+        gate.set()
+        await asyncio.gather(blocker, burst, busy)
+
+    asyncio.run(scenario())
+    pool.shutdown()
+    assert order == ["burst", "busy"]
+    with pool._ready:
+        assert pool.priority("nobody") == float("-inf")
+
+
 def test_an_exception_reaches_the_request_and_the_pool_goes_on() -> None:
     pool = FairPool(1, "test")
 
