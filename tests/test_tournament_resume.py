@@ -31,12 +31,20 @@ def _strip(rows: list[dict]) -> list[dict]:
     return [{k: str(v) for k, v in r.items() if k != "seconds"} for r in rows]
 
 
+def _default_sigint() -> None:
+    """In the child before Python starts: SIGINT's default disposition. A test run started in
+    the background by a non-interactive shell (``make test &``, ``nohup``) inherits SIGINT
+    *ignored*, and Python then installs no KeyboardInterrupt handler: the tournament would
+    never see the signal and play to its end."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupted_run(out: Path, argv: list[str]) -> subprocess.CompletedProcess | None:
     """Start the tournament, wait for 4 finished matches, send SIGINT. None when the tournament
     had already played every match when the signal came (a test process starved of CPU on a
     busy machine can miss the whole run): the caller tries again."""
     proc = subprocess.Popen([sys.executable, "-m", "eval.tournament", *argv], cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=_default_sigint,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None and len(_complete_rows(out / "matches.csv")) < 4:
