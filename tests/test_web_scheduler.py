@@ -14,16 +14,22 @@ from hgin_web.app import WebConfig, create_app
 from hgin_web.scheduler import FairPool
 
 
+def _pool_with_use(**used: float) -> tuple[list[float], FairPool, list[str], threading.Event]:
+    """A one-thread pool on a clock the test sets, its keys charged ``used`` seconds at
+    time 0; a list for the order the slices ran in and the gate a blocking slice waits on."""
+    clock = [0.0]
+    pool = FairPool(1, "test", half_life=5.0, clock=lambda: clock[0])
+    with pool._ready:
+        for key, seconds in used.items():
+            pool._charge(key, seconds)
+    return clock, pool, [], threading.Event()
+
+
 def test_a_game_that_used_the_threads_least_goes_first() -> None:
     """One thread, held busy while slices queue: five of a game that has used the pool for
     a second and one of a game that has not. The light game's slice runs next, then the
     heavy game's in the order they came; each slice's time is charged to its game."""
-    clock = [0.0]
-    pool = FairPool(1, "test", half_life=5.0, clock=lambda: clock[0])
-    order: list[str] = []
-    gate = threading.Event()
-    with pool._ready:
-        pool._charge("heavy", 1.0)
+    clock, pool, order, gate = _pool_with_use(heavy=1.0)
 
     async def scenario() -> None:
         blocker = asyncio.ensure_future(pool.run("blocker", gate.wait))
@@ -49,12 +55,7 @@ def test_a_queued_slice_decays_while_it_waits() -> None:
     later its game's use is 2 s, so it goes before a slice queued then by a game that has
     used 4 s (ordered by their use at queueing, it would wait behind every lighter slice
     that kept arriving)."""
-    clock = [0.0]
-    pool = FairPool(1, "test", half_life=5.0, clock=lambda: clock[0])
-    order: list[str] = []
-    gate = threading.Event()
-    with pool._ready:
-        pool._charge("burst", 8.0)
+    clock, pool, order, gate = _pool_with_use(burst=8.0)
 
     async def scenario() -> None:
         blocker = asyncio.ensure_future(pool.run("blocker", gate.wait))
