@@ -155,6 +155,21 @@ def most_likely_moves(probs: np.ndarray) -> np.ndarray:
     return np.where(inside, probs, -1.0).argmax(axis=1)
 
 
+def policy_probabilities(policy: Any, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """A MaskablePPO policy's masked move probabilities, float32 [N, actions], as
+    ``policy.get_distribution(obs, action_masks=masks).distribution.probs`` gives them (the
+    same floats): the actor's forward pass, then :func:`masked_probabilities`. Every PPO
+    agent reads its probabilities here, one observation or a batch."""
+    import torch
+    from stable_baselines3.common.policies import BaseModel
+
+    with torch.no_grad():
+        obs_t = torch.as_tensor(np.asarray(observations, dtype=np.float32))
+        features = BaseModel.extract_features(policy, obs_t, policy.pi_features_extractor)
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
+        return masked_probabilities(logits, masks).cpu().numpy()
+
+
 def masked_probabilities(logits: Any, masks: np.ndarray) -> Any:
     """Softmax of the actor's ``logits`` over the legal moves, computed as sb3_contrib's
     ``MaskableCategorical`` computes its ``probs`` (normalise, set the illegal moves'
@@ -192,15 +207,7 @@ class BatchedPolicy:
         ``policy.get_distribution`` and :func:`masked_probabilities` (the same floats as the
         distribution's ``probs``, without building its three torch distributions: at the
         small batches of a search that was most of a ply's time)."""
-        import torch
-        from stable_baselines3.common.policies import BaseModel
-
-        policy = self.model.policy
-        with torch.no_grad():
-            obs_t = torch.as_tensor(np.asarray(observations, dtype=np.float32))
-            features = BaseModel.extract_features(policy, obs_t, policy.pi_features_extractor)
-            logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
-            return masked_probabilities(logits, masks).cpu().numpy()
+        return policy_probabilities(self.model.policy, observations, masks)
 
     def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return self.choose(self.probabilities(observations, masks), masks)

@@ -258,17 +258,13 @@ class PPOAgent(TrainedAgent):
 
     def action_probabilities(self, observation: dict) -> np.ndarray:
         """The policy's probability of each of the 108 actions (0 where illegal)."""
-        import torch
+        from .batched import policy_probabilities
 
         self._check(observation)
-        policy = self.model.policy
         # Straight to a tensor (not policy.obs_to_tensor, which checks the shape against the
         # model's space: wider than the observation for a privileged critic's policy).
-        obs_t = torch.as_tensor(np.asarray(observation["observation"], dtype=np.float32)[None])
-        mask = np.asarray(observation["action_mask"], dtype=bool)[None]
-        with torch.no_grad():
-            dist = policy.get_distribution(obs_t, action_masks=mask)
-            return dist.distribution.probs[0].cpu().numpy()
+        return policy_probabilities(self.model.policy, np.asarray(observation["observation"])[None],
+                                    np.asarray(observation["action_mask"], dtype=bool)[None])[0]
 
 
 #: Kinds of move: discard any card, knock with any card, draw, take, pass, big gin.

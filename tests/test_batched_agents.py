@@ -90,7 +90,7 @@ def test_policy_one_call_equals_ppo_agent():
     probs = batched.probabilities(obs, masks)
     one = np.stack([scalar.action_probabilities({"observation": o, "action_mask": m})
                     for o, m in zip(obs[:50], masks[:50], strict=True)])
-    np.testing.assert_allclose(probs[:50], one, atol=1e-5)
+    np.testing.assert_allclose(probs[:50], one, atol=1e-5)  # one row or a batch: the matmuls round apart
     acts = batched.act(obs, masks)
     assert masks[np.arange(len(obs)), acts].all()
     sampled = BatchedPolicy(scalar.model, deterministic=False, seed=0).act(obs, masks)
