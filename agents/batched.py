@@ -164,6 +164,8 @@ def policy_probabilities(policy: Any, observations: np.ndarray, masks: np.ndarra
     from stable_baselines3.common.policies import BaseModel
 
     with torch.no_grad():
+        # Straight to a tensor (not policy.obs_to_tensor, which checks the shape against the
+        # model's space: wider than the observation for a privileged critic's policy).
         obs_t = torch.as_tensor(np.asarray(observations, dtype=np.float32))
         features = BaseModel.extract_features(policy, obs_t, policy.pi_features_extractor)
         logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
@@ -174,7 +176,7 @@ def masked_probabilities(logits: Any, masks: np.ndarray) -> Any:
     """Softmax of the actor's ``logits`` over the legal moves, computed as sb3_contrib's
     ``MaskableCategorical`` computes its ``probs`` (normalise, set the illegal moves'
     logits to -1e8, normalise again, softmax): the same operations in the same order give
-    the same floats (``tests/test_batched_policy.py`` compares them bit for bit)."""
+    the same floats (``tests/test_batched_agents.py`` compares them bit for bit)."""
     import torch
 
     logits = logits - logits.logsumexp(dim=-1, keepdim=True)

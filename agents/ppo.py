@@ -261,8 +261,6 @@ class PPOAgent(TrainedAgent):
         from .batched import policy_probabilities
 
         self._check(observation)
-        # Straight to a tensor (not policy.obs_to_tensor, which checks the shape against the
-        # model's space: wider than the observation for a privileged critic's policy).
         return policy_probabilities(self.model.policy, np.asarray(observation["observation"])[None],
                                     np.asarray(observation["action_mask"], dtype=bool)[None])[0]
 

@@ -114,7 +114,7 @@ class Distillation:
         (self.coef * loss).backward()
         self._losses.append(float(loss.detach()))
 
-    def callback(self):
+    def callback(self) -> Any:
         """The SB3 callback that records each update's figures where SB3 records its own
         ``train/`` ones (after the update, before the next log dump), and the last update's
         at the end of training, dumped at the final step."""
