@@ -21,6 +21,7 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from hgin_env.compiled import resolve_engine
 from hgin_env.observation import observation_dict
 
 from .base import SeededAgent
@@ -72,11 +73,45 @@ class BatchedSimple(_Seeded):
     discards leaving the least deadwood (read from the observation's ``discard_deadwood``,
     exact since a 10-card hand never counts more than 98); knock whenever that card may
     knock. Decisions equal the scalar agent's wherever it has no random tie to break.
+
+    ``engine`` picks the compiled loop (:func:`agents.expert_kernels.simple_act`, where
+    numba is installed) or the numpy one below, its reference; both draw the same uniform
+    numbers, so they choose the same ties.
     """
 
     name = "simple"
 
+    def __init__(self, seed: int | None = None, columns: int | None = None, layout: Any = None,
+                 engine: str | None = None):
+        super().__init__(seed=seed, columns=columns, layout=layout)
+        self.engine = resolve_engine(engine)
+        self._offsets = None
+        if self.engine == "numba":
+            from .expert_kernels import slice_offsets
+
+            self._offsets = slice_offsets(self.layout)
+
     def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if self._offsets is not None:
+            return self._act_compiled(observations, masks)
+        return self._act_numpy(observations, masks)
+
+    def _act_compiled(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        from .expert_kernels import simple_act
+
+        obs = np.ascontiguousarray(observations)
+        masks = np.ascontiguousarray(masks, dtype=bool)
+        discarding = self.layout.get(obs, "phase").argmax(axis=1) == 2
+        uniform = np.zeros(obs.shape[0])
+        if discarding.any():  # one draw per discard row, as uniform_choice makes them
+            uniform[discarding] = self.rng.random(int(discarding.sum()))
+        out = np.empty(obs.shape[0], dtype=np.int64)
+        simple_act(obs, masks, self._offsets, uniform, out)
+        if (out < 0).any():
+            raise ValueError("a row has no legal action")
+        return out
+
+    def _act_numpy(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         obs = np.asarray(observations)
         masks = np.asarray(masks, dtype=bool)
         lay = self.layout

@@ -34,6 +34,7 @@ import numpy as np
 from hgin_env import actions as A
 from hgin_env.batch import cards_of_masks
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, NUM_SUITS
+from hgin_env.compiled import resolve_engine
 from hgin_env.melds import (
     CARD_BITS_U64,
     best_discard_deadwood_batch,
@@ -83,12 +84,18 @@ class BatchedExpert(SeededAgent):
     :class:`~agents.expert.ExpertParams` by keyword, validated the same way) and decides as
     it does on every state. The agent is deterministic: ``seed`` and ``reset`` only keep the
     batched interface.
+
+    ``engine`` (``hgin_env.compiled.resolve_engine``: "numba" where numba is installed,
+    ``$HGIN_ENGINE``, or "numpy") picks the compiled decision loop
+    (:func:`agents.expert_kernels.expert_act`) or the numpy one in this module, its
+    reference. A decline factor whose weights do not sum exactly (see ``_exact_weights``)
+    always runs the numpy form, which sums them as the scalar agent does.
     """
 
     name = "expert"
 
     def __init__(self, seed: int | None = None, columns: int | None = None,
-                 layout: ObservationLayout | None = None, **params: float):
+                 layout: ObservationLayout | None = None, engine: str | None = None, **params: float):
         self.params: ExpertParams = expert_params(**params)
         super().__init__(seed=seed, columns=columns, layout=layout)
         f = float(self.params.decline_factor)
@@ -96,6 +103,13 @@ class BatchedExpert(SeededAgent):
         # multiple of f's binary denominator below 2**53; else sum row by row as the scalar.
         den = f.as_integer_ratio()[1] if np.isfinite(f) else 1 << 60
         self._exact_weights = NUM_CARDS * max(1.0, abs(f)) * den < 2 ** 53
+        self.engine = resolve_engine(engine)
+        self._kernel_args = None
+        if self.engine == "numba" and self._exact_weights:
+            from . import expert_kernels as K
+
+            self._kernel_args = (K.slice_offsets(self.layout), self.layout.columns,
+                                 K.expert_param_array(self.params))
 
     # ------------------------------------------------------------------ input
     def _check(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -116,6 +130,26 @@ class BatchedExpert(SeededAgent):
     # ------------------------------------------------------------------ decisions
     def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         obs, legal = self._check(observations, masks)
+        if self._kernel_args is not None:
+            return self._act_compiled(obs, legal)
+        return self._act_numpy(obs, legal)
+
+    def _act_compiled(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        from . import expert_kernels as K
+
+        out = np.empty(obs.shape[0], dtype=np.int64)
+        error = np.zeros(3, dtype=np.int64)
+        K.expert_act(np.ascontiguousarray(obs), np.ascontiguousarray(legal), *self._kernel_args, out, error)
+        code, _row, count = error
+        if code == K.BAD_DRAW_HAND:
+            raise ValueError(f"a draw decision needs a hand of 10 cards; a row has {count}")
+        if code == K.BAD_DISCARD_HAND:
+            raise ValueError(f"a discard decision needs a hand of 11 cards; a row has {count}")
+        if code == K.NO_DISCARD:
+            raise ValueError("a discard decision where the Expert does not knock needs a legal discard")
+        return out
+
+    def _act_numpy(self, obs: np.ndarray, legal: np.ndarray) -> np.ndarray:
         lay = self.layout
         n = obs.shape[0]
         out = np.full(n, -1, dtype=np.int64)

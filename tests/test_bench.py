@@ -24,7 +24,7 @@ def test_bench_tiny_without_anchors(tmp_path, capsys) -> None:
     assert {"ours BatchGame N=64 compiled (hollywood_three_hand)",
             "ours BatchGame N=64 numpy (hollywood_partnership)"} <= data_rows(tmp_path, "batch_steps")
     assert "**expert (batched)**" in text and "**expert (row by row)**" in text
-    assert data_rows(tmp_path, "expert_agents") == {"expert (batched)", "expert (row by row)"}
+    assert data_rows(tmp_path, "expert_agents") == {"expert (batched)", "expert (row by row)", "expert (compiled)"}
     assert "OpenSpiel" not in text.split("What a hand is")[0].split("Inputs:")[1]
     data = json.loads((tmp_path / "bench.json").read_text())
     assert data["anchors"] is None

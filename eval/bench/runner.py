@@ -325,8 +325,8 @@ class Runner:
             return go
 
         return [run("random", "random (batched)", "BatchedRandom: a few numpy calls"),
-                run("simple", "simple (batched)", "BatchedSimple: vectorised Neller rules"),
-                run("expert", "expert (batched)", "BatchedExpert: the Expert's decisions in numpy")]
+                run("simple", "simple (batched)", "BatchedSimple: Neller's rules, compiled where numba is"),
+                run("expert", "expert (batched)", "BatchedExpert: the Expert's decisions, compiled where numba is")]
 
     def expert_contenders(self) -> list[Callable[[int], None]]:
         """The batched Expert against the row-by-row Expert (``RowByRow(ExpertAgent)``) on
@@ -353,9 +353,10 @@ class Runner:
         order = np.random.default_rng(self.seed).permutation(len(pool_obs) * n)
         all_obs, all_masks = np.concatenate(pool_obs)[order], np.concatenate(pool_masks)[order]
         states = [(all_obs[i * n:(i + 1) * n], all_masks[i * n:(i + 1) * n]) for i in range(s.expert_calls)]
-        b = self.bench("expert_agents", f"The Expert batched and row by row: time per decision on the same "
-                       f"stored states (N={n} per call, Expert-vs-Simple matches)", "expert (batched)")
-        batched, rows = BatchedExpert(seed=self.seed), RowByRow(ExpertAgent(seed=self.seed))
+        b = self.bench("expert_agents", f"The Expert batched (numpy), compiled and row by row: time per decision "
+                       f"on the same stored states (N={n} per call, Expert-vs-Simple matches)", "expert (batched)")
+        batched, rows = BatchedExpert(seed=self.seed, engine="numpy"), RowByRow(ExpertAgent(seed=self.seed))
+        compiled = BatchedExpert(seed=self.seed, engine="numba") if compiled_available() else None
 
         def run(agent: Any, label: str, calls: int, note: str) -> Callable[[int], None]:
             def go(r: int) -> None:
@@ -366,9 +367,14 @@ class Runner:
                 b.row(label, "decision", True, note).times.append((time.perf_counter() - t0) / (calls * n))
             return go
 
-        return [run(batched, "expert (batched)", s.expert_calls, "BatchedExpert: one call per batch"),
-                run(rows, "expert (row by row)", s.expert_row_calls,
-                    "RowByRow(ExpertAgent): one Python call per row")]
+        contenders = [run(batched, "expert (batched)", s.expert_calls, "BatchedExpert(engine='numpy'): numpy calls"),
+                      run(rows, "expert (row by row)", s.expert_row_calls,
+                          "RowByRow(ExpertAgent): one Python call per row")]
+        if compiled is not None:
+            compiled.act(*states[0])  # compiles (or loads the cached machine code) outside the timing
+            contenders.append(run(compiled, "expert (compiled)", s.expert_calls,
+                                  "BatchedExpert(engine='numba'): one compiled loop over the rows"))
+        return contenders
 
     def train_contenders(self) -> list[Callable[[int], None]]:
         s = self.s
