@@ -385,8 +385,8 @@ def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path):
     at = saved["steps"]
     assert at >= 256 and saved["league"]["members"][2:]  # snapshots joined before the kill
     resumed = subprocess.run([sys.executable, "-m", "train.rllib.ppo", "--resume", str(checkpoint),
-                              "--total-timesteps", str(at + 200)], cwd=ROOT, env=env, capture_output=True,
-                             text=True, timeout=240)
+                              "--total-timesteps", str(at + 200), "--opponents", "simple,random,expert"],
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"resumed {checkpoint.resolve()} at step {at}" in resumed.stdout
     with (run / "progress.csv").open() as f:
@@ -399,6 +399,9 @@ def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path):
     before = {m["spec"]: m["total_games"] for m in saved["league"]["members"]}
     after = {m["spec"]: m["total_games"] for m in final["league"]["members"]}
     assert all(after.get(s, 0) >= g for s, g in before.items() if s in after)
+    # An opponent named again joins the resumed league, as in train.ppo (train.run.make_league).
+    assert [m["spec"] for m in final["league"]["members"]][:3] == ["simple", "random", "expert"]
+    assert "expert" not in before and json.loads((run / "args.json").read_text())["opponents"] == "simple,random,expert"
     assert list(final["generators"]) == ["1"]  # the remote env runner's deal stream...
     assert final["generators"]["1"] != saved["generators"]["1"]  # ...dealt on from the saved state
     assert not [p for p in (run / "checkpoints").iterdir() if p.name.startswith(".")]
