@@ -183,3 +183,19 @@ def test_both_trainers_write_the_same_evaluation_rows(monkeypatch: pytest.Monkey
     row = run.evaluation_row(object(), "simple", 4, "hollywood", 8192)
     assert calls == [run.EVAL_SEED] and list(row) == run.EVAL_FIELDS
     assert json.loads(json.dumps(row))["win_rate"] == 0.5
+
+
+@pytest.mark.parametrize("trainer", ["train.ppo", "train.rllib.ppo"])
+def test_both_trainers_refuse_a_missing_resume_checkpoint_in_one_line(trainer: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture) -> None:
+    """One command-line skeleton (:func:`train.run.main`): a --resume with nothing to resume
+    is one ``error:`` line and exit status 2 in both trainers, nothing written."""
+    import importlib
+
+    if trainer == "train.rllib.ppo":
+        pytest.importorskip("ray.rllib")
+    main = importlib.import_module(trainer).main
+    assert main(["--resume", str(tmp_path / "nothing"), "--out-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err and str(tmp_path / "nothing") in err
+    assert not (tmp_path / "out").exists()
