@@ -83,7 +83,7 @@ from train import run
 from train.recipe import Recipe
 
 # What both trainers' runs share (train/run.py).
-from train.run import BATCHED_DEFAULTS, ResumeError, Start, make_league, resolved, run_folder_of  # noqa: F401
+from train.run import ResumeError, Start, make_league, resolved, run_folder_of
 
 if TYPE_CHECKING:  # torch and SB3 load only when training starts (``--help`` stays quick)
     from sb3_contrib import MaskablePPO
