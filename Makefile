@@ -98,9 +98,9 @@ docs-build: $(VENV)/.docs
 demo: $(VENV)/.demo
 	$(PY) -m train.demo
 
-# Ray RLlib PPO on the batched engine (train/rllib_ppo.py); `make test` installs it too.
+# Ray RLlib PPO on the batched engine (train/rllib/ppo.py); `make test` installs it too.
 rllib: $(VENV)/.rllib
-	@echo "Ray RLlib installed: $(PY) -m train.rllib_ppo --help (docs/training.md)"
+	@echo "Ray RLlib installed: $(PY) -m train.rllib.ppo --help (docs/training.md)"
 
 # Play a match in the terminal: make play ARGS="--opponent simple --seed 7"
 play: $(VENV)/.demo

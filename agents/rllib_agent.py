@@ -1,4 +1,4 @@
-"""Ray RLlib checkpoints (from ``train/rllib_ppo.py``) as agents: the ``rllib:PATH`` spec.
+"""Ray RLlib checkpoints (from ``train/rllib/ppo.py``) as agents: the ``rllib:PATH`` spec.
 
 PATH is a run folder (its ``checkpoint/`` is used) or a checkpoint folder. A checkpoint
 holds ``hgin_meta.json`` (observation layout and rules versions, written by the training
@@ -60,7 +60,7 @@ def read_meta(path: str | Path) -> dict:
     meta_path = path / META_NAME
     if not meta_path.exists():
         raise RLlibCheckpointError(f"{path} has no {META_NAME}: not a hgin_env RLlib checkpoint "
-                                   "(save it with train.rllib_ppo, which writes it)")
+                                   "(save it with train.rllib.ppo, which writes it)")
     try:
         meta = json.loads(meta_path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

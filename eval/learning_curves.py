@@ -1,7 +1,7 @@
 """Held-out learning curves of training runs, checkpoint by checkpoint, on the same deals.
 
 Every checkpoint of every run plays the same duplicate matches against each opponent, so
-curves of two trainers (``train.ppo``'s SB3 checkpoints, ``train.rllib_ppo``'s RLlib
+curves of two trainers (``train.ppo``'s SB3 checkpoints, ``train.rllib.ppo``'s RLlib
 ones) compare deal for deal; ``--start SPEC`` adds the shared starting point (a warm
 start's policy) at step 0 of every run.
 

@@ -1,4 +1,4 @@
-"""A local multi-node Ray cluster (``ray.cluster_utils.Cluster``) running ``train.rllib_ppo``'s
+"""A local multi-node Ray cluster (``ray.cluster_utils.Cluster``) running ``train.rllib.ppo``'s
 config: env runners spread over the nodes, and the run going on after a worker node is
 killed mid-run (RLlib's ``restart_failed_env_runners``).
 
@@ -10,9 +10,9 @@ different nodes. After ``--kill-after`` iterations the worker node of a runner i
 (its raylet and its actors die, as when a machine is lost); RLlib marks the runner
 unhealthy, samples from the others, and restarts it on a node with a free CPU. Each
 iteration logs which node every runner is on, how many are healthy and the steps sampled.
-Then ``train.rllib_ppo`` runs as its own process on the same cluster through ``RAY_ADDRESS``,
+Then ``train.rllib.ppo`` runs as its own process on the same cluster through ``RAY_ADDRESS``,
 as a driver on a real cluster does. Writes ``log.txt`` and ``README.md`` in ``--out``.
-``--pipelined`` runs the same with :mod:`train.rllib_pipeline`'s overlapped sampling.
+``--pipelined`` runs the same with :mod:`train.rllib.pipeline`'s overlapped sampling.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ CLI = ["--run-name", "cli", "--num-env-runners", "2", "--n-envs", "32", "--n-ste
 
 #: What a pipelined run (``--pipelined``) does differently when a node is lost.
 PIPELINED_NOTE = (
-    "\nThis run is `--pipelined` (`train/rllib_pipeline.py`): each runner samples the next batch "
+    "\nThis run is `--pipelined` (`train/rllib/pipeline.py`): each runner samples the next batch "
     "while the learner updates. When the node goes, the batch its runner had in flight goes with it, "
     "and no more is lost. While that runner is away, each iteration learns the other runner's 512-step "
     "share (`+512`; a synchronous run has the runner left sample the whole batch instead). The batch is "
@@ -46,7 +46,7 @@ def write_report(out: Path, flags: str, lines: list[str], load: float, pipelined
         f"`python -m eval.rllib_cluster {flags}`, on a {os.cpu_count()}-core machine (load average {load:.1f} "
         "before the run). "
         "`ray.cluster_utils.Cluster` runs every node as a raylet on this machine, 1 CPU each. The "
-        "config is `train.rllib_ppo`'s, with 32 matches x 32 steps per iteration. The log:\n\n"
+        "config is `train.rllib.ppo`'s, with 32 matches x 32 steps per iteration. The log:\n\n"
         "```\n" + "\n".join(lines) + "\n```\n\n"
         "What to read in it:\n\n"
         "- The two env runners, 1 CPU each, sit on two different nodes.\n"
@@ -56,11 +56,11 @@ def write_report(out: Path, flags: str, lines: list[str], load: float, pipelined
            "on at full batch size, sampled by the runner left, which steps more often.\n")
         + "- Ray restarts the lost actor on the node with a free CPU. Once it is healthy again, RLlib "
         "gives it the current weights and both runners sample again.\n"
-        "- Last, `train.rllib_ppo` runs as a separate driver process, pointed at the cluster by "
+        "- Last, `train.rllib.ppo` runs as a separate driver process, pointed at the cluster by "
         "`RAY_ADDRESS` alone, as on a real cluster.\n\n"
         "A restarted runner keeps its worker index, so it deals its seed's matches from the start "
         "again, and it has the runner's initial opponents until the driver's next league push "
-        "(`train.rllib_ppo` pushes every iteration, and sends the snapshots it lacks).\n"
+        "(`train.rllib.ppo` pushes every iteration, and sends the snapshots it lacks).\n"
         + (PIPELINED_NOTE if pipelined else ""))
 
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kill-after", type=int, default=3, help="remove a runner's worker node after this iteration")
     parser.add_argument("--out", default="docs/runs/rllib_cluster")
     parser.add_argument("--pipelined", action="store_true",
-                        help="train.rllib_ppo --pipelined: runners sample during the update")
+                        help="train.rllib.ppo --pipelined: runners sample during the update")
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
 
@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     from ray.cluster_utils import Cluster
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED
 
-    from train.rllib_ppo import Args, build_config, resolved, run_rules
+    from train.rllib.config import Args, build_config, run_rules
+    from train.run import resolved
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -131,12 +132,12 @@ def main(argv: list[str] | None = None) -> int:
                     log("-- no runner on a worker node: nothing removed --")
         algo.stop()
         ray.shutdown()
-        # The command a real cluster takes: train.rllib_ppo in its own process, pointed at
+        # The command a real cluster takes: train.rllib.ppo in its own process, pointed at
         # the cluster by RAY_ADDRESS (what `ray start` / `ray up` / KubeRay give a driver).
-        log(f"-- RAY_ADDRESS={cluster.address} python -m train.rllib_ppo {' '.join(CLI)} --")
+        log(f"-- RAY_ADDRESS={cluster.address} python -m train.rllib.ppo {' '.join(CLI)} --")
         root = Path(__file__).resolve().parent.parent
         with tempfile.TemporaryDirectory() as tmp:
-            proc = subprocess.run([sys.executable, "-m", "train.rllib_ppo", *CLI, "--out-dir", tmp],
+            proc = subprocess.run([sys.executable, "-m", "train.rllib.ppo", *CLI, "--out-dir", tmp],
                                   cwd=root, capture_output=True, text=True, timeout=300,
                                   env=dict(os.environ, RAY_ADDRESS=cluster.address, PYTHONPATH=str(root)))
         for line in proc.stdout.splitlines():

@@ -1,4 +1,4 @@
-"""Env steps/s of ``train.ppo`` (SB3) and ``train.rllib_ppo`` with 0, 1 and 2 env runners
+"""Env steps/s of ``train.ppo`` (SB3) and ``train.rllib.ppo`` with 0, 1 and 2 env runners
 (synchronous, and ``--pipelined`` with 1 and 2),
 the same recipe (128 matches x 32 steps per update, 4 epochs of 1,024, the card network,
 Simple and the Expert as opponents), one after the other in one invocation so the ratios
@@ -56,9 +56,9 @@ def run(steps: int, out: Path) -> list[dict]:
                      "--torch-threads", str(t)], "time/fps") for t in (1, 2)]
         for runners, threads, pipelined in ((0, 1, False), (0, 2, False), (1, 2, False), (2, 2, False),
                                             (1, 1, True), (2, 1, True)):
-            configs.append((f"train.rllib_ppo, {runners} env runner(s), {threads} torch thread(s)"
+            configs.append((f"train.rllib.ppo, {runners} env runner(s), {threads} torch thread(s)"
                             + (", pipelined" if pipelined else ""),
-                            ["-m", "train.rllib_ppo", "--num-env-runners", str(runners), "--checkpoint-every", "0",
+                            ["-m", "train.rllib.ppo", "--num-env-runners", str(runners), "--checkpoint-every", "0",
                              "--num-cpus", "2", "--torch-threads", str(threads), *(["--pipelined"] * pipelined)],
                             "perf/env_steps_per_s"))
         for i, (name, argv, column) in enumerate(configs):
@@ -107,7 +107,7 @@ def step_costs(out: Path, sizes: tuple[int, ...] = (32, 64, 128, 256, 512), step
     import numpy as np
 
     from hgin_env.rules import get_rules
-    from train.rllib_env import RLlibBatchedEnv
+    from train.rllib.env import RLlibBatchedEnv
 
     rng = np.random.default_rng(0)
     costs: dict[int, float] = {}

@@ -133,7 +133,7 @@ def test_new_rllib_checkpoints_name_the_module_where_it_lives(tmp_path: Path) ->
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from agents.nets.rllib_module import CardRLModule, load_module, model_config
-    from train.rllib_env import RLlibBatchedEnv
+    from train.rllib.env import RLlibBatchedEnv
 
     env = RLlibBatchedEnv({"num_envs": 2, "rules": "hollywood", "opponents": ["random"], "seed": 0})
     module = RLModuleSpec(module_class=CardRLModule, observation_space=env.single_observation_space,

@@ -127,7 +127,7 @@ def test_action_kinds_cover_every_action_once() -> None:
 
 #: hgin_env's own layers, bottom up (docs/architecture.md): each module may import modules of
 #: its own layer and the ones before it, never one above. The package front (``__init__``,
-#: ``hollywood_gin_v0``) and the deprecation shims at old paths sit on top.
+#: ``hollywood_gin_v0``, the published name) sit on top.
 ENGINE_LAYERS: list[tuple[str, set[str]]] = [
     ("engine", {"cards", "rules", "actions", "melds", "scoring", "sheets", "game", "match", "compiled",
                 "card_kernels"}),
@@ -136,7 +136,7 @@ ENGINE_LAYERS: list[tuple[str, set[str]]] = [
     ("batch", {"batch", "format_worlds"}),
     ("envs", {"envs"}),
 ]
-ENGINE_TOP = {"__init__", "hollywood_gin_v0", "env", "adapters", "vector", "rllib_adapter", "render_image"}
+ENGINE_TOP = {"__init__", "hollywood_gin_v0"}
 
 
 def _engine_imports(type_checking: bool = True) -> dict[str, set[str]]:

@@ -1,4 +1,4 @@
-"""Ray RLlib on the batched engine at toy size (``train.rllib_ppo``): the runner's vector env,
+"""Ray RLlib on the batched engine at toy size (``train.rllib.ppo``): the runner's vector env,
 the card RLModule, a league run and its checkpoint as an agent, resume after SIGKILL, the
 SB3 warm start and the export back to ``ppo:``. ``make test`` installs the ``rllib`` extra.
 """
@@ -70,7 +70,7 @@ def test_bad_checkpoints_are_refused(tmp_path: Path):
 
 def _env(n: int = 8, privileged: bool = True, opponents=("simple", "random")):
     from hgin_env.rules import get_rules
-    from train.rllib_env import RLlibBatchedEnv
+    from train.rllib.env import RLlibBatchedEnv
 
     rules = get_rules({**get_rules("hollywood").to_dict(), "max_hands": 1})
     return RLlibBatchedEnv({"num_envs": n, "rules": rules.to_dict(), "opponents": list(opponents),
@@ -142,11 +142,13 @@ def test_actor_outputs_ignore_the_privileged_columns_bit_for_bit():
 
 
 def _toy_config(*flags: str, opponents=("simple", "random")):
-    from train import rllib_ppo
+    from train.rllib.config import build_config, run_rules
+    from train.rllib.ppo import parse_args
+    from train.run import resolved
 
-    args = rllib_ppo.resolved(rllib_ppo.parse_args([*TOY, *flags]))
+    args = resolved(parse_args([*TOY, *flags]))
     weights = [1 / len(opponents)] * len(opponents)
-    return rllib_ppo.build_config(args, rllib_ppo.run_rules(args), list(opponents), weights)
+    return build_config(args, run_rules(args), list(opponents), weights)
 
 
 def test_batched_runner_returns_episode_chunks_that_add_up():
@@ -157,7 +159,7 @@ def test_batched_runner_returns_episode_chunks_that_add_up():
     import torch
     from ray.rllib.core.columns import Columns
 
-    from train.rllib_runner import BatchedEnvRunner
+    from train.rllib.runner import BatchedEnvRunner
 
     runner = BatchedEnvRunner(config=_toy_config("--privileged-critic"))
     returns: dict[str, float] = {}
@@ -197,7 +199,7 @@ def test_one_pass_ppo_loss_equals_rllibs():
     from ray.rllib.core.columns import Columns
     from ray.rllib.evaluation.postprocessing import Postprocessing
 
-    from train.rllib_learner import CardPPOLearner
+    from train.rllib.learner import CardPPOLearner
 
     env = _env(n=32)
     config = _toy_config("--privileged-critic", "--shared-trunk")
@@ -240,7 +242,7 @@ def test_one_pass_ppo_loss_equals_rllibs():
     torch.testing.assert_close(again, ours, rtol=1e-5, atol=1e-6)
     for a, b in zip(our_grads, their_grads, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
-    from train.rllib_learner import DropLossMaskedRows
+    from train.rllib.learner import DropLossMaskedRows
 
     kept = DropLossMaskedRows()(rl_module=learner.module, batch={"default_policy": dict(batch)}, episodes=[])
     kept = kept["default_policy"]
@@ -253,7 +255,7 @@ def test_one_pass_ppo_loss_equals_rllibs():
 
 @pytest.fixture(scope="module")
 def toy_run(tmp_path_factory):
-    from train.rllib_ppo import main
+    from train.rllib.ppo import main
 
     out = tmp_path_factory.mktemp("rllib_runs")
     code = main(["--run-name", "toy", "--out-dir", str(out), "--total-timesteps", "640", "--checkpoint-every", "256",
@@ -363,7 +365,7 @@ def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path):
     """A run killed (SIGKILL, with its Ray) after its first checkpoint resumes from it: the
     step count, the league and the (remote) env runner's deal stream; the logs are cut back."""
     run = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "train.rllib_ppo", "--run-name", "killed", "--out-dir", str(tmp_path),
+    cmd = [sys.executable, "-m", "train.rllib.ppo", "--run-name", "killed", "--out-dir", str(tmp_path),
            "--total-timesteps", "100000", "--checkpoint-every", "256", "--league", "--self-play-every", "128",
            "--opponents", "simple,random", "--num-env-runners", "1", "--num-cpus-per-env-runner", "0.5", *TOY]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -382,9 +384,9 @@ def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path):
     saved = json.loads((checkpoint / "hgin_state.json").read_text())
     at = saved["steps"]
     assert at >= 256 and saved["league"]["members"][2:]  # snapshots joined before the kill
-    resumed = subprocess.run([sys.executable, "-m", "train.rllib_ppo", "--resume", str(checkpoint),
-                              "--total-timesteps", str(at + 200)], cwd=ROOT, env=env, capture_output=True,
-                             text=True, timeout=240)
+    resumed = subprocess.run([sys.executable, "-m", "train.rllib.ppo", "--resume", str(checkpoint),
+                              "--total-timesteps", str(at + 200), "--opponents", "simple,random,expert"],
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert f"resumed {checkpoint.resolve()} at step {at}" in resumed.stdout
     with (run / "progress.csv").open() as f:
@@ -397,6 +399,9 @@ def test_resume_after_sigkill_continues_from_the_checkpoint(tmp_path: Path):
     before = {m["spec"]: m["total_games"] for m in saved["league"]["members"]}
     after = {m["spec"]: m["total_games"] for m in final["league"]["members"]}
     assert all(after.get(s, 0) >= g for s, g in before.items() if s in after)
+    # An opponent named again joins the resumed league, as in train.ppo (train.run.make_league).
+    assert [m["spec"] for m in final["league"]["members"]][:3] == ["simple", "random", "expert"]
+    assert "expert" not in before and json.loads((run / "args.json").read_text())["opponents"] == "simple,random,expert"
     assert list(final["generators"]) == ["1"]  # the remote env runner's deal stream...
     assert final["generators"]["1"] != saved["generators"]["1"]  # ...dealt on from the saved state
     assert not [p for p in (run / "checkpoints").iterdir() if p.name.startswith(".")]
@@ -406,8 +411,8 @@ def test_sb3_checkpoint_warm_starts_rllib_and_exports_back(tmp_path: Path):
     """``--init-from`` a ``ppo:`` zip (the shipped scratch policy: privileged critic, shared
     trunk, relations, knock bound): the RLlib checkpoint plays as it does; the export back to
     a ``ppo:`` zip gives the same probabilities exactly."""
-    from train.rllib_export import export_ppo
-    from train.rllib_ppo import Args, train
+    from train.rllib.export import export_ppo
+    from train.rllib.ppo import Args, train
 
     checkpoint = train(Args(run_name="warm", out_dir=str(tmp_path), total_timesteps=0, init_from=str(SCRATCH),
                             n_envs=4, n_steps=8, batch_size=32, num_cpus=1))
@@ -434,7 +439,7 @@ def test_formats_train_on_rllib_and_their_checkpoints_play(tmp_path: Path, rules
     a league with self-play, the checkpoint's batched evaluation in the format's seatings."""
     from hgin_env.observation import ObservationLayout
     from hgin_env.rules import get_rules
-    from train.rllib_ppo import main
+    from train.rllib.ppo import main
 
     code = main(["--run-name", "f", "--out-dir", str(tmp_path), "--rules", rules, "--total-timesteps", "256",
                  "--checkpoint-every", "0", "--opponents", "simple,self", "--privileged-critic", "--league",
@@ -467,8 +472,8 @@ def _pipelined_toy(pipelined: bool, iterations: int) -> tuple[list[list[int]], l
     import ray
     from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
 
-    from train import rllib_ppo
     from train.league import League
+    from train.rllib.ray_setup import learner_net_state, on_runners, push_league
 
     config = _toy_config("--num-env-runners", "1", "--num-cpus-per-env-runner", "0.5",
                          *(["--pipelined"] if pipelined else []))
@@ -491,12 +496,12 @@ def _pipelined_toy(pipelined: bool, iterations: int) -> tuple[list[list[int]], l
         if pipelined:  # the league goes out without waiting for the batch in flight
             league = League(["simple", "random"])
             league.add_snapshot("/nowhere/rllib_128.pt", 128)
-            states = {league.specs[-1]: rllib_ppo.learner_net_state(algo)}
-            rllib_ppo.push_league(algo, league, states, refs := {})
+            states = {league.specs[-1]: learner_net_state(algo)}
+            push_league(algo, league, states, refs := {})
             assert list(refs) == [league.specs[-1]]
             for _ in range(2):
                 algo.train()
-            built = rllib_ppo.on_runners(algo, lambda i, env: sorted(env.vec._cache))[0]
+            built = on_runners(algo, lambda i, env: sorted(env.vec._cache))[0]
         algo.stop()
     finally:
         ray.shutdown()
@@ -519,7 +524,7 @@ def test_pipelined_sampling_learns_from_batches_one_update_old():
 def test_pipelined_league_run(tmp_path: Path):
     """A pipelined league run through ``main``: every iteration counts one batch, the wait
     and the update are logged, the league's snapshots join, and its checkpoint plays."""
-    from train.rllib_ppo import main
+    from train.rllib.ppo import main
 
     code = main(["--run-name", "pipe", "--out-dir", str(tmp_path), "--total-timesteps", "512",
                  "--league", "--self-play-every", "128", "--opponents", "simple,random", "--pipelined",
@@ -549,10 +554,10 @@ def test_pipelined_league_run(tmp_path: Path):
 
 
 def test_pipelined_needs_a_remote_runner():
-    from train import rllib_ppo
+    from train.rllib.ppo import parse_args
 
     with pytest.raises(ValueError, match="--num-env-runners 1 or more"):
-        rllib_ppo.parse_args(["--pipelined"]).validate()
+        parse_args(["--pipelined"]).validate()
 
 
 def test_comparison_follows_the_runs_as_given():
@@ -580,7 +585,7 @@ def test_pipelined_loss_is_decoupled_ppo():
     from ray.rllib.core.columns import Columns
     from ray.rllib.evaluation.postprocessing import Postprocessing
 
-    from train.rllib_learner import BEHAVIOUR_WEIGHT, PROXIMAL_LOGP, CardPPOLearner, ProximalPolicy, action_logp
+    from train.rllib.learner import BEHAVIOUR_WEIGHT, PROXIMAL_LOGP, CardPPOLearner, ProximalPolicy, action_logp
 
     env = _env(n=32)
     config = _toy_config("--num-env-runners", "1", "--pipelined")

@@ -60,7 +60,7 @@ def test_resume_takes_the_runs_arguments_under_the_flags_given_again() -> None:
 
 def test_rllib_resume_merges_alike() -> None:
     pytest.importorskip("ray.rllib")
-    from train.rllib_ppo import NOT_RESUMED, Args
+    from train.rllib.ppo import NOT_RESUMED, Args
 
     saved = {"seed": 5, "n_envs": 64, "out_dir": "elsewhere"}
     args = run.resume_args(["--resume", "r", "--n-envs", "32"], saved, Args, NOT_RESUMED)
@@ -89,20 +89,85 @@ def test_resolved_fills_in_the_batched_defaults_for_both_trainers() -> None:
         == run.PROCESS_DEFAULTS
 
 
+#: The RLlib trainer's modules (the package train/rllib/).
+RLLIB_FILES = sorted((ROOT / "train" / "rllib").glob("*.py"))
+
+
 def test_the_rllib_trainer_takes_the_run_from_train_run() -> None:
     """Nothing from the SB3 trainer, nothing private from its callbacks."""
-    tree = ast.parse((ROOT / "train" / "rllib_ppo.py").read_text(encoding="utf-8"))
+    assert {p.name for p in RLLIB_FILES} >= {"ppo.py", "config.py", "checkpoints.py", "run_log.py"}
     bad = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "train.ppo":
-            bad.append(f"from train.ppo import {[a.name for a in node.names]}")
-        elif isinstance(node, ast.Import) and any(a.name == "train.ppo" for a in node.names):
-            bad.append("import train.ppo")
-        elif isinstance(node, ast.ImportFrom) and node.module == "train.callbacks":
-            bad += [f"train.callbacks.{a.name}" for a in node.names if a.name.startswith("_")]
+    for path in RLLIB_FILES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "train.ppo":
+                bad.append(f"{path.name}: from train.ppo import {[a.name for a in node.names]}")
+            elif isinstance(node, ast.Import) and any(a.name == "train.ppo" for a in node.names):
+                bad.append(f"{path.name}: import train.ppo")
+            elif isinstance(node, ast.ImportFrom) and node.module == "train.callbacks":
+                bad += [f"{path.name}: train.callbacks.{a.name}" for a in node.names if a.name.startswith("_")]
+        assert "10_000" not in path.read_text(encoding="utf-8")  # the evaluation seed is train.run.EVAL_SEED
     assert not bad, bad
-    text = (ROOT / "train" / "rllib_ppo.py").read_text(encoding="utf-8")
-    assert "10_000" not in text  # the evaluation seed is train.run.EVAL_SEED
+
+
+#: What both trainers share, defined once in train/run.py (issue 55).
+SHARED = {"Start", "ResumeError", "make_league", "open_run_folder", "warn", "Trainer"}
+
+
+def test_what_both_trainers_share_is_defined_once_in_train_run() -> None:
+    """Neither trainer defines its own start, league set-up, run folder or command-line
+    skeleton; both mains are :func:`train.run.main`; no function of a trainer runs past 100
+    lines."""
+    defined = {}
+    for path in [ROOT / "train" / "ppo.py", ROOT / "train" / "run.py", *RLLIB_FILES]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                defined.setdefault(node.name, []).append(path.relative_to(ROOT).as_posix())
+                assert isinstance(node, ast.ClassDef) or node.end_lineno - node.lineno < 100, \
+                    f"{path.name}: {node.name} is over 100 lines"
+    assert {name: defined[name] for name in SHARED} == {name: ["train/run.py"] for name in SHARED}
+    trainers = ["train/ppo.py", "train/rllib/ppo.py"]
+    assert sorted(defined["find_start"]) == trainers  # each reads its own kind of checkpoint...
+    assert sorted(defined["run_meta"]) == [*trainers, "train/run.py"]  # ...and adds its own to run.py's
+    for path in (ROOT / "train" / "ppo.py", ROOT / "train" / "rllib" / "ppo.py"):
+        assert "run.main(" in path.read_text(encoding="utf-8")
+
+
+def _resumed(tmp_path: Path, league: object, step: int = 512) -> run.Start:
+    return run.Start(tmp_path, checkpoint=tmp_path / "checkpoints" / "x", step=step, league=league)
+
+
+@pytest.mark.parametrize("trainer", ["train.ppo", "train.rllib.ppo"])
+def test_both_trainers_resume_a_league_by_the_same_rules(trainer: str, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    """Resumed, the league is the one saved with the checkpoint less its missing snapshots
+    (each said), joined by every opponent --opponents names; with none saved it starts again
+    from --opponents (said); a new run's is --opponents'. One function, whichever trainer."""
+    import importlib
+
+    from train.league import League
+
+    if trainer == "train.rllib.ppo":
+        pytest.importorskip("ray.rllib")
+    Args = importlib.import_module(trainer).Args
+    args = Args(league=True, opponents="simple,expert", self_play_pool=3)
+    kept = tmp_path / "snapshot_1.zip"
+    kept.write_bytes(b"")
+    saved = League(["simple", "random"], pool_size=3)
+    saved.add_snapshot(kept, 256)
+    saved.add_snapshot(tmp_path / "gone.zip", 384)
+    saved.record("simple", 1.0)
+
+    league = run.make_league(args, _resumed(tmp_path, saved))
+    assert league.specs == ["simple", "random", "expert", f"snapshot:{kept}"]  # expert named again: joins
+    assert league.members[2].added_step == 512 and league.members[0].total_games == 1
+    err = capsys.readouterr().err
+    assert f"league snapshot snapshot:{tmp_path / 'gone.zip'} is missing" in err
+
+    fresh = run.make_league(args, _resumed(tmp_path, None))
+    assert fresh.specs == ["simple", "expert"] and "no league state saved with" in capsys.readouterr().err
+    assert run.make_league(args, run.Start(tmp_path)).specs == ["simple", "expert"]
+    assert not capsys.readouterr().err
+    assert run.make_league(Args(opponents="simple"), _resumed(tmp_path, saved)) is None  # no --league
 
 
 def test_both_trainers_write_the_same_evaluation_rows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -118,3 +183,19 @@ def test_both_trainers_write_the_same_evaluation_rows(monkeypatch: pytest.Monkey
     row = run.evaluation_row(object(), "simple", 4, "hollywood", 8192)
     assert calls == [run.EVAL_SEED] and list(row) == run.EVAL_FIELDS
     assert json.loads(json.dumps(row))["win_rate"] == 0.5
+
+
+@pytest.mark.parametrize("trainer", ["train.ppo", "train.rllib.ppo"])
+def test_both_trainers_refuse_a_missing_resume_checkpoint_in_one_line(trainer: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture) -> None:
+    """One command-line skeleton (:func:`train.run.main`): a --resume with nothing to resume
+    is one ``error:`` line and exit status 2 in both trainers, nothing written."""
+    import importlib
+
+    if trainer == "train.rllib.ppo":
+        pytest.importorskip("ray.rllib")
+    main = importlib.import_module(trainer).main
+    assert main(["--resume", str(tmp_path / "nothing"), "--out-dir", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err and str(tmp_path / "nothing") in err
+    assert not (tmp_path / "out").exists()

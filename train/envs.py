@@ -155,7 +155,7 @@ class BatchedVecEnv(VecEnv):
         self.layout = ObservationLayout.for_rules(self.rules)
         self._seed = seed
         # ``agents``: batched agents already built for some specs (an RLlib env runner's live
-        # module as ``self``, frozen snapshots whose weights came through Ray, train.rllib_env).
+        # module as ``self``, frozen snapshots whose weights came through Ray, train.rllib.env).
         self._cache: dict[str, object] = dict(agents or {})
         self.opponent_specs = list(opponent_specs)
         self.partner_spec = partner_spec

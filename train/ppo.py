@@ -21,7 +21,9 @@ of its last 100 training matches and of its last evaluation, and where the curve
 The flags are checked against each other by ``Args.validate`` before anything is built;
 ``train`` then runs its steps in order, one small function each (find_start, make_league,
 make_envs, new_model or resumed_model, open_run_folder, imitation_warm_start,
-set_up_logging, make_callbacks, learn).
+set_up_logging, make_callbacks, learn); what both trainers share of them (the start, the
+league and its resume rules, the run metadata, the run folder, ``main``) is
+:mod:`train.run`'s.
 
 By default the environments are the batched engine (``--vec-env batched``): 128 matches
 in this process, stepped by numpy, with the opponents acting on whole batches (Simple in a
@@ -57,7 +59,9 @@ continues the run in its own folder with the arguments it was started with (any 
 again overrides them; ``--total-timesteps`` is the run's total, not extra steps). The logs keep
 their rows up to the checkpoint's step and drop the later ones (the checkpoint does not contain
 what they describe; those steps are trained and logged again), checkpoints and snapshots after
-it are deleted, and TensorBoard continues at the checkpoint's step. Nothing is written until
+it are deleted, and TensorBoard continues at the checkpoint's step. With ``--league`` the
+league saved with the checkpoint goes on, joined by any opponent ``--opponents`` names
+(both trainers' rule, :func:`train.run.make_league`). Nothing is written until
 the checkpoint has been checked and loaded. With ``--run-name`` the resumed training goes to
 that (new) folder instead.
 """
@@ -78,8 +82,8 @@ from agents.spec import parse_mixture  # noqa: F401  (the opponents flag's gramm
 from train import run
 from train.recipe import Recipe
 
-# What both trainers' runs share (train/run.py); the names stay here for older imports.
-from train.run import BATCHED_DEFAULTS, resolved, run_folder_of  # noqa: F401
+# What both trainers' runs share (train/run.py).
+from train.run import ResumeError, Start, make_league, resolved, run_folder_of
 
 if TYPE_CHECKING:  # torch and SB3 load only when training starts (``--help`` stays quick)
     from sb3_contrib import MaskablePPO
@@ -184,19 +188,9 @@ class Args(Recipe):
 NOT_RESUMED = run.NOT_RESUMED + ("imitation_matches", "knock_start_gap")
 
 
-class ResumeError(ValueError):
-    """A resume that cannot go ahead, with the reason."""
-
-
 def parse_args(argv: list[str] | None = None, defaults: dict | None = None) -> Args:
     """This trainer's flags (:func:`train.run.parse_args` of :class:`Args`)."""
     return run.parse_args(argv, defaults, Args, __doc__)
-
-
-def resume_args(argv: list[str], meta: dict) -> Args:
-    """The arguments of a resumed run: those the checkpoint's run was started with
-    (``meta["args"]``), overridden by the flags given again in ``argv``."""
-    return run.resume_args(argv, meta.get("args"), Args, NOT_RESUMED, __doc__)
 
 
 #: PPO settings a resumed run takes from its arguments (the rest is the checkpoint's).
@@ -212,35 +206,30 @@ def resumed_hyperparameters(args: Args) -> dict:
     return out
 
 
-@dataclass
-class Start:
-    """Where a run starts, found before anything is written: its folder, and with
-    ``--resume`` / ``--init-from`` the checked checkpoint."""
-
-    run_dir: Path
-    #: The ``--resume`` checkpoint's metadata (empty for a new run).
-    resume_meta: dict
-    #: The checkpoints given, each loaded whole so a damaged file is refused up front; the
-    #: last one (``--init-from``'s when given) is what a new model starts from.
-    weights: MaskablePPO | None
-
-
 def find_start(args: Args, rules: Rules) -> Start:
     """The run folder (``--out-dir/--run-name``, or the resumed checkpoint's own folder), and
     every checkpoint given (``--resume``, ``--init-from``) read, checked against the rules
-    and the observation layout, and loaded."""
-
+    and the observation layout, and loaded (``Start.weights``: the last one, ``--init-from``'s
+    when given, is what a new model starts from); resumed, the league saved beside the
+    checkpoint (``train.league.league_state_path``)."""
     from agents.nets.policy import load_model
     from agents.ppo import check_layout, load_error, read_meta
     from hgin_env.observation import ObservationLayout
 
     resume_meta: dict = {}
+    league = None
     if args.resume:
         resume_meta = read_meta(args.resume)
         if resume_meta.get("rules") != rules.to_dict():
             raise ResumeError(f"{args.resume} was trained with rules {resume_meta.get('rules', {}).get('name')!r}, "
                               f"this run plays {rules.name!r}")
     run_dir = run.run_folder(args, "ppo", args.resume or None)
+    step = int(resume_meta.get("timesteps", -1)) if args.resume else 0
+    if args.resume and args.league:  # the league as it was at the checkpoint
+        from train.league import League, league_state_path
+
+        saved = league_state_path(run_folder_of(Path(args.resume)) or run_dir, step)
+        league = League.load(saved) if saved.is_file() else None
     weights = None
     layout = ObservationLayout.for_rules(rules)
     for path in filter(None, (args.resume, args.init_from)):
@@ -254,17 +243,13 @@ def find_start(args: Args, rules: Rules) -> Start:
             weights = load_model(path, device="cpu")
         except Exception as exc:  # SB3 raises many kinds on damaged files
             raise load_error(path, exc) from None
-    return Start(run_dir, resume_meta, weights)
+    return Start(run_dir, Path(args.resume) if args.resume else None, step, resume_meta, league, weights)
 
 
 def run_meta(args: Args, rules: Rules, run_dir: Path, distillation: Distillation | None = None) -> dict:
-    """The metadata every checkpoint of the run carries (``hgin_meta.json``)."""
-    from agents.ppo import checkpoint_meta
-    from hgin_env.batch import privileged_size
-
-    meta = checkpoint_meta(rules, {"run": run_dir.name, "args": dataclasses.asdict(args)})
-    if args.privileged_critic:  # the network's extra input columns, read by its critic only
-        meta["privileged_size"] = privileged_size(rules.format)
+    """The metadata every checkpoint of the run carries (``hgin_meta.json``,
+    :func:`train.run.run_meta`), with the weights it started from and its distillation."""
+    meta = run.run_meta(args, rules, run_dir)
     if args.init_from:  # which weights the run started from (a duel network widens into a format's)
         from agents.ppo import read_meta
 
@@ -275,32 +260,6 @@ def run_meta(args: Args, rules: Rules, run_dir: Path, distillation: Distillation
     if distillation is not None:  # the lineage: which search games taught it
         meta["distilled_from"] = distillation.lineage()
     return meta
-
-
-def make_league(args: Args, start: Start) -> League | None:
-    """``--league``: the PFSP league of the ``--opponents`` (train/league.py); resumed, the
-    league saved with the checkpoint, joined by any opponent named again. None without it."""
-    if not args.league:
-        return None
-    from train.league import League, league_state_path
-
-    specs, _ = parse_mixture(args.opponents)
-    league = League(specs, mode=args.pfsp, exponent=args.pfsp_exponent, pool_size=args.self_play_pool,
-                    memory=args.league_memory)
-    if args.resume:  # the league as it was at the checkpoint
-        resumed_at = int(start.resume_meta.get("timesteps", -1))
-        saved = league_state_path(run_folder_of(Path(args.resume)) or start.run_dir, resumed_at)
-        if saved.is_file():
-            league = League.load(saved)
-            for spec in league.drop_missing():
-                print(f"warning: league snapshot {spec} is missing; the league goes on without it",
-                      file=sys.stderr)
-            for spec in specs:  # an opponent named in --opponents joins a resumed league
-                league.add_member(spec, resumed_at)
-        else:
-            print(f"warning: no league state {saved}; the league starts again from --opponents",
-                  file=sys.stderr)
-    return league
 
 
 def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float]) -> VecEnv:
@@ -388,16 +347,6 @@ def resumed_model(args: Args, envs: VecEnv) -> tuple[MaskablePPO, int, dict]:
         print(f"warning: no saved deal state for {args.resume} (a final model.zip, an older checkpoint, "
               f"or --vec-env {args.vec_env}): the resumed run deals from its seed again", file=sys.stderr)
     return model, start_step, resume_state
-
-
-def open_run_folder(args: Args, run_dir: Path, start_step: int | None) -> None:
-    """Write ``args.json``; a resumed run first cuts its logs back to the checkpoint's step."""
-    from train.callbacks import rewind_run
-
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
-    if start_step is not None:
-        rewind_run(run_dir, start_step)
 
 
 def imitation_warm_start(args: Args, model: MaskablePPO, rules: Rules, run_dir: Path, meta: dict) -> None:
@@ -499,8 +448,12 @@ def train(args: Args) -> Path:
         envs.set_live_model(model)  # the 'self' opponent samples the learner's current policy
 
     # 3. The run folder is written from here on; optionally warm-start by imitation.
+    from train.callbacks import rewind_run
+
     run_dir = start.run_dir
-    open_run_folder(args, run_dir, start_step)
+    if start_step is not None:  # cut back to the model's own step count
+        start = dataclasses.replace(start, step=start_step)
+    run.open_run_folder(args, start, rewind_run)
     if args.imitation_matches and not args.resume:
         imitation_warm_start(args, model, rules, run_dir, meta)
     set_up_logging(model, run_dir, start_step, resume_state)
@@ -521,20 +474,19 @@ def train(args: Args) -> Path:
     return model_path
 
 
-def main(argv: list[str] | None = None) -> int:
-    from agents.ppo import CheckpointError, read_meta
+def saved_args(checkpoint: str) -> dict | None:
+    """The arguments the resumed checkpoint's run was started with (its metadata's)."""
+    from agents.ppo import read_meta
 
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = parse_args(argv)
-    try:
-        if args.resume:
-            args = resume_args(argv, read_meta(args.resume))
-        path = train(args)
-    except (CheckpointError, ResumeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"saved {path}")
-    return 0
+    return read_meta(checkpoint).get("args")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m train.ppo``: :func:`train.run.main` with this trainer."""
+    from agents.ppo import CheckpointError
+
+    return run.main(run.Trainer(Args, __doc__, NOT_RESUMED, saved_args, train, (CheckpointError, ResumeError)),
+                    argv)
 
 
 if __name__ == "__main__":

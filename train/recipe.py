@@ -1,4 +1,4 @@
-"""The training recipe's settings that ``train.ppo`` (SB3) and ``train.rllib_ppo`` (RLlib) share:
+"""The training recipe's settings that ``train.ppo`` (SB3) and ``train.rllib.ppo`` (RLlib) share:
 the reward and its shaping, the opponents and the league, the card network, PPO's
 hyper-parameters. Each trainer's ``Args`` extends :class:`Recipe` with its own flags (the
 vector env, evaluations, Ray resources), so one flag means one thing in both and has one
@@ -29,7 +29,7 @@ class Recipe:
                 "'batched' also self = the live learner on the other seat)"})
     # One meaning in both trainers: the period at which the learner's snapshots join its
     # opponents. Where they join is --league's (a league member) or, train.ppo only, the
-    # plain pool of --self-play-weight; train.rllib_ppo has no plain pool and asks for --league.
+    # plain pool of --self-play-weight; train.rllib.ppo has no plain pool and asks for --league.
     self_play_every: int = field(default=0, metadata={
         "help": "every N learner steps a frozen snapshot of the learner joins the opponents (0 = off): "
                 "with --league a league member; without it (train.ppo only) the pool of the newest "

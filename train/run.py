@@ -1,7 +1,9 @@
-"""What a training run is, for both trainers (``train.ppo`` with SB3, ``train.rllib_ppo``
-with RLlib): its flags, where its folder is, the logs it keeps, how a resume takes over the
-run's arguments and cuts its logs back, and its evaluation rows. One module, so a run
-folder reads the same whichever trainer wrote it and a flag means one thing in both.
+"""What a training run is, for both trainers (``train.ppo`` with SB3, ``train.rllib.ppo``
+with RLlib): its flags, where its folder is, how it starts (new or resumed) and with which
+league, the metadata its checkpoints carry, the logs it keeps, how a resume takes over the
+run's arguments and cuts its logs back, its evaluation rows, and ``main``. One module, so a
+run folder reads the same whichever trainer wrote it, a flag means one thing in both, and
+a resume follows one set of rules.
 
 - Arguments: each trainer's ``Args`` dataclass (a :class:`train.recipe.Recipe`) becomes
   the command line (:func:`parse_args`); ``--n-envs 0`` / ``--n-steps 0`` take the batched
@@ -12,8 +14,15 @@ folder reads the same whichever trainer wrote it and a flag means one thing in b
   cut back to the checkpoint's step (:func:`cut_logs`).
 - Logs: CSV files appended row by row, flushed at each (:class:`CsvWriter`), so a kill
   leaves at most one short line, which :func:`rows_up_to` drops.
+- The start: each trainer's ``find_start`` reads its checkpoints into a :class:`Start`
+  (the run folder, the resumed checkpoint, its step, the league saved with it); the league
+  is built from it by :func:`make_league`, the same for both trainers (the resume rules
+  there); :func:`run_meta` is what every checkpoint of the run carries, and
+  :func:`open_run_folder` writes ``args.json`` and cuts a resumed run back.
 - Evaluations: duplicate matches on the seeds from :data:`EVAL_SEED`, one ``eval.csv`` row
   per opponent (:func:`evaluation_row`).
+- ``main``: a :class:`Trainer` (its ``Args``, how it reads a resumed run's arguments, its
+  ``train``) run from the command line (:func:`main`): parse, merge a resume, train, report.
 
 Stdlib only at import (``--help`` stays quick); the engine and the arena load on use.
 """
@@ -23,9 +32,16 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import json
+import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from train.league import League
 
 ArgsT = TypeVar("ArgsT")
 
@@ -132,6 +148,89 @@ def run_folder(args: Any, prefix: str, resumed: str | Path | None = None) -> Pat
     return Path(args.out_dir) / (args.run_name or default_run_name(prefix, args.seed))
 
 
+# ---------------------------------------------------------------------- the start
+@dataclass
+class Start:
+    """Where a run starts, found by the trainer's ``find_start`` before anything is written:
+    its folder and, with ``--resume``, the checkpoint, its step, what the trainer saved with
+    it and the league as it was then."""
+
+    run_dir: Path
+    #: The ``--resume`` checkpoint (None for a new run).
+    checkpoint: Path | None = None
+    #: The checkpoint's step (0 for a new run).
+    step: int = 0
+    #: What the trainer saved with the checkpoint (SB3: its ``hgin_meta.json``; RLlib: its
+    #: ``hgin_state.json``).
+    saved: dict = field(default_factory=dict)
+    #: The league saved with the checkpoint (None: a new run, or none was saved).
+    league: League | None = None
+    #: The weights a new model starts from, or the checkpoint loaded whole to refuse a
+    #: damaged file up front (each trainer's own kind; None when there are none).
+    weights: Any = None
+
+
+class ResumeError(ValueError):
+    """A resume that cannot go ahead, with the reason (printed as one line by :func:`main`)."""
+
+
+def warn(text: str) -> None:
+    """One line on stderr: what a run does differently from what was asked, and why."""
+    print(f"warning: {text}", file=sys.stderr)
+
+
+def make_league(args: Any, start: Start) -> League | None:
+    """``--league``: the PFSP league of the ``--opponents`` (train/league.py); None without it.
+
+    Resumed, the league is the one saved with the checkpoint, the same rules for both
+    trainers: its snapshots whose files are gone are dropped, each named in a warning (a
+    run folder copied without them); every opponent ``--opponents`` names joins it at the
+    checkpoint's step (the run's own opponents are members already, so only an opponent
+    named again with ``--resume`` is new: a flag given means what it says, as for every
+    other flag). With no league saved with the checkpoint, the league starts again from
+    ``--opponents``, said in a warning."""
+    if not args.league:
+        return None
+    from agents.spec import parse_mixture
+    from train.league import League
+
+    specs, _ = parse_mixture(args.opponents)
+    if start.checkpoint is None or start.league is None:
+        if start.checkpoint is not None:
+            warn(f"no league state saved with {start.checkpoint}; the league starts again from --opponents")
+        return League(specs, mode=args.pfsp, exponent=args.pfsp_exponent, pool_size=args.self_play_pool,
+                      memory=args.league_memory)
+    league = start.league
+    for spec in league.drop_missing():
+        warn(f"league snapshot {spec} is missing; the league goes on without it")
+    for spec in specs:  # an opponent named in --opponents joins a resumed league
+        league.add_member(spec, start.step)
+    return league
+
+
+def run_meta(args: Any, rules: Any, run_dir: Path, trainer_meta: dict | None = None) -> dict:
+    """The metadata every checkpoint of the run carries (``hgin_meta.json``): the rules and
+    observation layout (:func:`agents.ppo.checkpoint_meta`), the trainer's own keys
+    (``trainer_meta``), the run's name and arguments, and the privileged critic's input size."""
+    from agents.ppo import checkpoint_meta
+    from hgin_env.batch import privileged_size
+
+    meta = checkpoint_meta(rules, {**(trainer_meta or {}), "run": run_dir.name, "args": dataclasses.asdict(args)})
+    if args.privileged_critic:  # the network's extra input columns, read by its critic only
+        meta["privileged_size"] = privileged_size(rules.format)
+    return meta
+
+
+def open_run_folder(args: Any, start: Start, rewind: Callable[[Path, int], Any]) -> None:
+    """Write ``args.json``; a resumed run first cuts its folder back to the checkpoint's step
+    (``rewind``: the trainer's, which cuts its logs with :func:`cut_logs` and deletes what
+    it saved after that step)."""
+    start.run_dir.mkdir(parents=True, exist_ok=True)
+    (start.run_dir / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
+    if start.checkpoint is not None:
+        rewind(start.run_dir, start.step)
+
+
 # ---------------------------------------------------------------------- logs
 class CsvWriter:
     """One CSV log of a run folder, appended to (a resumed run's file keeps its rows): the
@@ -226,3 +325,42 @@ def evaluation_row(agent: Any, opponent: str, matches: int, rules: Any, steps: i
     return {"timesteps": steps, "opponent": opponent, "matches": s["matches"], "win_rate": s["a_win_rate"],
             "ci_low": s["ci_low"], "ci_high": s["ci_high"], "columns_won": s["a_columns_won"],
             "hands_per_match": s["hands_per_match"]}
+
+
+# ---------------------------------------------------------------------- the command line
+@dataclass(frozen=True)
+class Trainer:
+    """What :func:`main` needs of a trainer."""
+
+    #: The trainer's arguments (a :class:`train.recipe.Recipe` dataclass).
+    args: type
+    #: Its ``--help`` text (the trainer module's docstring).
+    description: str | None
+    #: Arguments a resumed run does not take over (:data:`NOT_RESUMED` and the trainer's own).
+    not_resumed: tuple[str, ...]
+    #: The arguments the resumed run was started with, from the ``--resume`` argument.
+    saved_args: Callable[[str], Any]
+    #: Runs the training; returns the final checkpoint.
+    train: Callable[[Any], Path]
+    #: Refusals printed as one ``error:`` line (exit status 2) rather than a traceback.
+    refusals: tuple[type[Exception], ...]
+    #: The last line printed, naming the final checkpoint.
+    saved: Callable[[Path], str] = "saved {}".format
+
+
+def main(trainer: Trainer, argv: list[str] | None = None) -> int:
+    """The trainers' command line: the flags; with ``--resume``, the run's own arguments
+    overridden by the flags given again (:func:`resume_args`); then the training. A refusal
+    (a checkpoint that cannot be resumed or started from) is one line and exit status 2."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parse_args(argv, None, trainer.args, trainer.description)
+        if args.resume:
+            args = resume_args(argv, trainer.saved_args(args.resume), trainer.args, trainer.not_resumed,
+                               trainer.description)
+        path = trainer.train(args)
+    except trainer.refusals as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(trainer.saved(path))
+    return 0

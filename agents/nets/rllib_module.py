@@ -1,17 +1,17 @@
 """The project's card network as an RLlib RLModule (new API stack), below the agents that
 load it (``rllib:PATH``, :mod:`agents.rllib_agent`) and the trainer that trains it
-(``train.rllib_ppo``): it imports nothing from ``train``.
+(``train.rllib.ppo``): it imports nothing from ``train``.
 
 :class:`CardRLModule` is a ``TorchRLModule`` with the ``ValueFunctionAPI`` around one
 :class:`agents.nets.card_net.CardNet`, the very network ``train.ppo`` trains through SB3
 (``CardAwarePolicy``): the same classes, so a ``ppo:`` checkpoint's weights load into it
-and it exports back (``train.rllib_export``), key for key under the prefix ``net.``.
+and it exports back (``train.rllib.export``), key for key under the prefix ``net.``.
 
 - The actor reads ``obs["observations"]`` alone; the illegal actions' logits are set to
   ``MASKED_LOGIT`` (-1e8) from ``obs["action_mask"]``.
 - The critic (:meth:`CardRLModule.compute_values`) reads the observation followed by
   ``obs["privileged"]`` when the module was built with ``privileged=P`` (the batched
-  engine's hidden facts, :mod:`train.rllib_env`): they are in the training batch, never
+  engine's hidden facts, :mod:`train.rllib.env`): they are in the training batch, never
   in the actor's input, so the policy's outputs do not depend on them
   (``tests/test_rllib.py`` puts noise in them and checks the logits bit for bit), and a
   checkpoint plays from the ordinary observation.

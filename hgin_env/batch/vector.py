@@ -190,7 +190,7 @@ class LearnerBatch:
 
         ``allow_no_move=True`` lets a learner wait: its match stays as it is at
         ``NO_MOVE`` (-1), with no step counted and no shaping term (RLlib's next-step
-        autoreset spends one step on a finished match's reset, ``train.rllib_env``).
+        autoreset spends one step on a finished match's reset, ``train.rllib.env``).
         """
         self._start()
         # Checked before anything counts: a refused step changes nothing (not even lengths).

@@ -61,7 +61,7 @@ env.close()
 `"rgb_array"` returns the table as an `(H, W, 3)` uint8 array, drawn by
 `hgin_env.render.image`: the acting player's hand in melds, the stock and discard pile,
 the Hollywood sheet, and once after each hand the showdown (both hands, lay-offs, points).
-In a format it is the whole match (`render_image.match_array`): three-hand, the table with
+In a format it is the whole match (`render.image.match_array`): three-hand, the table with
 who deals and sits out and the three sheet rows; partnership, both tables side by side
 (seats with their teams, the acting table marked, a finished table's showdown while the
 other plays on) and the two team rows. By default the duel's picture shows the acting
@@ -465,7 +465,7 @@ class raw_env(AECEnv, EzPickle):
         Right after a hand ends, the text starts with the hand's result and the image shows
         the showdown (both hands in melds, lay-offs, points) instead of the new deal, once;
         after the match it shows the last hand. Otherwise the acting player's hand is shown.
-        In a format the image is the whole match (``render_image.match_array``: every table,
+        In a format the image is the whole match (``render.image.match_array``: every table,
         who sits out, the match's sheet).
         """
         if self.render_mode is None:

@@ -25,7 +25,7 @@ Two changes to the learner's connector pipeline, after PPO's GAE:
   computed: an iteration of 4,096 decisions is 4,096 rows, so 4 epochs of 1,024 are 16
   minibatches as in SB3 (17 with the ~170 masked rows, about 6% more update time).
 
-Pipelined runs (``--pipelined``, :mod:`train.rllib_pipeline`) learn from batches sampled
+Pipelined runs (``--pipelined``, :mod:`train.rllib.pipeline`) learn from batches sampled
 one update earlier. Clipping the ratio against that sampling policy leaves less room for
 this update: rows whose ratio the last update already moved past ``1 +- clip`` give no
 gradient. From scratch that learned about half as fast (``docs/runs/rllib_pipelined``).

@@ -21,7 +21,7 @@ state, metrics, fault tolerance) and replaces its sampling loop for the batched 
 The final observation of a finished match is the learner's last observation in it (the
 engine has dealt the next match by then): the value of a terminated episode's last state
 is not used by GAE, and a match cut at ``--max-hands`` bootstraps from that last decision's
-state (as :class:`train.rllib_env.RLlibBatchedEnv` does for RLlib's own runner).
+state (as :class:`train.rllib.env.RLlibBatchedEnv` does for RLlib's own runner).
 
 Callbacks: ``on_episode_created``, ``on_episode_start`` and ``on_episode_end`` are made
 per episode as RLlib makes them (the first two with an empty episode of the episode's id,

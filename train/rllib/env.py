@@ -13,7 +13,7 @@ autoreset) because RLlib's runner expects Gymnasium's *next-step* autoreset: the
 ends a match returns the learner's last observation of it (with the reward and
 ``terminated``), and the next step returns the new match's first observation for that
 row while its action is ignored (the row waits: ``LearnerBatch.step(allow_no_move=True)``).
-``train.rllib_ppo`` samples it with :class:`train.rllib_runner.BatchedEnvRunner` instead,
+``train.rllib.ppo`` samples it with :class:`train.rllib.runner.BatchedEnvRunner` instead,
 which steps :meth:`RLlibBatchedEnv.step_batch` (same-step autoreset, every row acting at
 every step); the next-step API is what RLlib's own runner, and any other RLlib user, gets.
 
@@ -215,7 +215,7 @@ class RLlibBatchedEnv(gymnasium.vector.VectorEnv):
 
     def step_batch(self, actions: np.ndarray) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, dict[int, dict]]:
         """One step of every row with *same-step* autoreset, for
-        :class:`train.rllib_runner.BatchedEnvRunner`: returns (observations, rewards,
+        :class:`train.rllib.runner.BatchedEnvRunner`: returns (observations, rewards,
         terminated, truncated, finished), where a finished row already shows its next match
         and ``finished`` maps it to its info (``episode_summary``, ``opponent_spec``...)."""
         self._waiting[:] = False

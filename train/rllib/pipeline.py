@@ -14,7 +14,7 @@ before update k: every batch is one update old when it is learned from (the firs
 is not). Clipping PPO's ratio against the policy that sampled the batch learned about
 half as fast from scratch (the last update had already used up part of the clip range),
 so a pipelined run's learner uses decoupled PPO's loss
-(:class:`train.rllib_learner.ProximalPolicy`): the ratio is clipped against the learner's
+(:class:`train.rllib.learner.ProximalPolicy`): the ratio is clipped against the learner's
 own policy before the update, and each row is weighted by the truncated ratio of that
 policy to the one that sampled it. Learning with it is checked against ``train.ppo`` in
 ``docs/runs/rllib_pipelined``.
@@ -70,7 +70,7 @@ def _sample_with_metrics(runner: Any) -> tuple[list, dict]:
 class PipelinedPPO(PPO):
     """PPO whose remote env runners sample batch k+1 during update k (module docstring)."""
 
-    #: Read by ``train.rllib_ppo`` (league pushes, logging) to tell the two apart.
+    #: Read by ``train.rllib.ppo`` (league pushes, logging) to tell the two apart.
     pipelined = True
 
     def training_step(self) -> None:

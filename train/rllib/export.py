@@ -1,6 +1,6 @@
-"""Export an RLlib checkpoint of the card network (``train.rllib_ppo``) as an SB3 ``ppo:`` zip.
+"""Export an RLlib checkpoint of the card network (``train.rllib.ppo``) as an SB3 ``ppo:`` zip.
 
-    python -m train.rllib_export runs/my_rllib out.zip      # then: ppo:out.zip everywhere
+    python -m train.rllib.export runs/my_rllib out.zip      # then: ppo:out.zip everywhere
 
 Why it is exact: :class:`agents.nets.rllib_module.CardRLModule` and SB3's
 :class:`agents.nets.policy.CardAwarePolicy` hold the same :class:`agents.nets.card_net.CardNet`
