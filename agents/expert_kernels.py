@@ -186,15 +186,11 @@ def _expected_draw_deadwood(hand: int, unseen: int, current: int) -> float:
         return float(current)
     best9 = _best_discard(hand)
     total = 0
-    rest = unseen
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        u = 0
-        while not (low >> u) & 1:
-            u += 1
+    for u in range(NUM_CARDS):
+        if not (unseen >> u) & 1:
+            continue
         if _melds_with(u, hand):
-            total += min(current, _best_discard(hand | low))
+            total += min(current, _best_discard(hand | (1 << u)))
         else:
             total += min(current, best9 + _VALUE[u])
     return total / n
@@ -371,15 +367,11 @@ def _discard(o, legal, off, columns: int, p, prob, error, row: int) -> int:
         room[j] = after[j] - _best_discard(hand & ~(1 << cards[j]))
         danger[j] = _danger(prob, cards[j])
     meld_cards = 0
-    rest = unseen
-    while rest:
-        low = rest & -rest
-        rest ^= low
-        u = 0
-        while not (low >> u) & 1:
-            u += 1
+    for u in range(NUM_CARDS):
+        if not (unseen >> u) & 1:
+            continue
         if _melds_with(u, hand):
-            meld_cards |= low
+            meld_cards |= 1 << u
             cap = _rank_run_cap(hand, u)
             for j in range(11):
                 most[j] += min(after[j], max(0, room[j] + cap))

@@ -130,3 +130,21 @@ def swap_hidden_match(match: Match, rng: np.random.Generator) -> Match:
         if table.index == mine or table.running:
             table.game = swap_hidden(table.game, rng)
     return other
+
+
+def batched_states(batch, players: list, player_of, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """(observations, masks) of every step of ``batch`` played ``steps`` times by batched
+    ``players``: ``player_of(step)`` gives the index of the player acting in each row."""
+    obs_all, mask_all = [], []
+    for step in range(steps):
+        obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
+        obs_all.append(obs)
+        mask_all.append(masks)
+        acting = player_of(step)
+        actions = np.empty(batch.n, dtype=np.int64)
+        for k, player in enumerate(players):
+            rows = np.flatnonzero(acting == k)
+            if rows.size:
+                actions[rows] = player.act(obs[rows], masks[rows])
+        batch.step(actions)
+    return np.concatenate(obs_all), np.concatenate(mask_all)

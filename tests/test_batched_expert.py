@@ -8,6 +8,7 @@ from functools import cache
 
 import numpy as np
 import pytest
+from helpers import batched_states
 
 from agents.batched import BatchedExpert, BatchedRandom, BatchedSimple, RowByRow, make_batched_agent
 from agents.expert import ExpertAgent, knock_timing
@@ -42,19 +43,7 @@ def duel_states(profile: str, n: int = 32, steps: int = 200, keep: int = 420, se
                BatchedRandom(seed=4, columns=columns)]
     # Game i: seat 0 plays players[i % 3], seat 1 players[(i // 3) % 3] (Expert vs Expert too).
     seat_agent = np.stack([np.arange(n) % 3, (np.arange(n) // 3) % 3])
-    obs_all, mask_all = [], []
-    for _ in range(steps):
-        obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
-        obs_all.append(obs)
-        mask_all.append(masks)
-        who = seat_agent[batch.current_player, np.arange(n)]
-        actions = np.empty(n, dtype=np.int64)
-        for k, player in enumerate(players):
-            rows = np.flatnonzero(who == k)
-            if rows.size:
-                actions[rows] = player.act(obs[rows], masks[rows])
-        batch.step(actions)
-    obs, masks = np.concatenate(obs_all), np.concatenate(mask_all)
+    obs, masks = batched_states(batch, players, lambda step: seat_agent[batch.current_player, np.arange(n)], steps)
     pick = np.sort(np.random.default_rng(seed).choice(len(obs), size=keep, replace=False))
     return obs[pick], masks[pick]
 

@@ -9,6 +9,7 @@ from functools import cache
 
 import numpy as np
 import pytest
+from helpers import batched_states
 
 from agents.batched import BatchedExpert, BatchedRandom, BatchedSimple, make_batched_agent
 from agents.expert_kernels import _best_discard
@@ -38,19 +39,8 @@ def states(profile: str, n: int = 32, steps: int = 160, seed: int = 0):
     batch = BatchGame(n, rules=rules, seed=seed)
     players = [BatchedExpert(seed=1, layout=layout), BatchedSimple(seed=2, layout=layout),
                BatchedRandom(seed=3, layout=layout)]
-    obs_all, mask_all = [], []
-    for step in range(steps):
-        obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
-        obs_all.append(obs)
-        mask_all.append(masks)
-        who = (np.arange(n) + step) % len(players)
-        actions = np.empty(n, dtype=np.int64)
-        for k, player in enumerate(players):
-            rows = np.flatnonzero(who == k)
-            if rows.size:
-                actions[rows] = player.act(obs[rows], masks[rows])
-        batch.step(actions)
-    return layout, np.concatenate(obs_all), np.concatenate(mask_all)
+    obs, masks = batched_states(batch, players, lambda step: (np.arange(n) + step) % len(players), steps)
+    return layout, obs, masks
 
 
 @pytest.mark.parametrize("profile", sorted(PROFILES))

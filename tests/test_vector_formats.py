@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import batched_states
 
 from agents.batched import BatchedExpert, BatchedRandom, BatchedSimple, RowByRow
 from agents.expert import ExpertAgent
@@ -150,19 +151,8 @@ def _format_states(profile: str, n: int = 32, steps: int = 96, seed: int = 0):
     players = [BatchedExpert(seed=1, layout=layout), BatchedSimple(seed=2, layout=layout),
                BatchedRandom(seed=3, layout=layout)]
     who = (np.arange(n)[:, None] + np.arange(rules.num_players)[None, :]) % 3  # who[i, seat]
-    obs_all, mask_all = [], []
-    for _ in range(steps):
-        obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
-        obs_all.append(obs)
-        mask_all.append(masks)
-        acting = who[np.arange(n), batch.current_seat]
-        actions = np.empty(n, dtype=np.int64)
-        for k, player in enumerate(players):
-            rows = np.flatnonzero(acting == k)
-            if rows.size:
-                actions[rows] = player.act(obs[rows], masks[rows])
-        batch.step(actions)
-    return rules, layout, np.concatenate(obs_all), np.concatenate(mask_all)
+    obs, masks = batched_states(batch, players, lambda step: who[np.arange(n), batch.current_seat], steps)
+    return rules, layout, obs, masks
 
 
 @pytest.mark.parametrize("profile", FORMATS)
