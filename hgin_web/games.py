@@ -164,8 +164,9 @@ class WebGame:
     """A match on the table: ``human`` plays one seat (None: agents only, for watching).
 
     ``seats[s]`` is the checked agent of seat ``s`` (None at the human's); its agent is
-    built when first asked to move. ``seed_visible``: the player chose the seed, so views
-    may show it before the end. ``client`` is the address that holds the game."""
+    built when first asked to move. ``seed_visible``: the player chose the seed, so the
+    views of the seat token's holder may show it before the end (no other view does: with
+    the seed anyone deals every hidden card). ``client`` is the address that holds the game."""
 
     id: str
     match: Match
@@ -274,13 +275,14 @@ class WebGame:
             raise Refused(403, f"seat {seat!r} is not yours" + (f": you play seat {self.human}"
                                                                 if own and self.human is not None else ""))
         m = self.match
+        seed_visible = own and self.seed_visible  # a live game's seed: its token holder's only
         if self.human is None:
-            out = views.spectator_view(m, self.labels, self.seed_visible)
+            out = views.spectator_view(m, self.labels, seed_visible)
             acting = m.current_seat
             out["policy"] = None if acting is None else views.policy_view(self.agent(acting), m)
             seen = self.events
         elif own:
-            out = views.seat_view(m, self.human, self.labels, self.seed_visible)
+            out = views.seat_view(m, self.human, self.labels, seed_visible)
             mine = m.table_of(self.human)
             # Moves at the seat's own table (three-hand: the one table, also while sitting
             # out) and the announced results; never the moves at another table.
@@ -292,13 +294,13 @@ class WebGame:
         out.update({"id": self.id, "mode": "watch" if self.human is None else "play",
                     "events": seen[-EVENTS_SENT:], "event_count": len(seen), "yours": own,
                     "file": None if self.path is None or not m.is_over else self.path.name,
-                    "settings": self.settings()})
+                    "settings": self.settings(out["seed"])})
         return out
 
-    def settings(self) -> dict[str, Any]:
-        """What the page's settings bar shows for this game: rules, seat, agents, seed."""
-        return {"rules": self.match.rules.name, "seat": self.human, "opponents": self.labels,
-                "seed": self.match.seed if self.seed_visible or self.match.is_over else None}
+    def settings(self, seed: int | None) -> dict[str, Any]:
+        """What the page's settings bar shows for this game: rules, seat, agents, and the
+        seed as the view shows it (None while it is hidden from that view)."""
+        return {"rules": self.match.rules.name, "seat": self.human, "opponents": self.labels, "seed": seed}
 
 
 # --------------------------------------------------------------------------- replays

@@ -16,8 +16,11 @@ Three kinds of view:
 - :func:`public_view`, for anyone without the seat's token watching a game a person plays:
   only what every seat knows (the sheet, who acts, finished hands' results), no table.
 
-The seed is sent only when ``seed_visible`` (the player chose it, or the match is over): a
-seed the server drew would give away the stock's order.
+The seed is sent only when ``seed_visible`` or the match is over: with the seed anyone
+deals the same cards, every hidden hand and the stock. The web table passes
+``seed_visible`` only for its seat token's holder, and only for a seed the player chose
+(:meth:`hgin_web.games.WebGame.view`): a seed the server drew stays hidden from the player
+too until the end.
 """
 
 from __future__ import annotations
