@@ -49,7 +49,7 @@ from arena.records import draw_seed
 from hgin_env.rules import PROFILES
 
 from . import files
-from .games import BUILTIN_AGENTS, MAX_STEP_MOVES, Refused, parse_new_game
+from .games import MAX_STEP_MOVES, Refused, agent_choices, parse_new_game
 from .guard import Guard
 from .proxies import ForwardedClients, TrustedProxies
 from .scheduler import FairPool
@@ -208,7 +208,7 @@ class Table:
         self.meta_body = json.dumps({
             "profiles": [{"name": n, "format": r.format, "seats": r.num_players, "columns": r.columns,
                           "target": r.target} for n, r in PROFILES.items()],
-            "agents": [*BUILTIN_AGENTS, "ppo", "ppo:PATH", "rllib:PATH"],
+            "agents": agent_choices(config.policy_dirs),
             "max_body": config.max_body, "max_step_moves": MAX_STEP_MOVES, "step_seconds": config.step_seconds,
             "replays": config.replays_from is not None}).encode()
 

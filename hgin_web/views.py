@@ -157,7 +157,8 @@ def _public(match: Match, labels: Sequence[str], seed_visible: bool) -> dict[str
         "hand_number": hand_number(match),
         "round": match.round_number if match.format == "partnership" else None,
         "sheet": sheet_view(match),
-        "results": [dict(result_view(h), label=hand_label(match, h)) for h in match.hand_history],
+        "results": [dict(result_view(h), label=hand_label(match, h), index=i)
+                    for i, h in enumerate(match.hand_history)],
         "rounds": [round_view(r) for r in match.round_history],
     }
 
