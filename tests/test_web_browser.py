@@ -147,8 +147,8 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
     offered = [o.get_attribute("value") for o in opponent.options]
     assert {"random", "simple", "expert", "search", "ppo", "ppo:hgin_ppo.zip"} <= set(offered), offered
     opponent.select_by_value("random")
-    browser.find_element(By.ID, "seed").send_keys("11")
     _shot(browser, "web_lobby.png")
+    browser.find_element(By.ID, "seed").send_keys("11")
     Select(browser.find_element(By.ID, "speed")).select_by_value("0")
     browser.find_element(By.ID, "start").click()
     version = _settled(browser, version)

@@ -309,7 +309,8 @@ function handEndEl(view) {
 function openTableEl(view, t) {
   const box = el("div", { class: "table" });
   const out = t.sitting_out !== null ? ` \u00b7 ${playerName(view, t.sitting_out)} dealt and sits out` : "";
-  box.append(el("h4", { text: `Table ${t.index} \u00b7 hand ${view.hand_number} \u00b7 ${t.phase.replace("_", " ")} \u00b7 knock limit ${t.knock_limit}`
+  const where = view.format === "partnership" ? `Table ${t.index} \u00b7 hand` : "Hand";
+  box.append(el("h4", { text: `${where} ${view.hand_number} \u00b7 ${t.phase.replace("_", " ")} \u00b7 knock limit ${t.knock_limit}`
     + (t.multiplier > 1 ? ` \u00b7 x${t.multiplier}` : "") + out }));
   t.seats.forEach((seat, i) => {
     const s = el("div", { class: "seat" + (t.to_act === seat ? " acting" : "") });
@@ -363,7 +364,7 @@ function sheetEl(view) {
     ? `${sh.column_names.join(", ")}: ${sh.column_names.length} games to ${sh.target} at once (a player's 1st win scores in I, the 2nd in I and II, then in all) \u00b7 \u25a1 a box: a hand won in that column \u00b7 `
     : "";
   box.append(el("p", { class: "muted legend", id: "sheet-legend",
-    text: `${cols}hands: hands won \u00b7 games: ${sh.column_names.length > 1 ? "columns" : "games"} won \u00b7 - : a column not opened yet` }));
+    text: `${cols}hands: hands won \u00b7 games: ${sh.column_names.length > 1 ? "columns" : "games"} won \u00b7 a dash: nothing scored there yet` }));
   if (sh.is_settled) box.append(el("p", { class: "muted", text: sh.settlement_text }));
   return box;
 }
