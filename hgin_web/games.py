@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.spec import known_agents, make_agent, split_kind
+from agents.spec import known_agents, make_agent, parse_options, split_kind
 from arena.records import MAX_SEED, describe_move
 from hgin_env import actions as A
 from hgin_env.cards import format_card
@@ -39,6 +39,18 @@ from . import files, views
 
 #: The longest list of checkpoints ``/api/meta`` offers (the policy folders' first, by path).
 MAX_LISTED_CHECKPOINTS = 200
+#: The options of ``search:KEY=VALUE,...`` a seat may set here (the search agent's keywords,
+#: docs/agents.md), each with the values allowed: a range of numbers or a list of choices.
+#: Bounded because one search move runs on the server's threads (a move of 256 worlds takes
+#: about a second); ``policy`` is left out: it would load a checkpoint by any path.
+SEARCH_OPTIONS: dict[str, dict[str, Any]] = {
+    "value": {"choices": ["critic", "rollout"]},
+    "rollouts": {"min": 1, "max": 256},
+    "width": {"min": 1, "max": 8},
+    "prior_k": {"min": 0, "max": 8},
+    "until": {"choices": ["turn", "hand"]},
+    "budget_ms": {"min": 1, "max": 5000},
+}
 #: Agents whose one move can take long (a search: tens of milliseconds to seconds): their
 #: games' moves run in threads of their own (:mod:`hgin_web.scheduler`).
 SLOW_AGENTS = ("search",)
@@ -82,6 +94,9 @@ def agent_choices(policy_dirs: Sequence[Path]) -> list[dict[str, Any]]:
     ``ppo`` (the shipped policy for the rules' format) and ``ppo:PATH`` for every ``.zip``
     checkpoint in the policy folders (PATH relative to its folder, as a seat names it)."""
     out: list[dict[str, Any]] = [{"spec": name, "kind": name} for name in builtin_agents()]
+    for entry in out:
+        if entry["kind"] == "search":
+            entry["options"] = SEARCH_OPTIONS
     out.append({"spec": "ppo", "kind": "ppo"})
     seen: set[str] = set()
     for root in policy_dirs:
@@ -117,8 +132,9 @@ class SeatAgent:
 
 
 def check_agent_spec(spec: Any, policy_dirs: Sequence[Path]) -> SeatAgent:
-    """A seat's agent spec, checked: a built-in name, ``ppo`` / ``ppo:`` (the shipped policy),
-    or ``ppo:PATH`` (a ``.zip``) / ``rllib:PATH`` (a folder) with PATH inside one of
+    """A seat's agent spec, checked: a name of the registry, ``search:KEY=VALUE,...`` with
+    the options of :data:`SEARCH_OPTIONS`, ``ppo`` / ``ppo:`` (the shipped policy), or
+    ``ppo:PATH`` (a ``.zip``) / ``rllib:PATH`` (a folder) with PATH inside one of
     ``policy_dirs`` (a page must not make the server unpickle a file anywhere on the disk)."""
     if not isinstance(spec, str) or not spec:
         raise Refused(400, f"an agent must be a name such as 'expert', got {spec!r}")
@@ -131,9 +147,12 @@ def check_agent_spec(spec: Any, policy_dirs: Sequence[Path]) -> SeatAgent:
     if spec in ("ppo", "ppo:"):
         return SeatAgent("ppo", "ppo:")
     prefix, arg = split_kind(spec)
+    if prefix == "search" and arg:
+        check_search_options(arg)
+        return SeatAgent(spec, spec)
     if prefix not in ("ppo", "rllib") or not arg:
-        raise Refused(400, f"unknown agent {spec!r}; known: {', '.join(builtin_agents())}, ppo, ppo:PATH, "
-                           "rllib:PATH")
+        raise Refused(400, f"unknown agent {spec!r}; known: {', '.join(builtin_agents())}, "
+                           "search:KEY=VALUE,..., ppo, ppo:PATH, rllib:PATH")
     what = ".zip checkpoint" if prefix == "ppo" else "checkpoint folder"
     try:
         files.check_relative(arg, "PATH", "the policy folders")
@@ -148,6 +167,25 @@ def check_agent_spec(spec: Any, policy_dirs: Sequence[Path]) -> SeatAgent:
                 prefix == "rllib" and files.is_dir(path)):
             return SeatAgent(spec, f"{prefix}:{path}", root)
     raise Refused(400, f"{spec!r}: no {what} {arg!r} inside the policy folders (hgin web --policy-dir)")
+
+
+def check_search_options(arg: str) -> None:
+    """``search:ARG``'s options, each one of :data:`SEARCH_OPTIONS` with an allowed value."""
+    try:
+        options = parse_options(arg, "search")
+    except ValueError as exc:
+        raise Refused(400, str(exc)) from None
+    offered = ", ".join(SEARCH_OPTIONS)
+    for key, value in options.items():
+        allowed = SEARCH_OPTIONS.get(key)
+        if allowed is None:
+            raise Refused(400, f"search option {key!r} is not offered here; offered: {offered}")
+        if "choices" in allowed:
+            if value not in allowed["choices"]:
+                raise Refused(400, f"search option {key}={value!r}: one of {', '.join(allowed['choices'])}")
+        elif not (isinstance(value, int | float) and not isinstance(value, bool)
+                  and allowed["min"] <= value <= allowed["max"]):
+            raise Refused(400, f"search option {key}={value!r}: a number in {allowed['min']}..{allowed['max']}")
 
 
 def build_agent(seat: SeatAgent, seed: int, rules: Any) -> Any:

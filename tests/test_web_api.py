@@ -394,3 +394,26 @@ def test_meta_offers_the_registrys_agents_and_the_policy_folders_checkpoints(tmp
             assert view["settings"]["opponents"] == ["human", "coin_flip"]
     finally:
         spec._NAMES.pop("coin_flip", None)
+
+
+def test_search_options_offered_and_bounded(client: TestClient) -> None:
+    """``search:KEY=VALUE,...`` takes the options ``/api/meta`` offers (the search agent's
+    own keywords), each within its bounds; any other option, ``policy`` (a checkpoint by
+    any path) included, is refused before anything is built."""
+    import inspect
+
+    from agents.search import SearchAgent
+    from hgin_web.games import SEARCH_OPTIONS
+
+    assert set(SEARCH_OPTIONS) <= set(inspect.signature(SearchAgent.__init__).parameters)
+    search = next(a for a in client.get("/api/meta").json()["agents"] if a["spec"] == "search")
+    assert search["options"] == SEARCH_OPTIONS
+    view, _ = new_game(client, rules="hollywood", seat=0, opponents="search:rollouts=8,until=turn,width=2", seed=4)
+    assert view["settings"]["opponents"] == ["human", "search:rollouts=8,until=turn,width=2"]
+    for spec, said in (("search:policy=ppo:/tmp/x.zip", "'policy' is not offered here"),
+                       ("search:rollouts=100000", "rollouts=100000: a number in 1..256"),
+                       ("search:rollouts=true", "a number in 1..256"),
+                       ("search:until=never", "one of turn, hand"),
+                       ("search:rollouts", "is not key=value")):
+        r = client.post("/api/games", json={"rules": "hollywood", "seat": 0, "opponents": spec})
+        assert r.status_code == 400 and said in r.json()["error"], (spec, r.text)

@@ -146,7 +146,13 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
     opponent = Select(browser.find_element(By.ID, "agent-1"))
     offered = [o.get_attribute("value") for o in opponent.options]
     assert {"random", "simple", "expert", "search", "ppo", "ppo:hgin_ppo.zip"} <= set(offered), offered
+    # Choosing search shows a box for its options (the server's: rollouts, until, ...).
+    options = browser.find_element(By.ID, "agent-1-options")
+    assert not options.is_displayed()
+    opponent.select_by_value("search")
+    assert options.is_displayed() and "rollouts=1..256" in options.get_attribute("title")
     opponent.select_by_value("random")
+    assert not options.is_displayed()
     _shot(browser, "web_lobby.png")
     browser.find_element(By.ID, "seed").send_keys("11")
     Select(browser.find_element(By.ID, "speed")).select_by_value("0")

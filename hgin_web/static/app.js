@@ -613,8 +613,7 @@ function startGame(ev) {
   const seat = watching ? null : Number($("seat").value);
   const opponents = [];
   for (let s = 0; s < profile.seats; s += 1) {
-    const input = $(`agent-${s}`);
-    opponents.push(s === seat || !input ? null : input.value.trim());
+    opponents.push(s === seat ? null : agentSpec(s));
   }
   const seedText = $("seed").value.trim();
   const body = { rules, seat, opponents, seed: seedText === "" ? null : Number(seedText) };
@@ -730,7 +729,7 @@ function fillSeats(chosen) {
   seat.value = before !== "" && Number(before) < profile.seats ? before : "0";
   const box = $("opponents");
   const old = {};
-  box.querySelectorAll("select").forEach((i) => { old[i.id] = i.value; });
+  box.querySelectorAll("select, input").forEach((i) => { old[i.id] = i.value; });
   put(box);
   const me = state.mode === "watch" ? null : Number(seat.value);
   for (let s = 0; s < profile.seats; s += 1) {
@@ -738,9 +737,28 @@ function fillSeats(chosen) {
     const who = me === null ? seatText(profile, s) : profile.seats === 2 ? "Opponent"
       : profile.format === "partnership" && (s - me) % 2 === 0 ? `Partner (seat ${s})` : `Seat ${s}`;
     const select = agentSelect(`agent-${s}`);
+    const options = searchOptionsInput(`agent-${s}-options`, old[`agent-${s}-options`]);
+    select.addEventListener("change", () => { options.hidden = select.value !== "search"; });
+    box.append(el("label", {}, `${who} `, select, options));
     chooseAgent(select, old[`agent-${s}`] || (state.mode === "watch" && s === 0 ? "simple" : "expert"));
-    box.append(el("label", {}, `${who} `, select));
   }
+}
+
+// The search's options (search:KEY=VALUE,...), typed beside the list when "search" is chosen;
+// the server says which it offers and their values (/api/meta).
+function searchOptionsInput(id, value) {
+  const search = state.meta.agents.find((a) => a.spec === "search");
+  const offered = Object.entries((search && search.options) || {}).map(([k, v]) => `${k}=${v.choices ? v.choices.join("|") : `${v.min}..${v.max}`}`);
+  return el("input", { id, class: "agent-options", size: 14, placeholder: "options", value: value || "", hidden: true,
+    title: `search options, comma-separated: ${offered.join(", ")} (empty: the defaults)` });
+}
+
+// A seat's agent spec: the list's choice, with the search's options when typed.
+function agentSpec(s) {
+  const select = $(`agent-${s}`);
+  if (!select) return null;
+  const options = $(`agent-${s}-options`);
+  return select.value === "search" && options && options.value.trim() ? `search:${options.value.trim()}` : select.value;
 }
 
 // "Seat 0 (deals first)": the seats a profile has, by number.
@@ -757,11 +775,18 @@ function agentSelect(id) {
       text: a.spec === "ppo" ? "ppo (the shipped policy)" : shortLabel(a.spec) }))));
 }
 
-// Select ``spec`` (a restored game's agent the list lacks is added to it).
+// Select ``spec`` (search:OPTIONS: search, its options typed beside; a restored game's agent
+// the list lacks is added to it).
 function chooseAgent(select, spec) {
+  const options = $(`${select.id}-options`) || select.parentElement && select.parentElement.querySelector(".agent-options");
+  if (spec.startsWith("search:") && options) {
+    options.value = spec.slice("search:".length);
+    spec = "search";
+  }
   if (![...select.options].some((o) => o.value === spec)) select.append(el("option", { value: spec, text: shortLabel(spec), title: spec }));
   select.value = spec;
   select.title = spec;
+  if (options) options.hidden = spec !== "search";
 }
 
 function setMode(mode) {
