@@ -459,7 +459,7 @@ class Replay:
             finished = m.apply(action)
             events.append(event)
             events.extend(_finished_events(m, finished))
-        out = views.spectator_view(m, labels)
+        out = views.spectator_view(m, labels, seed_visible=True)  # a replay's file holds it anyway
         out.update({"id": self.id, "mode": "replay", "name": self.rec.name, "step": step, "steps": n,
                     "marks": self.marks, "complete": self.rec.complete,
                     "events": events[-EVENTS_SENT:], "event_count": self.event_counts[step],

@@ -164,7 +164,7 @@ def _public(match: Match, labels: Sequence[str], seed_visible: bool) -> dict[str
 
 
 # --------------------------------------------------------------------------- a seat's page
-def seat_view(match: Match, seat: int, labels: Sequence[str], seed_visible: bool = True) -> dict[str, Any]:
+def seat_view(match: Match, seat: int, labels: Sequence[str], seed_visible: bool = False) -> dict[str, Any]:
     """The page of the player at ``seat``: its observation, decoded, and the public state."""
     rules = match.rules
     obs = observe(match, seat)
@@ -210,7 +210,7 @@ def _table_open(match: Match, index: int) -> dict[str, Any]:
     }
 
 
-def spectator_view(match: Match, labels: Sequence[str], seed_visible: bool = True) -> dict[str, Any]:
+def spectator_view(match: Match, labels: Sequence[str], seed_visible: bool = False) -> dict[str, Any]:
     """Every table with every hand open (watching agents, replays); the stock as a count."""
     out = _public(match, labels, seed_visible)
     out.update({"view": "spectator", "seat": None,
