@@ -154,7 +154,7 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
     opponent.select_by_value("random")
     assert not options.is_displayed()
     _shot(browser, "web_lobby.png")
-    browser.find_element(By.ID, "seed").send_keys("11")
+    browser.find_element(By.ID, "seed").send_keys("23")
     Select(browser.find_element(By.ID, "speed")).select_by_value("0")
     browser.find_element(By.ID, "start").click()
     version = _settled(browser, version)
@@ -169,6 +169,13 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
             if len(hand_ends) == 1:
                 _fits(browser, "a hand's end at 1,280 px")
                 _shot(browser, "web_hand_end.png")
+                # The other setting: a pause, after which the next hand is dealt unasked.
+                Select(browser.find_element(By.ID, "hand-end-setting")).select_by_value("3000")
+                assert "dealt in 3 s" in browser.find_element(By.ID, "controls").text
+                WebDriverWait(browser, 15).until(lambda d: not d.find_elements(By.ID, "hand-end"))
+                version = _settled(browser, version)
+                Select(browser.find_element(By.ID, "hand-end-setting")).select_by_value("0")
+                continue
             browser.find_element(By.ID, "next-hand").click()
             version = _settled(browser, version)
             continue
@@ -185,7 +192,7 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
             assert Select(browser.find_element(By.ID, "rules")).first_selected_option.get_attribute("value") \
                 == "hollywood_short"
             assert browser.find_element(By.ID, "agent-1").get_attribute("value") == "random"
-            assert browser.find_element(By.ID, "seed").get_attribute("value") == "11"
+            assert browser.find_element(By.ID, "seed").get_attribute("value") == "23"
             reloaded = True
         if not shot_taken and browser.find_elements(By.CSS_SELECTOR, "#showdown .showdown") \
                 and browser.find_elements(By.CSS_SELECTOR, "#tables .card[data-action]"):
@@ -210,7 +217,7 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
             assert not drawn  # gone once discarded
     else:
         raise AssertionError("the match did not end")
-    assert shot_taken and reloaded and drawn_seen and hand_ends
+    assert shot_taken and reloaded and drawn_seen and len(hand_ends) >= 2  # one after a pause, one by the button
     assert not CARD_CODE.search(browser.find_element(By.ID, "log").text), browser.find_element(By.ID, "log").text
     _fits(browser, "the match's end at 1,280 px")
     _at_width(browser, PHONE)

@@ -868,6 +868,11 @@ async function init() {
   $("rules").addEventListener("change", () => fillSeats());
   $("seat").addEventListener("change", () => fillSeats());
   $("new-game").addEventListener("submit", startGame);
+  $("hand-end-setting").addEventListener("change", () => {  // a hand's end on screen follows the new setting
+    clearTimeout(state.handEndTimer);
+    state.handEndTimer = null;
+    if (state.view) renderControls(state.view);
+  });
   $("open-file").addEventListener("click", () => { if ($("replay-file").value) openReplay({ path: $("replay-file").value }); });
   $("tournament").addEventListener("change", () => guarded(() => loadTournament()));
   $("open-tournament").addEventListener("click", () => { if ($("tournament-match").value) openReplay(JSON.parse($("tournament-match").value)); });
