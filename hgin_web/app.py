@@ -49,8 +49,9 @@ from arena.records import draw_seed
 from hgin_env.rules import PROFILES
 
 from . import files
-from .games import BUILTIN_AGENTS, MAX_STEP_MOVES, Refused, parse_new_game
+from .games import MAX_STEP_MOVES, Refused, agent_choices, parse_new_game
 from .guard import Guard
+from .proxies import ForwardedClients, TrustedProxies
 from .scheduler import FairPool
 from .server import client_of
 from .store import Limits, Store
@@ -88,6 +89,8 @@ class WebConfig:
     step_seconds: float = 0.25
     #: Time a request's whole body may take to arrive.
     body_seconds: float = 20.0
+    #: The proxies whose X-Forwarded-For / Forwarded name the client (none by default).
+    proxies: TrustedProxies = field(default_factory=TrustedProxies)
 
     @property
     def replays_from(self) -> Path | None:
@@ -160,7 +163,8 @@ def _seat_token(request: Request) -> str | None:
 
 
 def _client(request: Request) -> str:
-    """The client a request counts for (the per-client caps): its address, the whole
+    """The client a request counts for (the per-client caps, the fair pool's keys): its
+    address (behind a trusted proxy the forwarded one, :mod:`hgin_web.proxies`), the whole
     loopback range as one (:func:`hgin_web.server.client_of`)."""
     return client_of(request.client.host if request.client else None)
 
@@ -204,7 +208,7 @@ class Table:
         self.meta_body = json.dumps({
             "profiles": [{"name": n, "format": r.format, "seats": r.num_players, "columns": r.columns,
                           "target": r.target} for n, r in PROFILES.items()],
-            "agents": [*BUILTIN_AGENTS, "ppo", "ppo:PATH", "rllib:PATH"],
+            "agents": agent_choices(config.policy_dirs),
             "max_body": config.max_body, "max_step_moves": MAX_STEP_MOVES, "step_seconds": config.step_seconds,
             "replays": config.replays_from is not None}).encode()
 
@@ -273,7 +277,7 @@ async def new_game(request: Request) -> Response:
     table = _table(request)
     body = await _body(request)
     client = _client(request)
-    new = parse_new_game(body, table.config.policy_dirs, lambda: table.store.free_seed(draw_seed))
+    new = parse_new_game(body, table.config.policy_dirs, draw_seed)
     game, token = await table.in_pool(f"new:{client}", lambda: table.store.new_game(new, client))
 
     def run() -> dict:
@@ -396,7 +400,6 @@ async def new_replay(request: Request) -> Response:
             raise Refused(400, "'seed' and 'a_seat' must be integers")
         if not all(isinstance(body.get(k), str) and len(body[k]) <= 300 for k in ("agent_a", "agent_b")):
             raise Refused(400, "'agent_a' and 'agent_b' must name the tournament's agents")
-        table.store.check_seed_free(seed)
         recording = await table.in_pool(f"replay:{client}", lambda: files.load_tournament_match(
             folder, body["path"], seed, a_seat, body["agent_a"], body["agent_b"]))
     else:
@@ -459,4 +462,5 @@ def create_app(config: WebConfig | None = None) -> Starlette:
     app.state.listing = table.listing
     app.add_middleware(Guard, allowed_hosts=config.allowed_hosts, server_token=config.server_token,
                        max_body=config.max_body, body_seconds=config.body_seconds)
+    app.add_middleware(ForwardedClients, proxies=config.proxies)
     return app

@@ -45,6 +45,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="a Host name the server answers besides the loopback names (repeatable; '*' for "
                         "any, only with a token); requests naming another host are refused")
+    p.add_argument("--forwarded-allow-ips", default="", metavar="IPS",
+                   help="proxies to trust (uvicorn's option): addresses or networks, comma-separated, or '*'. "
+                        "A request from one of them counts for the client its X-Forwarded-For (else Forwarded) "
+                        "names; from any other address those headers are ignored. Default: none. Needs a server "
+                        "token, as another --host does (the proxy lets other machines in)")
     p.add_argument("--save-dir", default="runs/web", metavar="DIR",
                    help="folder where every game is saved as a match file (default runs/web)")
     p.add_argument("--max-saved", type=int, default=2000, metavar="N",
@@ -93,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from .app import WebConfig, create_app
+        from .proxies import TrustedProxies
         from .server import server_config
         from .store import Limits
     except ImportError as exc:
@@ -115,6 +121,12 @@ def run(args: argparse.Namespace) -> int:
             raise StartError(f"{flag} {value}: must be more than 0")
     token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
     allowed = list(args.allow_host)
+    try:
+        proxies = TrustedProxies(args.forwarded_allow_ips)
+    except ValueError as exc:
+        raise StartError(f"--forwarded-allow-ips: {exc}") from None
+    if proxies and token is None:
+        token = secrets.token_urlsafe(18)  # the proxy lets other machines in
     if not is_loopback(args.host):
         if token is None:
             token = secrets.token_urlsafe(18)
@@ -132,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     config = WebConfig(save_dir=Path(args.save_dir), replay_dir=Path(args.replay_dir) if args.replay_dir else None,
                        max_body=args.max_body, limits=limits, allowed_hosts=tuple(allowed), server_token=token,
                        agent_threads=args.agent_threads, search_threads=args.search_threads,
-                       step_seconds=args.step_seconds)
+                       step_seconds=args.step_seconds, proxies=proxies)
     if policy_dirs is not None:
         config.policy_dirs = policy_dirs
     app = create_app(config)
@@ -143,5 +155,5 @@ def run(args: argparse.Namespace) -> int:
           + (f"; {restored} unfinished game(s) restored" if restored else "") + "); Ctrl-C stops it", flush=True)
     uvicorn.Server(server_config(app, args.host, args.port, header_seconds=args.header_timeout,
                                  max_connections=args.max_connections,
-                                 per_client=args.connections_per_client)).run()
+                                 per_client=args.connections_per_client, proxies=proxies)).run()
     return 0

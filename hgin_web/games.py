@@ -25,17 +25,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.spec import make_agent, split_kind
+import numpy as np
+
+from agents.spec import known_agents, make_agent, parse_options, split_kind
 from arena.records import MAX_SEED, describe_move
 from hgin_env import actions as A
+from hgin_env.cards import format_card
 from hgin_env.match import Match, RoundResult, SeatHand
 from hgin_env.observation import ObservationLayout, observe
 from hgin_env.rules import PROFILES, get_rules
 
 from . import files, views
 
-#: Agents a seat may be given; ``ppo:PATH`` and ``rllib:PATH`` load a checkpoint.
-BUILTIN_AGENTS = ("random", "simple", "expert", "search")
+#: The longest list of checkpoints ``/api/meta`` offers (the policy folders' first, by path).
+MAX_LISTED_CHECKPOINTS = 200
+#: The options of ``search:KEY=VALUE,...`` a seat may set here (the search agent's keywords,
+#: docs/agents.md), each with the values allowed: a range of numbers or a list of choices.
+#: Bounded because one search move runs on the server's threads (a move of 256 worlds takes
+#: about a second); ``policy`` is left out: it would load a checkpoint by any path.
+SEARCH_OPTIONS: dict[str, dict[str, Any]] = {
+    "value": {"choices": ["critic", "rollout"]},
+    "rollouts": {"min": 1, "max": 256},
+    "width": {"min": 1, "max": 8},
+    "prior_k": {"min": 0, "max": 8},
+    "until": {"choices": ["turn", "hand"]},
+    "budget_ms": {"min": 1, "max": 5000},
+}
 #: Agents whose one move can take long (a search: tens of milliseconds to seconds): their
 #: games' moves run in threads of their own (:mod:`hgin_web.scheduler`).
 SLOW_AGENTS = ("search",)
@@ -68,6 +83,36 @@ def token_hash(token: str) -> str:
 
 
 # --------------------------------------------------------------------------- agents
+def builtin_agents() -> list[str]:
+    """The agents a seat may be given by name: the plain names of the project's one registry
+    of agent specs (:func:`agents.spec.known_agents`: random, simple, expert, search)."""
+    return [name for name in known_agents() if ":" not in name]
+
+
+def agent_choices(policy_dirs: Sequence[Path]) -> list[dict[str, Any]]:
+    """What the page offers for a seat (``/api/meta``'s ``agents``): the registry's names,
+    ``ppo`` (the shipped policy for the rules' format) and ``ppo:PATH`` for every ``.zip``
+    checkpoint in the policy folders (PATH relative to its folder, as a seat names it)."""
+    out: list[dict[str, Any]] = [{"spec": name, "kind": name} for name in builtin_agents()]
+    for entry in out:
+        if entry["kind"] == "search":
+            entry["options"] = SEARCH_OPTIONS
+    out.append({"spec": "ppo", "kind": "ppo"})
+    seen: set[str] = set()
+    for root in policy_dirs:
+        try:
+            found = sorted(p.relative_to(root).as_posix() for p in Path(root).rglob("*.zip") if files.is_file(p))
+        except OSError:
+            continue
+        for rel in found:
+            if len(seen) >= MAX_LISTED_CHECKPOINTS:
+                break
+            if rel not in seen and not any(part.startswith(".") for part in rel.split("/")):
+                seen.add(rel)
+                out.append({"spec": f"ppo:{rel}", "kind": "ppo"})
+    return out
+
+
 @dataclass(frozen=True)
 class SeatAgent:
     """A checked agent spec: ``label`` as the page named it (``expert``, ``ppo``,
@@ -87,8 +132,9 @@ class SeatAgent:
 
 
 def check_agent_spec(spec: Any, policy_dirs: Sequence[Path]) -> SeatAgent:
-    """A seat's agent spec, checked: a built-in name, ``ppo`` / ``ppo:`` (the shipped policy),
-    or ``ppo:PATH`` (a ``.zip``) / ``rllib:PATH`` (a folder) with PATH inside one of
+    """A seat's agent spec, checked: a name of the registry, ``search:KEY=VALUE,...`` with
+    the options of :data:`SEARCH_OPTIONS`, ``ppo`` / ``ppo:`` (the shipped policy), or
+    ``ppo:PATH`` (a ``.zip``) / ``rllib:PATH`` (a folder) with PATH inside one of
     ``policy_dirs`` (a page must not make the server unpickle a file anywhere on the disk)."""
     if not isinstance(spec, str) or not spec:
         raise Refused(400, f"an agent must be a name such as 'expert', got {spec!r}")
@@ -96,13 +142,17 @@ def check_agent_spec(spec: Any, policy_dirs: Sequence[Path]) -> SeatAgent:
         raise Refused(400, f"an agent spec is at most {MAX_SPEC_LENGTH} characters, got {len(spec)}")
     if any(ord(c) < 32 or c == "\x7f" for c in spec):
         raise Refused(400, f"agent {spec!r} holds a control character")
-    if spec in BUILTIN_AGENTS:
+    if spec in builtin_agents():
         return SeatAgent(spec, spec)
     if spec in ("ppo", "ppo:"):
         return SeatAgent("ppo", "ppo:")
     prefix, arg = split_kind(spec)
+    if prefix == "search" and arg:
+        check_search_options(arg)
+        return SeatAgent(spec, spec)
     if prefix not in ("ppo", "rllib") or not arg:
-        raise Refused(400, f"unknown agent {spec!r}; known: {', '.join(BUILTIN_AGENTS)}, ppo, ppo:PATH, rllib:PATH")
+        raise Refused(400, f"unknown agent {spec!r}; known: {', '.join(builtin_agents())}, "
+                           "search:KEY=VALUE,..., ppo, ppo:PATH, rllib:PATH")
     what = ".zip checkpoint" if prefix == "ppo" else "checkpoint folder"
     try:
         files.check_relative(arg, "PATH", "the policy folders")
@@ -117,6 +167,25 @@ def check_agent_spec(spec: Any, policy_dirs: Sequence[Path]) -> SeatAgent:
                 prefix == "rllib" and files.is_dir(path)):
             return SeatAgent(spec, f"{prefix}:{path}", root)
     raise Refused(400, f"{spec!r}: no {what} {arg!r} inside the policy folders (hgin web --policy-dir)")
+
+
+def check_search_options(arg: str) -> None:
+    """``search:ARG``'s options, each one of :data:`SEARCH_OPTIONS` with an allowed value."""
+    try:
+        options = parse_options(arg, "search")
+    except ValueError as exc:
+        raise Refused(400, str(exc)) from None
+    offered = ", ".join(SEARCH_OPTIONS)
+    for key, value in options.items():
+        allowed = SEARCH_OPTIONS.get(key)
+        if allowed is None:
+            raise Refused(400, f"search option {key!r} is not offered here; offered: {offered}")
+        if "choices" in allowed:
+            if value not in allowed["choices"]:
+                raise Refused(400, f"search option {key}={value!r}: one of {', '.join(allowed['choices'])}")
+        elif not (isinstance(value, int | float) and not isinstance(value, bool)
+                  and allowed["min"] <= value <= allowed["max"]):
+            raise Refused(400, f"search option {key}={value!r}: a number in {allowed['min']}..{allowed['max']}")
 
 
 def build_agent(seat: SeatAgent, seed: int, rules: Any) -> Any:
@@ -158,14 +227,22 @@ def _finished_events(match: Match, finished: list[SeatHand | RoundResult]) -> li
     return out
 
 
+def _said_to(event: dict[str, Any], seat: int | None, names: Sequence[str]) -> dict[str, Any]:
+    """``event`` as ``seat``'s own view shows it: its own draw from the stock names the card."""
+    if event["seat"] == seat and event.get("action") == A.DRAW_STOCK and "drawn" in event:
+        return dict(event, text=f"{names[seat]} draws {event['drawn']} from the stock")
+    return event
+
+
 # --------------------------------------------------------------------------- games
 @dataclass
 class WebGame:
     """A match on the table: ``human`` plays one seat (None: agents only, for watching).
 
     ``seats[s]`` is the checked agent of seat ``s`` (None at the human's); its agent is
-    built when first asked to move. ``seed_visible``: the player chose the seed, so views
-    may show it before the end. ``client`` is the address that holds the game."""
+    built when first asked to move. ``seed_visible``: the player chose the seed, so the
+    views of the seat token's holder may show it before the end (no other view does: with
+    the seed anyone deals every hidden card). ``client`` is the address that holds the game."""
 
     id: str
     match: Match
@@ -177,6 +254,8 @@ class WebGame:
     path: Path | None = None
     agents: list[Any] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
+    #: Hands finished -> what the last of them added to the sheet's columns, row by row.
+    columns_added: dict[int, list[list[int]]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     touched: float = field(default_factory=time.monotonic)
 
@@ -213,11 +292,22 @@ class WebGame:
         return self.agents[seat]
 
     def _apply(self, action: int) -> None:
-        event = _describe(self.match, action, self.names)
-        finished = self.match.apply(action)
-        event["n"] = len(self.match.action_history)
+        m = self.match
+        event = _describe(m, action, self.names)
+        table = m.tables[m.current_table]
+        player = list(table.seats).index(event["seat"])
+        held, top = table.game.hands[player], table.game.discard_top
+        columns = np.array(m.sheet.columns, copy=True)
+        finished = m.apply(action)
+        if action == A.DRAW_STOCK:  # the card drawn: for the drawing seat's own view only
+            event["drawn"] = format_card((table.game.hands[player] & ~held).bit_length() - 1)
+        elif action == A.TAKE_DISCARD:
+            event["drawn"] = format_card(top)
+        event["n"] = len(m.action_history)
         self.events.append(event)
-        self.events.extend(_finished_events(self.match, finished))
+        self.events.extend(_finished_events(m, finished))
+        if finished:  # what the hand (a partnership: the round) added to each row's columns
+            self.columns_added[len(m.hand_history)] = (np.array(m.sheet.columns) - columns).tolist()
 
     def save(self) -> None:
         if self.path is not None:
@@ -274,31 +364,45 @@ class WebGame:
             raise Refused(403, f"seat {seat!r} is not yours" + (f": you play seat {self.human}"
                                                                 if own and self.human is not None else ""))
         m = self.match
+        seed_visible = own and self.seed_visible  # a live game's seed: its token holder's only
         if self.human is None:
-            out = views.spectator_view(m, self.labels, self.seed_visible)
+            out = views.spectator_view(m, self.labels, seed_visible)
             acting = m.current_seat
             out["policy"] = None if acting is None else views.policy_view(self.agent(acting), m)
             seen = self.events
         elif own:
-            out = views.seat_view(m, self.human, self.labels, self.seed_visible)
+            out = views.seat_view(m, self.human, self.labels, seed_visible)
             mine = m.table_of(self.human)
             # Moves at the seat's own table (three-hand: the one table, also while sitting
             # out) and the announced results; never the moves at another table.
             seen = [e for e in self.events
                     if e["seat"] is None or m.format != "partnership" or e["table"] == mine]
+            seen = [_said_to(e, self.human, self.names) for e in seen]
+            out["table"]["drawn"] = self._just_drawn()
         else:
             out = views.public_view(m, self.labels)
             seen = [e for e in self.events if e["seat"] is None]  # only the results
+        seen = [{k: v for k, v in e.items() if k != "drawn"} for e in seen[-EVENTS_SENT:]]
+        for r in out["results"]:
+            r["columns_added"] = self.columns_added.get(r["index"] + 1)
         out.update({"id": self.id, "mode": "watch" if self.human is None else "play",
-                    "events": seen[-EVENTS_SENT:], "event_count": len(seen), "yours": own,
+                    "events": seen, "event_count": len(seen), "yours": own,
                     "file": None if self.path is None or not m.is_over else self.path.name,
-                    "settings": self.settings()})
+                    "settings": self.settings(out["seed"])})
         return out
 
-    def settings(self) -> dict[str, Any]:
-        """What the page's settings bar shows for this game: rules, seat, agents, seed."""
-        return {"rules": self.match.rules.name, "seat": self.human, "opponents": self.labels,
-                "seed": self.match.seed if self.seed_visible or self.match.is_over else None}
+    def _just_drawn(self) -> str | None:
+        """The card the human just drew or took, while it is theirs to discard (else None)."""
+        last = self.events[-1] if self.events else None
+        m = self.match
+        if last is None or last["seat"] != self.human or "drawn" not in last or m.current_seat != self.human:
+            return None
+        return last["drawn"]
+
+    def settings(self, seed: int | None) -> dict[str, Any]:
+        """What the page's settings bar shows for this game: rules, seat, agents, and the
+        seed as the view shows it (None while it is hidden from that view)."""
+        return {"rules": self.match.rules.name, "seat": self.human, "opponents": self.labels, "seed": seed}
 
 
 # --------------------------------------------------------------------------- replays
@@ -355,7 +459,7 @@ class Replay:
             finished = m.apply(action)
             events.append(event)
             events.extend(_finished_events(m, finished))
-        out = views.spectator_view(m, labels)
+        out = views.spectator_view(m, labels, seed_visible=True)  # a replay's file holds it anyway
         out.update({"id": self.id, "mode": "replay", "name": self.rec.name, "step": step, "steps": n,
                     "marks": self.marks, "complete": self.rec.complete,
                     "events": events[-EVENTS_SENT:], "event_count": self.event_counts[step],

@@ -19,6 +19,13 @@
   loop of closes and opens: its fresh connections are not idle yet, and it is refused.)
   The token a request carries (a seat or server token) arrives after the connection is
   counted, so connections are counted by address alone.
+- **Behind a proxy** (``--forwarded-allow-ips``, :mod:`hgin_web.proxies`). A trusted
+  proxy's connections carry many clients, and which one only shows in each request's
+  header, after the connection is counted: so they count toward ``max_connections`` but
+  not toward a per-client share; the proxy keeps each client's connections (nginx's
+  ``limit_conn``). uvicorn's own reading of ``X-Forwarded-For`` (on by default, trusting
+  loopback) is turned off: :class:`~hgin_web.proxies.ForwardedClients` in the app is the
+  one place that reads it.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .guard import is_loopback
+from .proxies import TrustedProxies
 
 #: Connections one server holds at once.
 MAX_CONNECTIONS = 1000
@@ -90,7 +98,7 @@ class ConnectionBook:
         """Count ``conn`` (a :class:`HeaderTimeoutH11`) for its client, closing an idle
         connection when a limit needs room; False (not counted) when none is idle."""
         mine = self.by_client.setdefault(conn.client_key, OrderedDict())
-        if len(mine) >= self.per_client and not self._close_idle(mine):
+        if not conn.via_proxy and len(mine) >= self.per_client and not self._close_idle(mine):
             self.refused += 1
             return False
         if self.total >= self.max_connections:
@@ -127,16 +135,20 @@ class ConnectionBook:
 
 class HeaderTimeoutH11(H11Protocol):
     """uvicorn's h11 protocol with a deadline for each request's header, counted in the
-    server's :class:`ConnectionBook` (a subclass per server sets both)."""
+    server's :class:`ConnectionBook` (a subclass per server sets both, and the trusted
+    proxies, whose connections have no per-client share)."""
 
     header_seconds = 10.0
     book: ConnectionBook = ConnectionBook()
+    proxies: TrustedProxies = TrustedProxies()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._header_timer: asyncio.TimerHandle | None = None
         self._quiet_since: float | None = self.loop.time()  # None: a request is on its way or in progress
-        self.client_key = client_of(self.client[0] if self.client else None)
+        peer = self.client[0] if self.client else None
+        self.client_key = client_of(peer)
+        self.via_proxy = self.proxies.trusts(peer) if peer else False
         if not self.book.admit(self):
             self.app = _busy  # answer its request 503, then close
             self._header_timer = self.loop.call_later(REFUSED_SECONDS, self._header_timeout)
@@ -193,13 +205,15 @@ class HeaderTimeoutH11(H11Protocol):
 
 
 def server_config(app: Any, host: str, port: int, header_seconds: float = 10.0, keep_alive_seconds: int = 5,
-                  max_connections: int = MAX_CONNECTIONS,
-                  per_client: int = MAX_CONNECTIONS_PER_CLIENT) -> uvicorn.Config:
+                  max_connections: int = MAX_CONNECTIONS, per_client: int = MAX_CONNECTIONS_PER_CLIENT,
+                  proxies: TrustedProxies | None = None) -> uvicorn.Config:
     """uvicorn's configuration for ``app`` with the module's timeouts and connection shares
-    (the book is the protocol's ``book``, one per configuration)."""
+    (the book is the protocol's ``book``, one per configuration); ``proxies``: the trusted
+    proxies, the same the app's :class:`~hgin_web.proxies.ForwardedClients` trusts."""
     book = ConnectionBook(max_connections, per_client)
-    protocol = type("HeaderTimeoutH11", (HeaderTimeoutH11,), {"header_seconds": header_seconds, "book": book})
+    protocol = type("HeaderTimeoutH11", (HeaderTimeoutH11,), {"header_seconds": header_seconds, "book": book,
+                                                               "proxies": proxies or TrustedProxies()})
     # uvicorn's own limit_concurrency would answer plain-text 503s to every client alike;
     # the book above decides instead (a connection holds at most one request at a time).
     return uvicorn.Config(app, host=host, port=port, http=protocol, timeout_keep_alive=keep_alive_seconds,
-                          limit_concurrency=None, log_level="warning")
+                          limit_concurrency=None, proxy_headers=False, log_level="warning")

@@ -16,9 +16,13 @@ and what comes back after a restart.
   file and seat record (newest first, up to the cap; the rest, and a game evicted while
   idle, come back when first asked for), so its player goes on with the same id and seat
   token. Agents are rebuilt from their specs and seeds, as ``hgin play --resume`` does.
-- **Seeds.** A seed that an unfinished game uses is refused for a new game or a replay:
-  the same seed deals the same cards, so a watched game or a replay of it would open the
-  live game's hands.
+- **Seeds.** A seed that an unfinished game uses is *not* refused for a new game or a
+  replay: a refusal would tell anyone which seeds are being played (send seed 7, read
+  "in use"), and a seed is all it takes to deal a match's cards, here or offline with
+  ``hgin play --seed``. What keeps a live deal secret is that its seed appears in no view
+  but its seat token holder's (:meth:`hgin_web.games.WebGame.view`), and that a seed the
+  server draws has about 63 bits (:func:`arena.records.draw_seed`); a seed a player
+  chooses is as secret as it is hard to guess.
 """
 
 from __future__ import annotations
@@ -61,7 +65,6 @@ class _Unfinished:
 
     id: str
     path: Path
-    seed: int
 
 
 def _victim(items: Sequence[Any], idle_before: float) -> Any:
@@ -114,32 +117,10 @@ class Store:
     def _evict(self, table: dict[str, Any], item: Any) -> None:
         del table[item.id]  # a game lives on as its file (an unfinished one comes back when asked for)
 
-    # ------------------------------------------------------------------ seeds
-    def check_seed_free(self, seed: int) -> None:
-        """Refuse (409) a seed that an unfinished game uses."""
-        with self.lock:
-            used = any(u.seed == seed for u in self.unfinished.values()) or any(
-                g.match.seed == seed and not g.over for g in self.games.values())
-        if used:
-            raise Refused(409, f"seed {seed} is in use by a game being played on this server; choose another "
-                               "(or leave the seed empty)")
-
-    def free_seed(self, draw: Callable[[], int]) -> int:
-        """A seed from ``draw`` that no unfinished game uses."""
-        for _ in range(100):
-            seed = draw()
-            try:
-                self.check_seed_free(seed)
-            except Refused:
-                continue
-            return seed
-        raise Refused(503, "could not draw a free seed")
-
     # ------------------------------------------------------------------ games
     def new_game(self, new: NewGame, client: str) -> tuple[WebGame, str]:
         """A new match for ``client``: ``new.seats[seat]`` plays every seat but the human's.
         Returns the game and its seat token (given once: the server keeps only its hash)."""
-        self.check_seed_free(new.seed)  # before loading any checkpoint (again below, under the lock)
         match = Match(new.rules, seed=new.seed)
         gid = secrets.token_hex(8)
         token, hashed = new_token()
@@ -149,7 +130,6 @@ class Store:
             if seat is not None:
                 game.agent(s)
         with self.lock:
-            self.check_seed_free(new.seed)
             self._room(self.games, client, self.limits.max_games_per_client, self.limits.max_games, "game")
             if self.save_dir is not None:
                 self.save_dir.mkdir(parents=True, exist_ok=True)
@@ -157,7 +137,7 @@ class Store:
                 self._write_seat_record(game)
                 game.save()
                 self.saved[game.path.name] = False
-                self.unfinished[gid] = _Unfinished(gid, game.path, new.seed)
+                self.unfinished[gid] = _Unfinished(gid, game.path)
             self.games[gid] = game
             self._prune()
         return game, token
@@ -186,7 +166,6 @@ class Store:
 
     # ------------------------------------------------------------------ replays
     def new_replay(self, recording: files.Recording, client: str = "") -> Replay:
-        self.check_seed_free(recording.seed)
         replay = Replay(secrets.token_hex(8), recording, client)
         replay.touched = self.clock()
         with self.lock:
@@ -234,13 +213,13 @@ class Store:
             path = self.save_dir / name
             try:
                 record = json.loads(files.sidecar_of(path).read_text(encoding="utf-8"))
-                gid, seed = record["id"], record["seed"]
-                if not (isinstance(gid, str) and isinstance(seed, int)):
-                    raise ValueError("bad id or seed")
+                gid = record["id"]
+                if not isinstance(gid, str):
+                    raise ValueError("bad id")
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 log.warning("hgin web: %s: unreadable seat record (%s); the game cannot be resumed", name, exc)
                 continue
-            self.unfinished[gid] = _Unfinished(gid, path, seed)
+            self.unfinished[gid] = _Unfinished(gid, path)
 
     def _prune(self) -> None:
         """Keep at most ``max_saved`` game files: the oldest finished go first, then the

@@ -16,8 +16,11 @@ Three kinds of view:
 - :func:`public_view`, for anyone without the seat's token watching a game a person plays:
   only what every seat knows (the sheet, who acts, finished hands' results), no table.
 
-The seed is sent only when ``seed_visible`` (the player chose it, or the match is over): a
-seed the server drew would give away the stock's order.
+The seed is sent only when ``seed_visible`` or the match is over: with the seed anyone
+deals the same cards, every hidden hand and the stock. The web table passes
+``seed_visible`` only for its seat token's holder, and only for a seed the player chose
+(:meth:`hgin_web.games.WebGame.view`): a seed the server drew stays hidden from the player
+too until the end.
 """
 
 from __future__ import annotations
@@ -154,13 +157,14 @@ def _public(match: Match, labels: Sequence[str], seed_visible: bool) -> dict[str
         "hand_number": hand_number(match),
         "round": match.round_number if match.format == "partnership" else None,
         "sheet": sheet_view(match),
-        "results": [dict(result_view(h), label=hand_label(match, h)) for h in match.hand_history],
+        "results": [dict(result_view(h), label=hand_label(match, h), index=i)
+                    for i, h in enumerate(match.hand_history)],
         "rounds": [round_view(r) for r in match.round_history],
     }
 
 
 # --------------------------------------------------------------------------- a seat's page
-def seat_view(match: Match, seat: int, labels: Sequence[str], seed_visible: bool = True) -> dict[str, Any]:
+def seat_view(match: Match, seat: int, labels: Sequence[str], seed_visible: bool = False) -> dict[str, Any]:
     """The page of the player at ``seat``: its observation, decoded, and the public state."""
     rules = match.rules
     obs = observe(match, seat)
@@ -206,7 +210,7 @@ def _table_open(match: Match, index: int) -> dict[str, Any]:
     }
 
 
-def spectator_view(match: Match, labels: Sequence[str], seed_visible: bool = True) -> dict[str, Any]:
+def spectator_view(match: Match, labels: Sequence[str], seed_visible: bool = False) -> dict[str, Any]:
     """Every table with every hand open (watching agents, replays); the stock as a count."""
     out = _public(match, labels, seed_visible)
     out.update({"view": "spectator", "seat": None,

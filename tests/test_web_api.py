@@ -325,3 +325,95 @@ def test_formats_seat_the_search(client: TestClient) -> None:
         for _ in range(40):
             view = client.post(f"/api/games/{view['id']}/step", json={"moves": 1}, headers=auth).json()
         assert len(game.match.action_history) == before + 40
+
+
+# --------------------------------------------------------------------------- the table at a glance (issue 56)
+def test_the_drawn_card_is_named_only_to_its_drawer(client: TestClient) -> None:
+    """After your draw from the stock your view names the card (``table.drawn`` and your
+    log line); the opponent's draws stay unnamed, and no other view names any drawn card."""
+    view, auth = new_game(client, rules="hollywood", seat=0, opponents="random", seed=21)
+    gid = view["id"]
+    named = 0
+    for _ in range(300):
+        if view["over"] or named >= 3:
+            break
+        if not view["your_turn"]:
+            view = client.post(f"/api/games/{gid}/step", json={"moves": 1}, headers=auth).json()
+            continue
+        draw = next((a["id"] for a in view["legal_actions"] if a["kind"] == "draw"), None)
+        view = client.post(f"/api/games/{gid}/actions", json={"action": draw if draw is not None
+                                                              else greedy_choice(view)}, headers=auth).json()
+        if draw is not None and not view["results"][named:]:
+            card = view["table"]["drawn"]
+            hand = view["table"]["hand"]
+            assert card in hand["loose"] + sum(hand["melds"], [])
+            assert view["events"][-1]["text"] == f"player_0 (human) draws {card} from the stock"
+            assert all("drawn" not in e for e in view["events"])
+            named += 1
+        else:
+            assert view["table"]["drawn"] is None or view["events"][-1]["action"] != 104
+    assert named == 3
+    opponent_draws = [e["text"] for e in view["events"] if e["seat"] == 1 and e["action"] == 104]
+    assert opponent_draws and all(t == "player_1 (random) draws from the stock" for t in opponent_draws)
+    public = client.get(f"/api/games/{gid}").json()
+    assert "drawn" not in json.dumps(public)
+    watched, watch_auth = new_game(client, rules="hollywood", seat=None, opponents="random", seed=22)
+    watched = client.post(f"/api/games/{watched['id']}/step", json={"moves": 40}, headers=watch_auth).json()
+    assert "drawn" not in json.dumps(watched) and "draws from the stock" in json.dumps(watched["events"])
+
+
+def test_each_result_says_what_it_added_to_the_sheet(client: TestClient) -> None:
+    """``columns_added`` of every finished hand, summed, is the sheet (a duel, where each
+    hand scores at once)."""
+    last = play_through(client, "hollywood", seed=3)
+    added = [r["columns_added"] for r in last["results"]]
+    assert all(a is not None for a in added) and len(added) == len(last["results"]) >= 2
+    total = [[sum(a[row][c] for a in added) for c in range(3)] for row in range(2)]
+    assert total == last["sheet"]["columns"]
+
+
+def test_meta_offers_the_registrys_agents_and_the_policy_folders_checkpoints(tmp_path: Path) -> None:
+    """``/api/meta``'s agents are the plain names of agents.spec's registry (one list: a name
+    registered there is offered and accepted), ``ppo`` and each checkpoint of the policy
+    folders as ``ppo:PATH``; hidden files are not listed."""
+    from agents import spec
+    from agents.random_agent import RandomAgent
+
+    policies = tmp_path / "policies"
+    (policies / "sub").mkdir(parents=True)
+    for name in ("a.zip", "sub/b.zip", ".hidden.zip", "notes.txt"):
+        (policies / name).write_bytes(b"x")
+    spec.register_agent("coin_flip", RandomAgent)
+    try:
+        with TestClient(create_app(WebConfig(save_dir=None, policy_dirs=[policies])), base_url=BASE_URL) as c:
+            offered = [a["spec"] for a in c.get("/api/meta").json()["agents"]]
+            assert offered == [*sorted(n for n in spec.known_agents() if ":" not in n), "ppo", "ppo:a.zip",
+                               "ppo:sub/b.zip"]
+            assert {"random", "simple", "expert", "search", "coin_flip"} <= set(offered)
+            view, _ = new_game(c, rules="hollywood", seat=0, opponents="coin_flip", seed=2)
+            assert view["settings"]["opponents"] == ["human", "coin_flip"]
+    finally:
+        spec._NAMES.pop("coin_flip", None)
+
+
+def test_search_options_offered_and_bounded(client: TestClient) -> None:
+    """``search:KEY=VALUE,...`` takes the options ``/api/meta`` offers (the search agent's
+    own keywords), each within its bounds; any other option, ``policy`` (a checkpoint by
+    any path) included, is refused before anything is built."""
+    import inspect
+
+    from agents.search import SearchAgent
+    from hgin_web.games import SEARCH_OPTIONS
+
+    assert set(SEARCH_OPTIONS) <= set(inspect.signature(SearchAgent.__init__).parameters)
+    search = next(a for a in client.get("/api/meta").json()["agents"] if a["spec"] == "search")
+    assert search["options"] == SEARCH_OPTIONS
+    view, _ = new_game(client, rules="hollywood", seat=0, opponents="search:rollouts=8,until=turn,width=2", seed=4)
+    assert view["settings"]["opponents"] == ["human", "search:rollouts=8,until=turn,width=2"]
+    for spec, said in (("search:policy=ppo:/tmp/x.zip", "'policy' is not offered here"),
+                       ("search:rollouts=100000", "rollouts=100000: a number in 1..256"),
+                       ("search:rollouts=true", "a number in 1..256"),
+                       ("search:until=never", "one of turn, hand"),
+                       ("search:rollouts", "is not key=value")):
+        r = client.post("/api/games", json={"rules": "hollywood", "seat": 0, "opponents": spec})
+        assert r.status_code == 400 and said in r.json()["error"], (spec, r.text)

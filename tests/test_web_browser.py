@@ -1,9 +1,13 @@
 """The web table in a real browser: Debian's headless Chromium, driven by Selenium through
 the system chromedriver (nothing is downloaded). It plays a whole duel against ``random``
 by clicking (reloading in the middle: the page keeps its seat token), then replays the
-saved match; it watches a trained policy play. At 1,280 px and at a phone's width nothing
-scrolls sideways. With ``HGIN_SCREENSHOTS=DIR`` it saves ``web_play.png`` (a game in
-progress), ``web_phone.png`` (the same at 390 px), ``web_watch.png`` and
+saved match; it watches a trained policy play. On the way it checks what a card player
+reads at a glance (issue 56): the agents offered in a list, the card just drawn
+highlighted and named in the log, each hand's end shown on the table until "Next hand",
+the sheet's legend, and the final score in the banner. At 1,280 px and at a phone's width
+nothing scrolls sideways. With ``HGIN_SCREENSHOTS=DIR`` it saves ``web_lobby.png`` (the
+start page), ``web_play.png`` (a game in progress), ``web_hand_end.png``,
+``web_match_end.png``, ``web_phone.png`` (a game at 390 px), ``web_watch.png`` and
 ``web_replay.png`` there (docs/img in the repo).
 
 Needs ``chromium`` and ``chromium-driver`` (Debian/Ubuntu: ``apt-get install chromium
@@ -102,18 +106,34 @@ def _shot(driver: webdriver.Chrome, name: str) -> None:
         driver.save_screenshot(str(Path(shots) / name))
 
 
-def _click_a_move(driver: webdriver.Chrome) -> None:
+def _click_a_move(driver: webdriver.Chrome) -> str | None:
     """Knock when a knock button is offered, pass or draw, else discard the card that
-    leaves the least deadwood (the page shows it under each card)."""
-    offered = driver.find_elements(By.CSS_SELECTOR, "#controls button.action")
+    leaves the least deadwood (the page shows it under each card); the kind clicked."""
+    offered = driver.find_elements(By.CSS_SELECTOR, "#controls button.action[data-kind]")
     buttons = {b.get_attribute("data-kind"): b for b in offered}
     for kind in ("big_gin", "knock", "pass", "draw"):
         if kind in buttons:
             buttons[kind].click()
-            return
+            return kind
     cards = driver.find_elements(By.CSS_SELECTOR, "#tables .card[data-action]")
     assert cards, f"no move offered: {driver.find_element(By.ID, 'status').text}"
     min(cards, key=lambda c: int(c.get_attribute("data-dw"))).click()
+    return "discard"
+
+
+def _check_hand_end(driver: webdriver.Chrome) -> str:
+    """The hand's end on the table: its result, both hands' melds and deadwood (or the
+    hands of a dead hand), what it added to the sheet; the next deal waits for the button."""
+    box = driver.find_element(By.ID, "hand-end")
+    head = box.find_element(By.CSS_SELECTOR, ".hand-end-head").text
+    assert re.match(r"Hand \d+: (dead hand|(You|Random) (knock|go|goes|knocks))", head), head
+    if "dead hand" not in head:
+        sides = box.find_elements(By.CSS_SELECTOR, ".showdown-side")
+        assert len(sides) == 2 and all("deadwood" in s.text for s in sides), [s.text for s in sides]
+        assert box.find_elements(By.CSS_SELECTOR, ".group.meld .card") or "gin" not in head
+        assert re.search(r"(You|Random): (I|II|III) \+\d+", box.find_element(By.ID, "hand-end-score").text)
+    assert not driver.find_elements(By.ID, "table-title")  # the next deal is not on screen yet
+    return head
 
 
 def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.Chrome) -> None:
@@ -122,18 +142,43 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
     version = _settled(browser, -1)
     Select(browser.find_element(By.ID, "rules")).select_by_value("hollywood_short")
     Select(browser.find_element(By.ID, "seat")).select_by_value("0")
-    opponent = browser.find_element(By.ID, "agent-1")
-    opponent.clear()
-    opponent.send_keys("random")
-    browser.find_element(By.ID, "seed").send_keys("11")
+    # The opponent is chosen from the server's list: the registry's agents and the policies.
+    opponent = Select(browser.find_element(By.ID, "agent-1"))
+    offered = [o.get_attribute("value") for o in opponent.options]
+    assert {"random", "simple", "expert", "search", "ppo", "ppo:hgin_ppo.zip"} <= set(offered), offered
+    # Choosing search shows a box for its options (the server's: rollouts, until, ...).
+    options = browser.find_element(By.ID, "agent-1-options")
+    assert not options.is_displayed()
+    opponent.select_by_value("search")
+    assert options.is_displayed() and "rollouts=1..256" in options.get_attribute("title")
+    opponent.select_by_value("random")
+    assert not options.is_displayed()
+    _shot(browser, "web_lobby.png")
+    browser.find_element(By.ID, "seed").send_keys("23")
     Select(browser.find_element(By.ID, "speed")).select_by_value("0")
     browser.find_element(By.ID, "start").click()
     version = _settled(browser, version)
-    shot_taken = reloaded = False
+    shot_taken = reloaded = drawn_seen = False
+    hand_ends: list[str] = []
     for moves in range(2000):
         assert not _error(browser), _error(browser)
         if browser.find_element(By.TAG_NAME, "body").get_attribute("data-over") == "1":
             break
+        if browser.find_elements(By.ID, "next-hand"):
+            hand_ends.append(_check_hand_end(browser))
+            if len(hand_ends) == 1:
+                _fits(browser, "a hand's end at 1,280 px")
+                _shot(browser, "web_hand_end.png")
+                # The other setting: a pause, after which the next hand is dealt unasked.
+                Select(browser.find_element(By.ID, "hand-end-setting")).select_by_value("3000")
+                assert "dealt in 3 s" in browser.find_element(By.ID, "controls").text
+                WebDriverWait(browser, 15).until(lambda d: not d.find_elements(By.ID, "hand-end"))
+                version = _settled(browser, version)
+                Select(browser.find_element(By.ID, "hand-end-setting")).select_by_value("0")
+                continue
+            browser.find_element(By.ID, "next-hand").click()
+            version = _settled(browser, version)
+            continue
         if moves == 6:
             # A reload mid-game keeps the seat (the token is in localStorage) and the
             # settings bar shows this game, not the form's defaults.
@@ -141,13 +186,13 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
             browser.refresh()
             version = _settled(browser, -1)
             assert browser.find_element(By.ID, "table-title").text == title
-            assert browser.find_elements(By.CSS_SELECTOR, "#tables .seat .who")[-1].text.endswith("you")
+            assert browser.find_elements(By.CSS_SELECTOR, "#tables .seat .who")[-1].text == "You"
             assert browser.execute_script(
                 "return Object.keys(localStorage).filter((k) => k.startsWith('hgin_seat_')).length") == 1
             assert Select(browser.find_element(By.ID, "rules")).first_selected_option.get_attribute("value") \
                 == "hollywood_short"
             assert browser.find_element(By.ID, "agent-1").get_attribute("value") == "random"
-            assert browser.find_element(By.ID, "seed").get_attribute("value") == "11"
+            assert browser.find_element(By.ID, "seed").get_attribute("value") == "23"
             reloaded = True
         if not shot_taken and browser.find_elements(By.CSS_SELECTOR, "#showdown .showdown") \
                 and browser.find_elements(By.CSS_SELECTOR, "#tables .card[data-action]"):
@@ -158,18 +203,36 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
             _shot(browser, "web_phone.png")
             _at_width(browser, WIDE)
             shot_taken = True
-        _click_a_move(browser)
+        kind = _click_a_move(browser)
         version = _settled(browser, version)
+        drawn = browser.find_elements(By.CSS_SELECTOR, "#tables .hand .card.drawn")
+        if kind == "draw" and not browser.find_elements(By.ID, "hand-end"):
+            # The card drawn from the stock: highlighted in the hand, named in your log line.
+            assert len(drawn) == 1, "the drawn card is not highlighted"
+            card = drawn[0].get_attribute("title").split(" ")[0]
+            mine = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#log li") if li.text.startswith("You ")]
+            assert mine[-1] == f"You draw {card} from the stock", (mine[-3:], card)
+            drawn_seen = True
+        elif kind == "discard":
+            assert not drawn  # gone once discarded
     else:
         raise AssertionError("the match did not end")
-    assert shot_taken and reloaded
+    assert shot_taken and reloaded and drawn_seen and len(hand_ends) >= 2  # one after a pause, one by the button
     assert not CARD_CODE.search(browser.find_element(By.ID, "log").text), browser.find_element(By.ID, "log").text
     _fits(browser, "the match's end at 1,280 px")
     _at_width(browser, PHONE)
     _fits(browser, "the match's end at a phone's width")
     _at_width(browser, WIDE)
     result = browser.find_element(By.ID, "match-result").text
-    assert result.startswith("Match over"), result
+    # The banner says the score, as the terminal does (a short session is won on points).
+    assert re.fullmatch(r"Match over: (You win|Random wins), \d+ to \d+\.", result), result
+    _check_hand_end(browser)  # the last hand's end stays on the table, with the banner
+    assert browser.find_element(By.CSS_SELECTOR, "#hand-end .banner").text == result
+    legend = browser.find_element(By.ID, "sheet-legend").text
+    assert "\u25a1 a box" in legend and "games: columns won" in legend, legend
+    head = browser.find_element(By.CSS_SELECTOR, "table.sheet tr.head th")
+    assert head.text == "Hollywood" and head.size["height"] < 30, "the sheet's header wraps"
+    _shot(browser, "web_match_end.png")
     # The page reload continues the game: the same finished match comes back.
     browser.refresh()
     version = _settled(browser, -1)
@@ -214,9 +277,7 @@ def test_watch_a_policy_with_long_names_and_one_card_notation(server: str, brows
     browser.find_element(By.ID, "tab-watch").click()
     Select(browser.find_element(By.ID, "rules")).select_by_value("hollywood")
     for seat, agent in ((0, "ppo:hgin_ppo_scratch.zip"), (1, "random")):
-        box = browser.find_element(By.ID, f"agent-{seat}")
-        box.clear()
-        box.send_keys(agent)
+        Select(browser.find_element(By.ID, f"agent-{seat}")).select_by_value(agent)
     browser.find_element(By.ID, "seed").send_keys("5")
     browser.find_element(By.ID, "start").click()
     version = _settled(browser, version, timeout=60)

@@ -80,7 +80,8 @@ def test_live_game_file_is_not_listed(client: TestClient) -> None:
 # --------------------------------------------------------------------------- the seed
 def test_seed_hidden_until_match_end(client: TestClient) -> None:
     """A seed the server drew is in no view before the end (the seat's, the public one, a
-    watched game's); a seed the player chose is shown; every seed is shown at the end."""
+    watched game's); a seed the player chose is shown to the player; every seed is shown
+    at the end."""
     view, auth = new_game(client, rules="hollywood", seat=0, opponents="random", seed=None)
     gid = view["id"]
     assert view["seed"] is None and view["settings"]["seed"] is None
@@ -89,29 +90,91 @@ def test_seed_hidden_until_match_end(client: TestClient) -> None:
     watched, _ = new_game(client, rules="hollywood", seat=None, opponents="random", seed=None)
     assert watched["seed"] is None
     chosen, _ = new_game(client, rules="hollywood", seat=0, opponents="random", seed=12345)
-    assert chosen["seed"] == 12345
+    assert chosen["seed"] == 12345  # to its seat token's holder only
+    assert client.get(f"/api/games/{chosen['id']}").json()["seed"] is None
     last = play_through(client, "gin_us_uk", seed=None)
     assert last["over"] and isinstance(last["seed"], int)
     assert last["seed"] == _store(client).game(last["id"]).match.seed
 
 
-def test_seed_of_a_live_game_refused(client: TestClient) -> None:
-    """A watched game, an upload or a tournament replay with the seed of a game being played
-    would deal its cards with every hand open: refused while it runs, allowed after."""
-    view, auth = new_game(client, rules="hollywood", seat=0, opponents="random", seed=77)
-    r = client.post("/api/games", json={"rules": "hollywood", "seat": None, "opponents": "random", "seed": 77})
-    assert r.status_code == 409 and "seed 77 is in use" in r.json()["error"]
-    r = client.post("/api/games", json={"rules": "gin_us_uk", "seat": 0, "opponents": "random", "seed": 77})
-    assert r.status_code == 409
-    match = Match(get_rules("hollywood_three_hand"), seed=77)
-    upload = json.dumps({"format": "hgin-format-match", "rules_version": RULES_VERSION, "rules": match.rules.to_dict(),
-                         "seed": 77, "first_dealer": None, "players": ["a", "b", "c"], "actions": []})
-    r = client.post("/api/replays", json={"upload": upload, "name": "same_seed.json"})
-    assert r.status_code == 409 and "in use" in r.json()["error"]
-    game = _store(client).game(view["id"])
-    while not game.over:  # finish it
-        view = _moves(client, view, auth, 200)
-    assert client.post("/api/replays", json={"upload": upload, "name": "same_seed.json"}).status_code == 201
+#: Chosen seeds no answer holds by chance (no id, token or count spells them).
+LIVE_SEEDS = (8_675_309_123, 7_654_321_987)
+
+
+def _public_answers(client: TestClient, games: list[tuple[dict, dict]], other_auth: dict) -> list[tuple[str, str]]:
+    """Every answer someone without a game's seat token can get about it: (request, text)."""
+    out: list[tuple[str, str]] = []
+
+    def ask(method: str, path: str, **kw) -> None:
+        r = client.request(method, path, **kw)
+        out.append((f"{method} {path} {kw.get('json', '')} {sorted(kw.get('headers', {}))} -> {r.status_code}",
+                    r.text))
+    ask("GET", "/api/meta")
+    ask("GET", "/api/files")
+    ask("GET", "/api/games/0123456789abcdef")
+    for view, _ in games:
+        gid = view["id"]
+        ask("GET", f"/api/games/{gid}")
+        ask("GET", f"/api/games/{gid}?seat=0")
+        ask("GET", f"/api/games/{gid}", headers=other_auth)
+        ask("GET", f"/api/games/{gid}/file")
+        ask("POST", f"/api/games/{gid}/actions", json={"action": 0})
+        ask("POST", f"/api/games/{gid}/actions", json={"action": 0}, headers=other_auth)
+        ask("POST", f"/api/games/{gid}/step", json={"moves": 1})
+        name = _store(client).game(gid).path.name
+        ask("POST", "/api/replays", json={"path": name})
+        ask("POST", "/api/replays", json={"path": "." + name + ".seat"})
+    return out
+
+
+def test_live_seed_is_in_no_view_but_its_seat_holders(client: TestClient) -> None:
+    """A live game's seed, chosen or drawn, is in no answer without its seat token: not the
+    public view of a played game, not a watched game's view, not a listing, not an error;
+    the token's holder sees a seed it chose (never a drawn one), and everyone sees the
+    seed once the match is over (its file and replays hold it)."""
+    played, played_auth = new_game(client, rules="hollywood", seat=0, opponents="random", seed=LIVE_SEEDS[0])
+    watched, watched_auth = new_game(client, rules="gin_us_uk", seat=None, opponents="random", seed=LIVE_SEEDS[1])
+    drawn, drawn_auth = new_game(client, rules="hollywood", seat=1, opponents="expert", seed=None)
+    _, other_auth = new_game(client, rules="hollywood", seat=0, opponents="random", seed=1)
+    played = _moves(client, played, played_auth, 12)
+    watched = client.post(f"/api/games/{watched['id']}/step", json={"moves": 30}, headers=watched_auth).json()
+    drawn = _moves(client, drawn, drawn_auth, 12)
+    drawn_seed = _store(client).game(drawn["id"]).match.seed
+    games = [(played, played_auth), (watched, watched_auth), (drawn, drawn_auth)]
+    assert not any(v["over"] for v, _ in games)
+    answers = _public_answers(client, games, other_auth)
+    assert len(answers) == 3 + 9 * len(games)
+    for secret in (*LIVE_SEEDS, drawn_seed):
+        leaks = [request for request, text in answers if str(secret) in text]
+        assert not leaks, f"seed {secret} of a live game answered to {leaks}"
+    # The holders: a chosen seed in their view and settings bar, a drawn one not yet.
+    for (view, auth), seed in zip(games, (*LIVE_SEEDS, None), strict=True):
+        mine = client.get(f"/api/games/{view['id']}", headers=auth).json()
+        assert mine["seed"] == mine["settings"]["seed"] == seed
+    # Once over, the seed is public (the file and a replay of it hold it anyway).
+    view = _moves(client, played, played_auth, 10_000)
+    assert view["over"]
+    public = client.get(f"/api/games/{view['id']}").json()
+    assert public["seed"] == public["settings"]["seed"] == LIVE_SEEDS[0]
+    assert json.loads(client.get(f"/api/games/{view['id']}/file").text)["seed"] == LIVE_SEEDS[0]
+
+
+def test_a_live_seed_is_no_oracle(client: TestClient) -> None:
+    """Another game or a replay with a live game's seed is answered as with any seed: a
+    refusal ("in use") would tell anyone which seeds are being played, and a seed alone
+    deals its cards offline anyway (``hgin play --seed``), so refusing it kept nothing secret."""
+    new_game(client, rules="hollywood", seat=0, opponents="random", seed=77)
+    answers = []
+    for seed in (77, 78):
+        r = client.post("/api/games", json={"rules": "hollywood", "seat": None, "opponents": "random", "seed": seed})
+        answers.append((r.status_code, sorted(r.json())))
+        match = Match(get_rules("hollywood_three_hand"), seed=seed)
+        upload = json.dumps({"format": "hgin-format-match", "rules_version": RULES_VERSION,
+                             "rules": match.rules.to_dict(), "seed": seed, "first_dealer": None,
+                             "players": ["a", "b", "c"], "actions": []})
+        r = client.post("/api/replays", json={"upload": upload, "name": "same_seed.json"})
+        answers.append((r.status_code, sorted(r.json())))
+    assert answers[:2] == answers[2:] and answers[0][0] == answers[1][0] == 201, answers
 
 
 # --------------------------------------------------------------------------- seat ownership

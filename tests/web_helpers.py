@@ -183,7 +183,8 @@ class Server:
 @contextlib.contextmanager
 def serving(app: Any) -> Iterator[int]:
     """``app`` served by uvicorn with the server's configuration (hgin_web.server) on a free
-    loopback port, in a thread of this process (its state stays inspectable); yields the port."""
+    loopback port, in a thread of this process (its state stays inspectable), trusting the
+    proxies the app's config trusts; yields the port."""
     import socket
     import threading
     import time
@@ -195,7 +196,7 @@ def serving(app: Any) -> Iterator[int]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(server_config(app, "127.0.0.1", port))
+    server = uvicorn.Server(server_config(app, "127.0.0.1", port, proxies=app.state.config.proxies))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -99,16 +99,46 @@ function shortLabel(label) {
   return label.slice(0, Math.ceil(keep / 2)) + "…" + label.slice(label.length - Math.floor(keep / 2));
 }
 
-// A text with every long label shortened (the player names the server puts in its texts).
+// A server text as the page writes it: seats named (namesIn), cards as 10♣, long labels shortened.
 function shortNames(view, text) {
-  let out = cardsInText(text);
+  let out = cardsInText(namesIn(view, text));
   for (const p of view.players) if (p.label.length > LONG_NAME) out = out.split(p.label).join(shortLabel(p.label));
   return out;
 }
 
+// A seat as the page names it: "You" (your seat), "Partner" (yours in a partnership), else
+// its agent ("Expert", "PPO", a checkpoint's short name), with the seat's number when two
+// seats have the same agent. The engine's name (player_1 (expert)) goes in the hover title.
+const AGENT_NAMES = { ppo: "PPO", rllib: "RLlib" };
+function agentName(label) {
+  if (AGENT_NAMES[label]) return AGENT_NAMES[label];
+  if (label.includes(":")) return shortLabel(label);
+  return label.charAt(0).toUpperCase() + label.slice(1);
+}
+
+function displayName(view, seat) {
+  if (view.view === "seat" && seat === view.seat) return "You";
+  if (view.view === "seat" && view.table && view.table.partner === seat) return "Partner";
+  const label = view.players[seat].label;
+  const same = view.players.filter((p) => p.label === label && !(view.view === "seat" && p.seat === view.seat)).length;
+  return agentName(label) + (same > 1 ? ` (seat ${seat})` : "");
+}
+
+// "You draws" -> "You draw": the server's texts say every move in the third person.
+const YOU_VERBS = { draws: "draw", takes: "take", passes: "pass", discards: "discard", knocks: "knock", goes: "go",
+  lays: "lay", scores: "score", wins: "win" };
+
+// A server text with its seats named as the page names them (player_1 (expert) -> Expert).
+function namesIn(view, text) {
+  return String(text).replace(/player_(\d+)(?: \((?:[^()]|\([^()]*\))*\))?/g, (m, s) => {
+    const seat = Number(s);
+    return seat < view.players.length ? displayName(view, seat) : m;
+  }).replace(/\bYou (\w+)/g, (m, verb) => `You ${YOU_VERBS[verb] || verb}`);
+}
+
 function nameEl(view, seat, suffix) {
   const p = view.players[seat];
-  return el("span", { class: "name", title: p.name, text: `player_${seat} (${shortLabel(p.label)})` + (suffix || "") });
+  return el("span", { class: "name", title: p.name, text: displayName(view, seat) + (suffix || "") });
 }
 
 // One card drawn in CSS: rank over suit, hearts and diamonds in red.
@@ -125,7 +155,7 @@ function backEl(small) { return el("span", { class: "card back" + (small ? " sma
 
 function cardsEl(cards, small) { return el("span", { class: "cards" }, cards.map((c) => cardEl(c, { small }))); }
 
-function playerName(view, seat) { return `player_${seat} (${shortLabel(view.players[seat].label)})`; }
+function playerName(view, seat) { return displayName(view, seat); }
 
 // ------------------------------------------------------------------ drawing a hand
 // A grouped hand (melds, then loose cards). ``playable`` maps a card to the action a click
@@ -140,7 +170,10 @@ function handEl(hand, opts = {}) {
     const g = el("span", { class: "group " + kind });
     for (const card of cards) {
       const action = opts.playable ? opts.playable[card] : undefined;
-      const c = cardEl(card, { small: opts.small, cls: action !== undefined ? "playable" + (state.knockMode ? " knocking" : "") : "" });
+      const cls = [action !== undefined ? "playable" + (state.knockMode ? " knocking" : "") : "",
+        card === opts.drawn ? "drawn" : ""].filter(Boolean).join(" ");
+      const c = cardEl(card, { small: opts.small, cls });
+      if (card === opts.drawn) c.title += " (just drawn)";
       if (action !== undefined) {
         c.setAttribute("data-action", action);
         c.addEventListener("click", () => sendAction(action));
@@ -165,9 +198,10 @@ function handEl(hand, opts = {}) {
 function seatTableEl(view) {
   const t = view.table;
   const box = el("div", { class: "table" });
-  const title = t.index === null ? "You sit this hand out (you dealt)" : `Table ${t.index}`;
-  box.append(el("h4", { id: "table-title", text: `${title} \u00b7 hand ${view.hand_number} \u00b7 knock limit ${t.knock_limit}`
-    + (t.doubled ? " \u00b7 doubled" : "") + (t.partner !== null ? ` \u00b7 partner player_${t.partner}` : "") }));
+  // One table (duel, three-hand): no table number; a partnership's two are numbered.
+  const title = t.index === null ? "You sit this hand out (you dealt) \u00b7 hand" : view.format === "partnership" ? `Table ${t.index} \u00b7 hand` : "Hand";
+  box.append(el("h4", { id: "table-title", text: `${title} ${view.hand_number} \u00b7 knock limit ${t.knock_limit}`
+    + (t.doubled ? " \u00b7 doubled" : "") + (t.partner !== null ? ` \u00b7 your partner: ${view.players[t.partner].label}` : "") }));
   if (t.opponent !== null) {
     const opp = el("div", { class: "seat" + (view.to_act === t.opponent ? " acting" : "") });
     const count = view.to_act === t.opponent && t.phase === "discard" ? 11 : 10;
@@ -186,16 +220,88 @@ function seatTableEl(view) {
     el("span", { text: `discard pile (${t.discard_pile_size})` })));
   box.append(center);
   const me = el("div", { class: "seat" + (view.your_turn ? " acting" : "") });
-  me.append(el("div", { class: "who" }, nameEl(view, view.seat, " \u2014 you")));
+  me.append(el("div", { class: "who" }, nameEl(view, view.seat)));
   const playable = {};
   if (view.your_turn) {
     for (const a of view.legal_actions) {
       if (a.kind === (state.knockMode ? "knock" : "discard")) playable[a.card] = a.id;
     }
   }
-  me.append(handEl(t.hand, { playable, dw: t.discard_deadwood, keys: true }));
+  me.append(handEl(t.hand, { playable, dw: t.discard_deadwood, keys: true, drawn: t.drawn }));
+  if (t.drawn) me.append(el("div", { class: "muted", id: "drawn-note" }, "you drew ", cardEl(t.drawn, { small: true, cls: "drawn" })));
   if (t.own_discards.length) me.append(el("div", { class: "muted" }, "you discarded: ", cardsEl(t.own_discards, true)));
   box.append(me);
+  return box;
+}
+
+// ------------------------------------------------------------------ a hand's end on the table
+// After a hand ends the table shows its showdown (melds, lay-offs, deadwood, what it added
+// to each column) until "Next hand" is pressed, or for the pause the setting names.
+function handEndPending(view) {
+  return !!view && view.mode === "play" && view.view === "seat" && view.results.length > state.ackCount;
+}
+
+function seenResults(view) {
+  // First sight of a game (a start, a reload): its finished hands were seen, except that a
+  // finished match shows its last hand.
+  if (state.ackId === view.id) return;
+  state.ackId = view.id;
+  state.ackCount = view.over ? Math.max(0, view.results.length - (view.format === "partnership" ? 2 : 1)) : view.results.length;
+}
+
+function nextHand() {
+  const view = state.view;
+  if (!handEndPending(view) || view.over) return;
+  clearTimeout(state.handEndTimer);
+  state.handEndTimer = null;
+  state.ackCount = view.results.length;
+  render(view);
+  guarded(runAgents);
+}
+
+function sideEl(view, side, role) {
+  return el("div", { class: "showdown-side" },
+    el("div", { class: "who" }, nameEl(view, side.seat, ` (${role})`)),
+    el("div", { class: "hand" }, meldsEl(side.melds, false),
+      side.deadwood_cards.length ? el("span", { class: "group loose" }, side.deadwood_cards.map((c) => cardEl(c))) : null,
+      el("span", { class: "muted" }, "deadwood ", el("span", { class: "deadwood", text: side.deadwood }))));
+}
+
+function addedEl(view, added) {
+  const sh = view.sheet;
+  const rows = [];
+  added.forEach((cols, r) => {
+    const parts = cols.map((v, j) => (v ? `${sh.column_names[j] || ""} ${v > 0 ? "+" : ""}${v}`.trim() : null)).filter(Boolean);
+    if (!parts.length) return;
+    const seats = view.players.filter((p) => p.row === r);
+    const who = view.format === "partnership" ? `${sh.labels[r]} (${seats.map((p) => displayName(view, p.seat)).join(" + ")})` : displayName(view, r);
+    rows.push(el("li", {}, el("b", { text: who }), `: ${parts.join(", ")}`));
+  });
+  return el("div", { id: "hand-end-score" }, el("span", { class: "muted", text: sh.column_names.length > 1 ? "on the sheet:" : "score:" }),
+    rows.length ? el("ul", {}, rows) : el("span", { text: " nothing" }));
+}
+
+function handEndEl(view) {
+  const results = view.results.slice(state.ackCount);
+  const box = el("div", { class: "table hand-end", id: "hand-end" });
+  for (const r of results) {
+    box.append(el("h4", { class: "hand-end-head", text: resultHead(view, r) }));
+    if (r.showdown) {
+      box.append(sideEl(view, r.showdown.knocker, r.kind === "gin" || r.kind === "big_gin" ? "gin" : "knocked"));
+      box.append(sideEl(view, r.showdown.defender, "defends"));
+      if (r.showdown.layoffs.length) {
+        box.append(el("div", { class: "layoffs" }, el("span", { class: "muted", text: "laid off: " }),
+          r.showdown.layoffs.map((l) => el("span", { class: "layoff" }, cardEl(l.card, { cls: "laid" }), el("span", { class: "muted", text: "\u00a0on\u00a0" }), meldsEl([l.meld], true)))));
+      }
+    } else {
+      for (const [seat, cards] of Object.entries(r.final_hands)) {
+        box.append(el("div", { class: "showdown-side" }, el("div", { class: "who" }, nameEl(view, Number(seat))), cardsEl(cards, true)));
+      }
+    }
+  }
+  const last = results[results.length - 1];
+  if (last && last.columns_added) box.append(addedEl(view, last.columns_added));
+  if (view.over) box.append(el("div", { class: "banner", text: resultText(view) }));
   return box;
 }
 
@@ -203,7 +309,8 @@ function seatTableEl(view) {
 function openTableEl(view, t) {
   const box = el("div", { class: "table" });
   const out = t.sitting_out !== null ? ` \u00b7 ${playerName(view, t.sitting_out)} dealt and sits out` : "";
-  box.append(el("h4", { text: `Table ${t.index} \u00b7 hand ${view.hand_number} \u00b7 ${t.phase.replace("_", " ")} \u00b7 knock limit ${t.knock_limit}`
+  const where = view.format === "partnership" ? `Table ${t.index} \u00b7 hand` : "Hand";
+  box.append(el("h4", { text: `${where} ${view.hand_number} \u00b7 ${t.phase.replace("_", " ")} \u00b7 knock limit ${t.knock_limit}`
     + (t.multiplier > 1 ? ` \u00b7 x${t.multiplier}` : "") + out }));
   t.seats.forEach((seat, i) => {
     const s = el("div", { class: "seat" + (t.to_act === seat ? " acting" : "") });
@@ -234,11 +341,11 @@ function publicEl(view) {
 function sheetEl(view) {
   const sh = view.sheet;
   const table = el("table", { class: "sheet" });
-  table.append(el("tr", {}, el("th", { text: sh.columns.length > 0 && sh.column_names.length > 1 ? "Hollywood" : `game to ${sh.target}` }),
+  table.append(el("tr", { class: "head" }, el("th", { text: sh.columns.length > 0 && sh.column_names.length > 1 ? "Hollywood" : `game to ${sh.target}` }),
     sh.column_names.map((n) => el("th", { text: n })), el("th", { text: "hands" }), el("th", { text: "games" })));
   sh.labels.forEach((label, r) => {
     const seats = view.players.filter((p) => p.row === r);
-    const name = view.format === "partnership" ? `${label} (${seats.map((p) => shortLabel(p.label)).join(" + ")})` : playerName(view, r);
+    const name = view.format === "partnership" ? `${label} (${seats.map((p) => displayName(view, p.seat)).join(" + ")})` : playerName(view, r);
     const full = view.format === "partnership" ? `${label} (${seats.map((p) => p.name).join(" + ")})` : view.players[r].name;
     const row = el("tr", {}, el("th", { text: name, title: full }));
     sh.column_names.forEach((_, j) => {
@@ -253,6 +360,11 @@ function sheetEl(view) {
     table.append(row);
   });
   const box = el("div", {}, el("h3", { text: `Sheet (to ${sh.target})` }), table);
+  const cols = sh.column_names.length > 1
+    ? `${sh.column_names.join(", ")}: ${sh.column_names.length} games to ${sh.target} at once (a player's 1st win scores in I, the 2nd in I and II, then in all) \u00b7 \u25a1 a box: a hand won in that column \u00b7 `
+    : "";
+  box.append(el("p", { class: "muted legend", id: "sheet-legend",
+    text: `${cols}hands: hands won \u00b7 games: ${sh.column_names.length > 1 ? "columns" : "games"} won \u00b7 a dash: nothing scored there yet` }));
   if (sh.is_settled) box.append(el("p", { class: "muted", text: sh.settlement_text }));
   return box;
 }
@@ -262,19 +374,41 @@ function resultText(view) {
   if (view.truncated) return "Match stopped at the rules' hand cap: no winner.";
   if (view.format === "partnership") {
     if (view.match_winner_team === null) return "Match over: a draw.";
-    return `Match over: team_${view.match_winner_team} (${view.winning_seats.map((s) => playerName(view, s)).join(" and ")}) wins.`;
+    return `Match over: team_${view.match_winner_team} (${view.winning_seats.map((s) => playerName(view, s)).join(" and ")}) wins${scoreText(view, view.match_winner_team)}.`;
   }
-  if (view.match_winner_seat === null) return "Match over: a draw.";
-  return `Match over: ${playerName(view, view.match_winner_seat)} wins.`;
+  if (view.match_winner_seat === null) return `Match over: a draw${scoreText(view, null)}.`;
+  const who = playerName(view, view.match_winner_seat);
+  return `Match over: ${who} ${who === "You" ? "win" : "wins"}${scoreText(view, view.match_winner_seat)}.`;
 }
 
-function meldsEl(melds) { return melds.map((m) => el("span", { class: "group meld" }, m.map((c) => cardEl(c, { small: true })))); }
+// The final score, as the terminal says it: ", 343 to 6" (points over every column), and
+// the columns won where there are several ("2 columns to 1, 343 to 206 points").
+function scoreText(view, row) {
+  const sh = view.sheet;
+  const first = row === null ? 0 : row;
+  const order = [first, ...sh.totals.map((_, r) => r).filter((r) => r !== first)];
+  const points = order.map((r) => sh.totals[r]).join(" to ");
+  // A short session (and a one-column game) is won on points: the terminal says only them.
+  if (sh.column_names.length > 1 && !view.rules_options.short_session) {
+    return `, ${order.map((r) => sh.columns_won[r]).join(" to ")} columns, ${points} points`;
+  }
+  return `, ${points}`;
+}
+
+function meldsEl(melds, small = true) { return melds.map((m) => el("span", { class: "group meld" }, m.map((c) => cardEl(c, { small })))); }
+
+// "Hand 3: Expert knocks; You score 25" (seats as the page names them).
+function resultHead(view, r) {
+  if (r.kind === "dead") return `${r.label}: dead hand, no score`;
+  const k = playerName(view, r.knocker), w = playerName(view, r.winner);
+  const kinds = k === "You" ? { gin: "go gin", big_gin: "go big gin", undercut: "knock and are undercut", knock: "knock" }
+    : { gin: "goes gin", big_gin: "goes big gin", undercut: "knocks and is undercut", knock: "knocks" };
+  return `${r.label}: ${k} ${kinds[r.kind] || kinds.knock}; ${w} ${w === "You" ? "score" : "scores"} ${r.points}`;
+}
 
 function showdownEl(view, r) {
   const box = el("div", { class: "showdown" });
-  const head = r.kind === "dead" ? `${r.label}: dead hand, no score`
-    : `${r.label}: ${playerName(view, r.knocker)} ${r.kind === "gin" ? "goes gin" : r.kind === "big_gin" ? "goes big gin" : r.kind === "undercut" ? "knocks and is undercut" : "knocks"}; ${playerName(view, r.winner)} scores ${r.points}`;
-  box.append(el("div", { text: head }));
+  box.append(el("div", { text: resultHead(view, r) }));
   if (r.showdown) {
     for (const role of ["knocker", "defender"]) {
       const side = r.showdown[role];
@@ -304,7 +438,7 @@ function renderSide(view) {
   const sd = $("showdown");
   put(sd);
   const last = view.results.slice(view.format === "partnership" ? -2 : -1);
-  if (last.length) put(sd, el("h3", { text: last.length > 1 ? "Last showdowns" : "Last showdown" }), last.map((r) => showdownEl(view, r)));
+  if (last.length && !handEndPending(view)) put(sd, el("h3", { text: last.length > 1 ? "Last showdowns" : "Last showdown" }), last.map((r) => showdownEl(view, r)));
   const log = $("log");
   put(log, view.events.map((e) => el("li", { class: e.seat === null ? "result" : "", text: shortNames(view, e.text), title: cardsInText(e.text) })));
   log.scrollTop = log.scrollHeight;
@@ -345,6 +479,16 @@ function renderControls(view) {
     keys.textContent = "";
   } else if (view.mode === "play") {
     if (view.over) { keys.textContent = ""; return; }
+    if (handEndPending(view)) {
+      box.append(el("button", { type: "button", id: "next-hand", class: "action", text: "Next hand [Enter]", onclick: nextHand }));
+      const pause = Number($("hand-end-setting").value);
+      if (pause > 0) {
+        box.append(el("span", { class: "muted", text: `the next hand is dealt in ${pause / 1000} s` }));
+        if (!state.handEndTimer) state.handEndTimer = setTimeout(() => { state.handEndTimer = null; nextHand(); }, pause);
+      }
+      keys.textContent = "Keys: Enter or N the next hand";
+      return;
+    }
     if (!view.your_turn) {
       box.append(el("span", { class: "muted", text: `${playerName(view, view.to_act)} is thinking\u2026` }));
       keys.textContent = "";
@@ -361,7 +505,8 @@ function renderControls(view) {
         onclick: () => { state.knockMode = !state.knockMode; render(state.view); } }));
     }
     if (view.legal_actions.some((a) => a.kind === "discard")) {
-      box.append(el("span", { class: "muted", text: state.knockMode ? "click the card to knock with (face down)" : "click a card to discard it" }));
+      box.append(el("span", { class: "muted", id: "dw-legend", text: state.knockMode ? "click the card to knock with (face down); dw N under a card: your deadwood after it"
+        : "click a card to discard it; dw N under a card: your deadwood after discarding it" }));
     }
     keys.textContent = "Keys: D draw \u00b7 T take \u00b7 P pass \u00b7 1\u20139, 0, - the cards of your hand from the left \u00b7 K knock with the next card \u00b7 G big gin";
   } else if (view.mode === "watch") {
@@ -391,6 +536,7 @@ function currentMark(view) {
 // ------------------------------------------------------------------ rendering
 function statusText(view) {
   if (view.over) return resultText(view);
+  if (handEndPending(view)) return `${resultHead(view, view.results[view.results.length - 1]).split(":")[0]} is over: Next hand deals the next`;
   const who = view.to_act === null ? "" : playerName(view, view.to_act);
   if (view.view === "public") return `Watching: ${who} to act`;
   if (view.mode === "play") return view.your_turn ? `Your move (${view.table.phase.replace("_", " ")})` : `${who} to act`;
@@ -401,10 +547,13 @@ function statusText(view) {
 function render(view) {
   state.view = view;
   $("board").hidden = false;
-  $("welcome").hidden = true;  // the start page's hint, until a game is on screen
+  $("welcome").hidden = true;  // the start page's hints, until a game is on screen
+  $("welcome-seed").hidden = true;
   const tables = $("tables");
   put(tables);
-  if (view.view === "seat") tables.append(seatTableEl(view));
+  if (view.view === "seat") seenResults(view);
+  if (handEndPending(view)) tables.append(handEndEl(view));
+  else if (view.view === "seat") tables.append(seatTableEl(view));
   else if (view.view === "public") tables.append(publicEl(view));
   else view.tables.forEach((t) => tables.append(openTableEl(view, t)));
   showSettings(view);
@@ -427,7 +576,8 @@ function gameApi(method, suffix, body) {
 async function runAgents() {
   // The agents' moves, one at a time at the chosen speed ("instant": as many as the server
   // makes in one request, asked again until it is the human's turn).
-  while (state.view && state.view.mode === "play" && state.view.yours && !state.view.over && !state.view.your_turn) {
+  while (state.view && state.view.mode === "play" && state.view.yours && !state.view.over && !state.view.your_turn
+         && !handEndPending(state.view)) {
     const ms = speed();
     if (ms > 0) await sleep(ms);
     render(await gameApi("POST", "/step", { moves: ms > 0 ? 1 : state.meta.max_step_moves }));
@@ -463,8 +613,7 @@ function startGame(ev) {
   const seat = watching ? null : Number($("seat").value);
   const opponents = [];
   for (let s = 0; s < profile.seats; s += 1) {
-    const input = $(`agent-${s}`);
-    opponents.push(s === seat || !input ? null : input.value.trim());
+    opponents.push(s === seat ? null : agentSpec(s));
   }
   const seedText = $("seed").value.trim();
   const body = { rules, seat, opponents, seed: seedText === "" ? null : Number(seedText) };
@@ -567,7 +716,7 @@ function showSettings(view) {
   state.shown = view.id;
   $("rules").value = set.rules;
   fillSeats(set.seat);
-  set.opponents.forEach((label, s) => { const input = $(`agent-${s}`); if (input) { input.value = label; input.title = label; } });
+  set.opponents.forEach((label, s) => { const input = $(`agent-${s}`); if (input) chooseAgent(input, label); });
   $("seed").value = set.seed === null || set.seed === undefined ? "" : String(set.seed);
 }
 
@@ -576,18 +725,68 @@ function fillSeats(chosen) {
   const profile = state.meta.profiles.find((p) => p.name === $("rules").value);
   const seat = $("seat");
   const before = typeof chosen === "number" ? String(chosen) : seat.value;
-  put(seat, Array.from({ length: profile.seats }, (_, s) => el("option", { value: s, text: `player_${s}` })));
+  put(seat, Array.from({ length: profile.seats }, (_, s) => el("option", { value: s, text: seatText(profile, s) })));
   seat.value = before !== "" && Number(before) < profile.seats ? before : "0";
   const box = $("opponents");
   const old = {};
-  box.querySelectorAll("input").forEach((i) => { old[i.id] = i.value; });
+  box.querySelectorAll("select, input").forEach((i) => { old[i.id] = i.value; });
   put(box);
   const me = state.mode === "watch" ? null : Number(seat.value);
   for (let s = 0; s < profile.seats; s += 1) {
     if (s === me) continue;
-    box.append(el("label", {}, `player_${s} `, el("input", { id: `agent-${s}`, class: "agent", list: "agent-names", size: 10,
-      value: old[`agent-${s}`] || (state.mode === "watch" && s === 0 ? "simple" : "expert") })));
+    const who = me === null ? seatText(profile, s) : profile.seats === 2 ? "Opponent"
+      : profile.format === "partnership" && (s - me) % 2 === 0 ? `Partner (seat ${s})` : `Seat ${s}`;
+    const select = agentSelect(`agent-${s}`);
+    const options = searchOptionsInput(`agent-${s}-options`, old[`agent-${s}-options`]);
+    select.addEventListener("change", () => { options.hidden = select.value !== "search"; });
+    box.append(el("label", {}, `${who} `, select, options));
+    chooseAgent(select, old[`agent-${s}`] || (state.mode === "watch" && s === 0 ? "simple" : "expert"));
   }
+}
+
+// The search's options (search:KEY=VALUE,...), typed beside the list when "search" is chosen;
+// the server says which it offers and their values (/api/meta).
+function searchOptionsInput(id, value) {
+  const search = state.meta.agents.find((a) => a.spec === "search");
+  const offered = Object.entries((search && search.options) || {}).map(([k, v]) => `${k}=${v.choices ? v.choices.join("|") : `${v.min}..${v.max}`}`);
+  return el("input", { id, class: "agent-options", size: 14, placeholder: "options", value: value || "", hidden: true,
+    title: `search options, comma-separated: ${offered.join(", ")} (empty: the defaults)` });
+}
+
+// A seat's agent spec: the list's choice, with the search's options when typed.
+function agentSpec(s) {
+  const select = $(`agent-${s}`);
+  if (!select) return null;
+  const options = $(`agent-${s}-options`);
+  return select.value === "search" && options && options.value.trim() ? `search:${options.value.trim()}` : select.value;
+}
+
+// "Seat 0 (deals first)": the seats a profile has, by number.
+function seatText(profile, s) { return `Seat ${s}` + (profile.format === "partnership" ? ` (team ${s % 2})` : ""); }
+
+// The agents the server offers (/api/meta: the registry's names, the shipped policy, the
+// policy folders' checkpoints), grouped.
+function agentSelect(id) {
+  const plain = state.meta.agents.filter((a) => a.kind !== "ppo");
+  const ppo = state.meta.agents.filter((a) => a.kind === "ppo");
+  return el("select", { id, class: "agent" },
+    el("optgroup", { label: "agents" }, plain.map((a) => el("option", { value: a.spec, text: a.spec }))),
+    el("optgroup", { label: "trained policies (ppo: a checkpoint)" }, ppo.map((a) => el("option", { value: a.spec, title: a.spec,
+      text: a.spec === "ppo" ? "ppo (the shipped policy)" : shortLabel(a.spec) }))));
+}
+
+// Select ``spec`` (search:OPTIONS: search, its options typed beside; a restored game's agent
+// the list lacks is added to it).
+function chooseAgent(select, spec) {
+  const options = $(`${select.id}-options`) || select.parentElement && select.parentElement.querySelector(".agent-options");
+  if (spec.startsWith("search:") && options) {
+    options.value = spec.slice("search:".length);
+    spec = "search";
+  }
+  if (![...select.options].some((o) => o.value === spec)) select.append(el("option", { value: spec, text: shortLabel(spec), title: spec }));
+  select.value = spec;
+  select.title = spec;
+  if (options) options.hidden = spec !== "search";
 }
 
 function setMode(mode) {
@@ -598,6 +797,7 @@ function setMode(mode) {
   $("replay-setup").hidden = mode !== "replay";
   $("seat-label").hidden = mode === "watch";
   $("speed-label").hidden = mode === "replay";  // a replay moves when asked
+  $("hand-end-label").hidden = mode !== "play";
   $("start").textContent = mode === "watch" ? "Watch" : "Start";
   if (state.meta) fillSeats();
   if (mode === "replay" && state.meta) guarded(loadFiles);
@@ -608,6 +808,10 @@ function onKey(ev) {
   if (ev.target.tagName === "INPUT" || ev.target.tagName === "SELECT") return;
   const view = state.view;
   if (!view) return;
+  if (handEndPending(view) && !view.over) {
+    if (ev.key === "Enter" || ev.key.toLowerCase() === "n") { ev.preventDefault(); nextHand(); }
+    return;
+  }
   if (view.mode === "play" && view.yours && view.your_turn) {
     const byKind = { d: "draw", t: "take", p: "pass", g: "big_gin" };
     const kind = byKind[ev.key.toLowerCase()];
@@ -661,10 +865,14 @@ async function init() {
   state.meta = await api("GET", "/api/meta");
   put($("rules"), state.meta.profiles.map((p) => el("option", { value: p.name,
     text: `${p.name} (${p.format.replace("_", "-")}, ${p.seats} seats)` })));
-  document.body.append(el("datalist", { id: "agent-names" }, state.meta.agents.map((a) => el("option", { value: a }))));
   $("rules").addEventListener("change", () => fillSeats());
   $("seat").addEventListener("change", () => fillSeats());
   $("new-game").addEventListener("submit", startGame);
+  $("hand-end-setting").addEventListener("change", () => {  // a hand's end on screen follows the new setting
+    clearTimeout(state.handEndTimer);
+    state.handEndTimer = null;
+    if (state.view) renderControls(state.view);
+  });
   $("open-file").addEventListener("click", () => { if ($("replay-file").value) openReplay({ path: $("replay-file").value }); });
   $("tournament").addEventListener("change", () => guarded(() => loadTournament()));
   $("open-tournament").addEventListener("click", () => { if ($("tournament-match").value) openReplay(JSON.parse($("tournament-match").value)); });
