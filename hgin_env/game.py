@@ -11,25 +11,16 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import ClassVar
 
 import numpy as np
 
 from . import actions as A
 from .cards import NUM_CARDS, NUM_RANKS, RANK_VALUES, as_card_ids, format_cards, mask_to_cards
+from .codes import Phase
 from .melds import cached_after_discard, cached_deadwood
 from .rules import Rules, get_rules
 from .scoring import DEAD_HAND, HandResult, Scoreboard, settle
-
-
-class Phase(IntEnum):
-    FIRST_UPCARD = 0  # take or pass the first upcard
-    DRAW = 1  # draw from the stock or take the discard
-    DISCARD = 2  # discard, knock (or big gin)
-    HAND_OVER = 3  # a single-hand game has ended
-    MATCH_OVER = 4
-
 
 # Enum members as module constants: ``Phase.DRAW`` is a slow attribute lookup on Python 3.11.
 _FIRST_UPCARD = Phase.FIRST_UPCARD

@@ -60,8 +60,9 @@ import numpy as np
 
 from .actions import NUM_ACTIONS
 from .cards import NUM_CARDS, format_cards
+from .codes import Phase
 from .compiled import resolve_engine
-from .game import Game, Phase
+from .game import Game
 from .melds import CARD_BITS_U64, cached_after_discard, cached_deadwood
 from .scoring import Scoreboard
 from .sheets import Sheet

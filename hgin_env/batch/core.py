@@ -46,6 +46,7 @@ import numpy as np
 
 from .. import actions as A
 from ..cards import NUM_CARDS
+from ..codes import DEAD_KIND, HAND_KINDS, KIND_CODE, KNOCK_KIND, PHASE_HAND_OVER, SCORED_KINDS
 from ..match import new_sheet
 from ..melds import min_deadwood_batch
 from ..observation import KNOCK_LIMIT_SCALE, STOCK_SCALE, ObservationLayout
@@ -53,7 +54,7 @@ from ..rewards import SheetChange, check_match_bonus, check_mode, step_rewards
 from ..rules import Rules, get_rules
 from ..sheets import Sheet
 from .formats import SEATINGS, Deal, SheetEntry
-from .tables import FRACTION, HAND_KINDS, HAND_OVER, KIND_CODE, TableBatch, bits, cards_of_masks
+from .tables import FRACTION, TableBatch, bits, cards_of_masks
 
 __all__ = ["HAND_KINDS", "PRIVILEGED_SIZE", "PRIVILEGED_SLICES", "BatchGame", "StepResult", "cards_of_masks",
            "privileged_size", "privileged_slices"]
@@ -343,7 +344,7 @@ class BatchGame(TableBatch):
             if result is None:
                 winner = loser = None
                 points = 0
-                out.hand_kind[i] = KIND_CODE["dead"]
+                out.hand_kind[i] = DEAD_KIND
                 self.dead_hands[i] += 1
                 self.seat_dead_hands[i, seats] += 1
             else:
@@ -355,8 +356,8 @@ class BatchGame(TableBatch):
                 out.hand_winner[i] = winner
                 out.hand_points[i] = points
                 out.hand_kind[i] = code
-                self.kind_counts[i, winner, code - 2] += 1
-                self.opponent_kind_counts[i, loser, code - 2] += 1
+                self.kind_counts[i, winner, code - KNOCK_KIND] += 1
+                self.opponent_kind_counts[i, loser, code - KNOCK_KIND] += 1
                 self.points_won[i, winner] += points
                 self.points_lost[i, loser] += points
             out.hand_over[i] = True
@@ -427,7 +428,7 @@ class BatchGame(TableBatch):
         """The finished match, per seat (``by_player[p]``-style lists, seat-indexed) and
         per sheet row."""
         board = self.boards[i]
-        kinds = ("knock", "gin", "big_gin", "undercut")
+        kinds = SCORED_KINDS
 
         def kind_dicts(counts: np.ndarray) -> list[dict[str, int]]:
             return [{k: int(counts[p, j]) for j, k in enumerate(kinds) if counts[p, j]}
@@ -517,7 +518,7 @@ class BatchGame(TableBatch):
         out[:, s["take_deadwood"].start] = 1.0
         out[:, s["stock_size"].start] = (NUM_CARDS - self.stock_pos[t]) / STOCK_SCALE
         phase = self.phase[t]
-        live = np.flatnonzero((phase < HAND_OVER) & ~sitting)
+        live = np.flatnonzero((phase < PHASE_HAND_OVER) & ~sitting)
         out[live, s["phase"].start + phase[live]] = 1.0
         out[:, s["knock_limit"].start] = self.knock_limit[t] / KNOCK_LIMIT_SCALE
         out[:, s["doubled"].start] = self.multiplier[t] > 1
@@ -526,7 +527,7 @@ class BatchGame(TableBatch):
         # The player to act at its table (the acting seat, or in a partnership the next to act
         # at the waiting table) sees its discard and take deadwoods, as ``encode`` gives them
         # to a table's current player: the table's derived state holds them for every table.
-        current = np.flatnonzero(~sitting & (self.current_player[t] == pp) & (phase < HAND_OVER))
+        current = np.flatnonzero(~sitting & (self.current_player[t] == pp) & (phase < PHASE_HAND_OVER))
         if current.size:
             block = np.zeros((current.size, self.layout.size), dtype=np.float32)
             self.table_observations(block, t[current])
@@ -545,7 +546,7 @@ class BatchGame(TableBatch):
         t, p = self.seat_tables(rows, seats)
         k = rows.size
         out = np.zeros((k, privileged_size(self.format)), dtype=np.float32)
-        mine = np.flatnonzero((p >= 0) & (self.phase[t] != HAND_OVER))
+        mine = np.flatnonzero((p >= 0) & (self.phase[t] != PHASE_HAND_OVER))
         tm, q = t[mine], 1 - p[mine]
         out[mine, :NUM_CARDS] = bits(self.hands[tm, q])
         pos = self.stock_pos[tm]
@@ -556,7 +557,7 @@ class BatchGame(TableBatch):
             other = t ^ 1
             partner = (seats + 2) % 4
             pp = np.where(self.seating.table_seats[other, 0] == partner, 0, 1)
-            running = np.flatnonzero(self.phase[other] != HAND_OVER)
+            running = np.flatnonzero(self.phase[other] != PHASE_HAND_OVER)
             o, pr = other[running], pp[running]
             base = 2 * NUM_CARDS + 1
             out[running, base:base + NUM_CARDS] = bits(self.hands[o, pr])

@@ -29,6 +29,7 @@ from typing import Protocol
 import numpy as np
 
 from ..cards import NUM_CARDS
+from ..codes import PHASE_HAND_OVER
 from ..match import (
     TEAMS,
     THREE_HAND_DEALER_PART,
@@ -41,7 +42,6 @@ from ..match import (
 from ..observation import format_context_rows, sheet_arrays, sheet_context_rows
 from ..rules import Rules
 from ..sheets import Sheet
-from .tables import HAND_OVER
 
 
 class MatchArrays(Protocol):
@@ -253,9 +253,9 @@ class PartnershipSeating(Seating):
         batch = self.batch
         if winner is not None:
             self.round_points[i, winner % 2] += points
-        batch.phase[t] = HAND_OVER
+        batch.phase[t] = PHASE_HAND_OVER
         other = t ^ 1
-        if batch.phase[other] != HAND_OVER:  # the other table plays on: it acts next
+        if batch.phase[other] != PHASE_HAND_OVER:  # the other table plays on: it acts next
             self.acting_table[i] = other
             return None
         team, net = round_score(self.round_points[i])
@@ -277,8 +277,8 @@ class PartnershipSeating(Seating):
         batch = self.batch
         t = self.acting_table[moved]
         other = t ^ 1
-        switch = (batch.current_player[t] != player_before) & (batch.phase[other] != HAND_OVER) \
-            & (batch.phase[t] != HAND_OVER)
+        switch = (batch.current_player[t] != player_before) & (batch.phase[other] != PHASE_HAND_OVER) \
+            & (batch.phase[t] != PHASE_HAND_OVER)
         self.acting_table[moved[switch]] = other[switch]
 
     def update_contexts(self, idx: np.ndarray) -> None:
@@ -292,7 +292,7 @@ class PartnershipSeating(Seating):
         first = 2 * match
         partner_table = np.where((self.table_seats[first] == partner[:, None]).any(axis=1), first, first + 1)
         ctx = format_context_rows("partnership", columns[rows], wins[rows], winners[rows], batch.rules.target,
-                                  seat, partner_running=batch.phase[partner_table] != HAND_OVER,
+                                  seat, partner_running=batch.phase[partner_table] != PHASE_HAND_OVER,
                                   round_points=self.round_points[match], round_number=self.round_number[match])
         for s in range(4):
             batch.context[idx, s] = ctx[s * k:(s + 1) * k]

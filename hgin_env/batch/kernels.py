@@ -22,17 +22,25 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .. import actions as A
-from ..card_kernels import NO_DW, _best_after_take, _fill_after, deadwood, settle_hand, write_table_row
+from ..card_kernels import _best_after_take, _fill_after, deadwood, settle_hand, write_table_row
 from ..cards import NUM_CARDS, NUM_RANKS, RANK_VALUES
+from ..codes import (
+    BIG_GIN,
+    DISCARD,
+    DRAW_STOCK,
+    KNOCK,
+    NO_DW,
+    PASS,
+    PHASE_DISCARD,
+    PHASE_DRAW,
+    PHASE_FIRST_UPCARD,
+    TAKE_DISCARD,
+)
 from ..observation import DEADWOOD_FRACTIONS, KNOCK_LIMIT_SCALE, STOCK_SCALE
 
 _RANK_VALUE = np.array(RANK_VALUES, dtype=np.int64)
 _FRACTION = np.array(DEADWOOD_FRACTIONS, dtype=np.float32)
 _SCALES = np.array([STOCK_SCALE, KNOCK_LIMIT_SCALE], dtype=np.float64)
-_FIRST_UPCARD, _DRAW, _DISCARD, _HAND_OVER = 0, 1, 2, 3  # hgin_env.game.Phase
-_DISCARD_ACTION, _KNOCK, _DRAW_STOCK, _TAKE, _PASS, _BIG_GIN = (
-    A.DISCARD, A.KNOCK, A.DRAW_STOCK, A.TAKE_DISCARD, A.PASS, A.BIG_GIN)
 
 
 # --------------------------------------------------------------------------- refresh / deal
@@ -44,14 +52,14 @@ def _refresh(t, hands, current_player, phase, pile, pile_len, forced, after, dw_
     p = current_player[t]
     hand = hands[t, p]
     ph = phase[t]
-    if ph == _DISCARD:
+    if ph == PHASE_DISCARD:
         _fill_after(hand, after[t])
         dw_now[t] = deadwood(hand)
     else:
         for c in range(NUM_CARDS):
             after[t, c] = NO_DW
         dw_now[t] = dw10[t, p]
-    can = ph < _DISCARD and pile_len[t] > 0 and not forced[t]
+    can = ph < PHASE_DISCARD and pile_len[t] > 0 and not forced[t]
     can_take[t] = can
     take_dw[t] = _best_after_take(hand, pile[t, pile_len[t] - 1]) if can else NO_DW
 
@@ -103,7 +111,7 @@ def deal_tables(idx, decks, dealer_of, hands, known, discarded, passed, table_de
             knock_limit[t] = limit
             multiplier[t] = 1
         current_player[t] = 1 - d
-        phase[t] = _FIRST_UPCARD if offer else _DRAW
+        phase[t] = PHASE_FIRST_UPCARD if offer else PHASE_DRAW
         taken[t] = -1
         forced[t] = False
         known[t, 0] = 0
@@ -135,23 +143,23 @@ def apply_tables(a, hands, known, discarded, passed, decks, stock_pos, pile, pil
             continue
         p = current_player[t]
         end = False
-        if act == _PASS:
+        if act == PASS:
             passed[t, p] = True
             if p != dealer[t]:
                 current_player[t] = dealer[t]
             else:
                 current_player[t] = 1 - dealer[t]
-                phase[t] = _DRAW
+                phase[t] = PHASE_DRAW
                 forced[t] = True
-        elif act == _DRAW_STOCK:
+        elif act == DRAW_STOCK:
             card = decks[t, stock_pos[t]]
             stock_pos[t] += 1
             hands[t, p] |= 1 << card
             taken[t] = -1
             forced[t] = False
-            phase[t] = _DISCARD
+            phase[t] = PHASE_DISCARD
             turns[t] += 1
-        elif act == _TAKE:
+        elif act == TAKE_DISCARD:
             pile_len[t] -= 1
             card = pile[t, pile_len[t]]
             bit = 1 << card
@@ -159,13 +167,13 @@ def apply_tables(a, hands, known, discarded, passed, decks, stock_pos, pile, pil
             hands[t, p] |= bit
             known[t, p] |= bit
             taken[t] = card
-            phase[t] = _DISCARD
+            phase[t] = PHASE_DISCARD
             turns[t] += 1
-        elif act == _BIG_GIN:
+        elif act == BIG_GIN:
             end = True
         else:  # discard or knock: the card leaves the hand
-            knock = act >= _KNOCK
-            card = act - _KNOCK if knock else act - _DISCARD_ACTION
+            knock = act >= KNOCK
+            card = act - KNOCK if knock else act - DISCARD
             bit = 1 << card
             hands[t, p] &= ~bit
             known[t, p] &= ~bit
@@ -181,12 +189,12 @@ def apply_tables(a, hands, known, discarded, passed, decks, stock_pos, pile, pil
                     end = True
                 else:
                     current_player[t] = 1 - p
-                    phase[t] = _DRAW
+                    phase[t] = PHASE_DRAW
                     taken[t] = -1
         if end:
             ended[n_ended] = t
             n_ended += 1
-            if act >= _KNOCK:  # a knock or big gin: the showdown, the knocker being p
+            if act >= KNOCK:  # a knock or big gin: the showdown, the knocker being p
                 kind, knocker_wins, points = settle_hand(
                     hands[t, p], hands[t, 1 - p], knock_limit[t], multiplier[t], gin_bonus, undercut_bonus,
                     big_gin_bonus)
@@ -213,24 +221,24 @@ def table_masks(tables, m, phase, can_take, after, taken, knock_limit, dw_now, b
         for j in range(m.shape[1]):
             m[k, j] = False
         ph = phase[t]
-        if ph == _FIRST_UPCARD:
-            m[k, _TAKE] = True
-            m[k, _PASS] = True
-        elif ph == _DRAW:
-            m[k, _DRAW_STOCK] = True
+        if ph == PHASE_FIRST_UPCARD:
+            m[k, TAKE_DISCARD] = True
+            m[k, PASS] = True
+        elif ph == PHASE_DRAW:
+            m[k, DRAW_STOCK] = True
             if can_take[t]:
-                m[k, _TAKE] = True
-        elif ph == _DISCARD:
+                m[k, TAKE_DISCARD] = True
+        elif ph == PHASE_DISCARD:
             limit = knock_limit[t]
             tk = taken[t]
             for c in range(NUM_CARDS):
                 v = after[t, c]
                 if v < NO_DW and c != tk:
-                    m[k, _DISCARD_ACTION + c] = True
+                    m[k, DISCARD + c] = True
                     if v <= limit:
-                        m[k, _KNOCK + c] = True
+                        m[k, KNOCK + c] = True
             if big_gin and dw_now[t] == 0:
-                m[k, _BIG_GIN] = True
+                m[k, BIG_GIN] = True
 
 
 @njit(cache=True)

@@ -18,25 +18,15 @@ import numpy as np
 
 from .. import actions as A
 from ..cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, RANK_VALUES, mask_to_cards
+from ..codes import HAND_KINDS, NO_DW, PHASE_DISCARD, PHASE_DRAW, PHASE_FIRST_UPCARD
 from ..compiled import resolve_engine
-from ..game import Phase
 from ..melds import deadwood_without_batch, min_deadwood_batch
 from ..observation import DEADWOOD_FRACTIONS, KNOCK_LIMIT_SCALE, STOCK_SCALE, ObservationLayout
 from ..rules import Rules
 from ..scoring import HandResult, settle
 
 _BIT = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
-_FIRST_UPCARD = int(Phase.FIRST_UPCARD)
-_DRAW = int(Phase.DRAW)
-_DISCARD = int(Phase.DISCARD)
-#: A table whose hand has ended and that waits for the match to deal again (a partnership
-#: table whose partner table still plays); in a duel and three-hand the next hand is dealt
-#: in the same step, so no table waits.
-HAND_OVER = int(Phase.HAND_OVER)
-#: Hand kinds in :attr:`StepResult.hand_kind` (0 = no hand ended in that game).
-HAND_KINDS = ("", "dead", "knock", "gin", "big_gin", "undercut")
-KIND_CODE = {k: i for i, k in enumerate(HAND_KINDS)}
-_NO_DW = np.int16(10_000)  # "no such discard" in the after-discard table
+_NO_DW = np.int16(NO_DW)  # "no such discard" in the after-discard table, at the table's dtype
 #: The observation's value of every deadwood (``encode``'s: clipped at 100 -> 1.0).
 FRACTION = np.array(DEADWOOD_FRACTIONS, dtype=np.float32)
 #: The observation's value of every entry of the after-discard table (``_NO_DW`` = 1.0).
@@ -232,7 +222,7 @@ class TableBatch:
             self.multiplier[idx] = 1
         self.current_player[idx] = 1 - dealer
         # As ``Game._deal``: without the offer (004) the non-dealer starts with a normal draw.
-        self.phase[idx] = _FIRST_UPCARD if r.first_upcard_offer else _DRAW
+        self.phase[idx] = PHASE_FIRST_UPCARD if r.first_upcard_offer else PHASE_DRAW
         self.taken[idx] = -1
         self.forced[idx] = False
         self.known[idx] = 0
@@ -253,7 +243,7 @@ class TableBatch:
         p = self.current_player[idx]
         hand = self.hands[idx, p]
         phase = self.phase[idx]
-        disc = phase == _DISCARD
+        disc = phase == PHASE_DISCARD
         # Discard phase: deadwood after discarding each of the 11 cards (after a take the
         # step has filled it from the take computation).
         ready = self._after_ready[idx]
@@ -273,7 +263,7 @@ class TableBatch:
         self._dw_now[idx] = dw
         # Draw phases: best deadwood after taking the face-up card and discarding another.
         self._take_dw[idx] = _NO_DW
-        can = (phase < _DISCARD) & (self.pile_len[idx] > 0) & ~self.forced[idx]
+        can = (phase < PHASE_DISCARD) & (self.pile_len[idx] > 0) & ~self.forced[idx]
         self._can_take[idx] = can
         sel = np.flatnonzero(can)
         if sel.size:
@@ -299,13 +289,13 @@ class TableBatch:
         else:
             phase, can_take, after, taken = self.phase[t], self._can_take[t], self._after[t], self.taken[t]
             limit, dw_now = self.knock_limit[t], self._dw_now[t]
-        up = phase == _FIRST_UPCARD
+        up = phase == PHASE_FIRST_UPCARD
         m[up, A.TAKE_DISCARD] = True
         m[up, A.PASS] = True
-        draw = phase == _DRAW
+        draw = phase == PHASE_DRAW
         m[draw, A.DRAW_STOCK] = True
         m[draw & can_take, A.TAKE_DISCARD] = True
-        disc = np.flatnonzero(phase == _DISCARD)
+        disc = np.flatnonzero(phase == PHASE_DISCARD)
         if disc.size:
             after = after[disc]
             held = after < _NO_DW
@@ -394,7 +384,7 @@ class TableBatch:
             nondealer = pg != self.dealer[g]
             self.current_player[g] = np.where(nondealer, self.dealer[g], 1 - self.dealer[g])
             dealer_passed = g[~nondealer]
-            self.phase[dealer_passed] = _DRAW
+            self.phase[dealer_passed] = PHASE_DRAW
             self.forced[dealer_passed] = True
         # Draw from the stock.
         g = np.flatnonzero(a == A.DRAW_STOCK)
@@ -404,7 +394,7 @@ class TableBatch:
             self.hands[g, p[g]] |= _BIT[card]
             self.taken[g] = -1
             self.forced[g] = False
-            self.phase[g] = _DISCARD
+            self.phase[g] = PHASE_DISCARD
             self.turns[g] += 1
         # Take the discard (or the first upcard).
         g = np.flatnonzero(a == A.TAKE_DISCARD)
@@ -416,7 +406,7 @@ class TableBatch:
             self.hands[g, p[g]] |= bit
             self.known[g, p[g]] |= bit
             self.taken[g] = card
-            self.phase[g] = _DISCARD
+            self.phase[g] = PHASE_DISCARD
             self.turns[g] += 1
             # The after-discard table of the 11 cards is what the take computation found.
             self._after[g] = _NO_DW
@@ -450,7 +440,7 @@ class TableBatch:
                     dead |= self.turns[d] >= self.rules.max_turns
                 go_on = d[~dead]
                 self.current_player[go_on] = 1 - pd[~dead]
-                self.phase[go_on] = _DRAW
+                self.phase[go_on] = PHASE_DRAW
                 self.taken[go_on] = -1
                 ended += d[dead].tolist()
             ended += g[is_knock].tolist()
