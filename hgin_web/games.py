@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.spec import make_agent, split_kind
-from arena.records import MAX_SEED, describe_move
+from arena.records import describe_move
 from hgin_env import actions as A
+from hgin_env.game import MAX_SEED
 from hgin_env.match import Match, RoundResult, SeatHand
 from hgin_env.observation import ObservationLayout, observe
 from hgin_env.rules import PROFILES, get_rules

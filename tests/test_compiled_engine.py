@@ -162,8 +162,8 @@ def test_compiled_scalar_observations_equal_the_python_reference(rules):
     for _ in range(1500):
         for game in _games_of(env.match):
             for player in (0, 1):
-                np.testing.assert_array_equal(observation.encode_with("numba", game, player),
-                                              observation.encode_with("numpy", game, player))
+                np.testing.assert_array_equal(observation.encode(game, player, engine="numba"),
+                                              observation.encode(game, player, engine="numpy"))
                 compared += 1
         obs, _r, term, trunc, _i = env.last()
         if term or trunc:
@@ -178,16 +178,26 @@ def _games_of(match):
     return [game] if game is not None else [table.game for table in match.tables]
 
 
-def test_the_scalar_observer_follows_the_engine_switch():
+def test_the_scalar_observer_runs_the_engine_it_is_given():
+    """The engine is passed in (no module switch): "numpy" is the Python reference, "numba"
+    the compiled path, None the process's choice; a bad name says what is wrong."""
     from hgin_env import observation
+    from hgin_env.envs.aec import raw_env
+    from hgin_env.game import Game
+    from hgin_env.observation import encoders
 
-    before = observation.use_engine("numpy")
-    try:
-        assert observation._ENCODE is observation._encode_python
-        assert observation.use_engine("numba") == "numpy"
-        assert observation._ENCODE is observation._encode_compiled
-    finally:
-        observation.use_engine(before)
+    assert encoders.encoder("numpy") is encoders._encode_python
+    assert encoders.encoder("numba") is not encoders._encode_python
+    assert encoders.encoder("numba") is encoders.encoder("numba")  # built once
+    assert observation.DEFAULT_ENGINE == compiled.resolve_engine()
+    with pytest.raises(ValueError, match="not an engine"):
+        observation.encode(Game(seed=0), 0, engine="jax")
+    env = raw_env(engine="numpy")
+    env.reset(seed=3)
+    want = observation.observe(env.match, 0, engine="numpy")["observation"]
+    np.testing.assert_array_equal(env.observe("player_0")["observation"], want)
+    with pytest.raises(ValueError, match="not an engine"):
+        raw_env(engine="jax")
 
 
 @pytest.mark.parametrize("copy_of", ["deepcopy", "pickle"])
