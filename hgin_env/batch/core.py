@@ -188,7 +188,7 @@ class BatchGame(TableBatch):
             self.rngs.append(np.random.default_rng(int(seeds[i])))
             deals += self.seating.start(i)
         self._deal(deals)
-        self.seating.update_contexts(self.arange)
+        self.update_contexts(self.arange)
         self._after_step(self.table_range)
 
     # ------------------------------------------------------------------ matches
@@ -223,8 +223,13 @@ class BatchGame(TableBatch):
         for i in range(self.n):
             deals += self._new_match(i)
         self._deal(deals)
-        self.seating.update_contexts(self.arange)
+        self.update_contexts(self.arange)
         self._after_step(self.table_range)
+
+    def update_contexts(self, idx: np.ndarray) -> None:
+        """Recompute the observation contexts and column totals of matches ``idx`` (after
+        their sheet or seating changed) from the seating."""
+        self.context[idx], self.columns[idx] = self.seating.contexts(idx)
 
     def _after_step(self, tables: np.ndarray) -> None:
         """Refresh the derived state of ``tables`` and each match's acting seat."""
@@ -367,6 +372,7 @@ class BatchGame(TableBatch):
             entry = self.seating.hand_over(i, t, winner, loser, points)
             changed.append(i)
             if entry is None:  # a partnership table waits for the other one
+                self.phase[t] = PHASE_HAND_OVER
                 continue
             out.round_over[i] = self.format == "partnership"
             outcome = None
@@ -389,7 +395,7 @@ class BatchGame(TableBatch):
                 deals += self.seating.next_deals(i, entry)
         self._deal(deals)
         if changed:
-            self.seating.update_contexts(np.unique(np.array(changed, dtype=np.int64)))
+            self.update_contexts(np.unique(np.array(changed, dtype=np.int64)))
         return [d.table for d in deals]
 
     def _rounds_played(self, i: int) -> int:
@@ -552,7 +558,7 @@ class BatchGame(TableBatch):
         pos = self.stock_pos[tm]
         has_stock = np.flatnonzero(pos < NUM_CARDS)
         out[mine[has_stock], NUM_CARDS + self.decks[tm[has_stock], pos[has_stock]]] = 1.0
-        out[mine, 2 * NUM_CARDS] = FRACTION[self._dw10[tm, q]]
+        out[mine, 2 * NUM_CARDS] = FRACTION[self.dw10[tm, q]]
         if self.format == "partnership":
             other = t ^ 1
             partner = (seats + 2) % 4
@@ -562,8 +568,8 @@ class BatchGame(TableBatch):
             base = 2 * NUM_CARDS + 1
             out[running, base:base + NUM_CARDS] = bits(self.hands[o, pr])
             out[running, base + NUM_CARDS:base + 2 * NUM_CARDS] = bits(self.hands[o, 1 - pr])
-            out[running, base + 2 * NUM_CARDS] = FRACTION[self._dw10[o, pr]]
-            out[running, base + 2 * NUM_CARDS + 1] = FRACTION[self._dw10[o, 1 - pr]]
+            out[running, base + 2 * NUM_CARDS] = FRACTION[self.dw10[o, pr]]
+            out[running, base + 2 * NUM_CARDS + 1] = FRACTION[self.dw10[o, 1 - pr]]
         return out
 
     def stock_size(self) -> np.ndarray:

@@ -33,6 +33,7 @@ from ..melds import deadwood_of_mask
 from ..rules import Rules
 from ..sheets import Sheet
 from .core import BatchGame
+from .state import TableState
 
 
 def batch_of_games(games: Sequence[Game], seeds: Sequence[int] | np.ndarray, reward: str = "match",
@@ -60,6 +61,7 @@ def load_games(batch: BatchGame, rows: Sequence[int] | np.ndarray, games: Sequen
     # A game given for several rows in a row (a search's world, once per candidate) is read
     # once; its other rows are copies of the first one's arrays.
     copies: list[tuple[int, int]] = []
+    loaded: list[tuple[int, Game]] = []  # (table, game) of the games read
     previous: tuple[Game | None, int] = (None, -1)
     for t, game, seed in zip(rows.tolist(), games, seeds, strict=True):
         if game is previous[0]:
@@ -70,11 +72,11 @@ def load_games(batch: BatchGame, rows: Sequence[int] | np.ndarray, games: Sequen
                 raise ValueError(f"game {game.seed} plays {game.rules.name!r}, the batch {batch.rules.name!r}")
             if game.is_over:
                 raise ValueError(f"game {game.seed} is over: a row holds a live hand")
-            _load_table(batch, t, game)
+            loaded.append((t, game))
             batch.boards[t] = game.scoreboard.copy()
             previous = (game, t)
         _start_row(batch, t, seed, game.hand_number, len(game.hand_history))
-    _finish(batch, rows, copies)
+    _finish(batch, rows, loaded, copies)
 
 
 def _check_rows(batch: BatchGame, rows: np.ndarray, states: Sequence, seeds: Sequence[int] | np.ndarray,
@@ -99,55 +101,56 @@ def _start_row(batch: BatchGame, i: int, seed: int, hand_number: int, hands_play
     batch.dead_hands[i] = 0
 
 
-def _finish(batch: BatchGame, rows: np.ndarray, copies: list[tuple[int, int]]) -> None:
-    """Copy the tables of each (row, source row) in ``copies`` (a state given for several
-    rows is read once), then refresh the rows' contexts and derived state as a step does."""
+def _finish(batch: BatchGame, rows: np.ndarray, loaded: list[tuple[int, Game]],
+            copies: list[tuple[int, int]]) -> None:
+    """Put the tables of the games read into the batch's state (``loaded``: (table, game)),
+    copy the tables of each (row, source row) in ``copies`` (a state given for several rows
+    is read once), then refresh the rows' contexts and derived state as a step does."""
     per = batch.seating.tables_per_match
 
     def tables_of(matches: np.ndarray) -> np.ndarray:
         return (per * matches[:, None] + np.arange(per)[None, :]).ravel()
 
+    if loaded:
+        batch.state.put(np.array([t for t, _ in loaded], dtype=np.int64), table_state_of([g for _, g in loaded]))
     if copies:
         dst, src = np.array(copies, dtype=np.int64).T
-        dst_t, src_t = tables_of(dst), tables_of(src)
-        for name in _TABLE_FIELDS:
-            array = getattr(batch, name)
-            array[dst_t] = array[src_t]
-    batch.seating.update_contexts(rows)
+        batch.state.put(tables_of(dst), batch.state, tables_of(src))
+    batch.update_contexts(rows)
     batch._after_step(np.sort(tables_of(rows)))
 
 
-#: The table arrays :func:`_load_table` sets (``TableBatch``'s state; the rest is derived).
-_TABLE_FIELDS = ("hands", "known", "discarded", "passed", "decks", "stock_pos", "pile", "pile_len", "pile_mask",
-                 "_dw10", "dealer", "current_player", "phase", "knock_limit", "multiplier", "taken", "forced", "turns")
-
-
-def _load_table(batch: BatchGame, t: int, game: Game) -> None:
-    """The table arrays of ``t`` (``TableBatch``'s) from ``game``'s hand."""
-    stock = game.stock  # stock.pop() draws: the next card is the last
-    in_stock = set(stock)
-    dealt = [c for c in range(NUM_CARDS) if c not in in_stock]
-    batch.decks[t, :len(dealt)] = dealt  # the cards out of the stock, in any order
-    batch.decks[t, len(dealt):] = stock[::-1]
-    batch.stock_pos[t] = len(dealt)
-    pile = game.discard_pile
-    batch.pile[t, :len(pile)] = pile
-    batch.pile_len[t] = len(pile)
-    batch.pile_mask[t] = np.uint64(sum(1 << c for c in pile))
-    for p in (0, 1):
-        batch.hands[t, p] = np.uint64(game.hands[p])
-        batch.known[t, p] = np.uint64(game.known_cards[p])
-        batch.discarded[t, p] = np.uint64(game.discarded[p])
-        batch.passed[t, p] = game.passed_upcard[p]
-        batch._dw10[t, p] = deadwood_of_mask(game.hands[p])  # read for 10 cards; an 11th is discarded first
-    batch.dealer[t] = game.dealer
-    batch.current_player[t] = game.current_player
-    batch.phase[t] = int(game.phase)
-    batch.knock_limit[t] = game.knock_limit
-    batch.multiplier[t] = game.multiplier
-    batch.taken[t] = game.taken_card
-    batch.forced[t] = game.forced_stock_draw
-    batch.turns[t] = game.turns
+def table_state_of(games: Sequence[Game]) -> TableState:
+    """The table state of ``games`` (table k plays ``games[k]``'s hand, any phase), built
+    through :meth:`TableState.zeros`: what :func:`load_games` and :func:`load_matches` put
+    into a batch's rows (the derived fields are refreshed there)."""
+    st = TableState.zeros(len(games))
+    for t, game in enumerate(games):
+        stock = game.stock  # stock.pop() draws: the next card is the last
+        in_stock = set(stock)
+        dealt = [c for c in range(NUM_CARDS) if c not in in_stock]
+        st.decks[t, :len(dealt)] = dealt  # the cards out of the stock, in any order
+        st.decks[t, len(dealt):] = stock[::-1]
+        st.stock_pos[t] = len(dealt)
+        pile = game.discard_pile
+        st.pile[t, :len(pile)] = pile
+        st.pile_len[t] = len(pile)
+        st.pile_mask[t] = np.uint64(sum(1 << c for c in pile))
+        for p in (0, 1):
+            st.hands[t, p] = np.uint64(game.hands[p])
+            st.known[t, p] = np.uint64(game.known_cards[p])
+            st.discarded[t, p] = np.uint64(game.discarded[p])
+            st.passed[t, p] = game.passed_upcard[p]
+            st.dw10[t, p] = deadwood_of_mask(game.hands[p])  # read for 10 cards; an 11th is discarded first
+        st.dealer[t] = game.dealer
+        st.current_player[t] = game.current_player
+        st.phase[t] = int(game.phase)
+        st.knock_limit[t] = game.knock_limit
+        st.multiplier[t] = game.multiplier
+        st.taken[t] = game.taken_card
+        st.forced[t] = game.forced_stock_draw
+        st.turns[t] = game.turns
+    return st
 
 
 @dataclass
@@ -258,6 +261,7 @@ def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, matches: Se
     per = seating.tables_per_match
     partnership = batch.format == "partnership"
     copies: list[tuple[int, int]] = []  # (row, source row): a state given for several rows is read once
+    loaded: list[tuple[int, Game]] = []  # (table, game) of the states read
     previous: tuple[object, int] = (None, -1)
     previous_state: MatchState | None = None
     for i, m, seed in zip(rows.tolist(), matches, seeds, strict=True):
@@ -275,8 +279,7 @@ def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, matches: Se
             if state.rules != batch.rules:
                 raise ValueError(f"a state plays {state.rules.name!r}, the batch {batch.rules.name!r}")
             state.check()
-            for k, game in enumerate(state.games):
-                _load_table(batch, per * i + k, game)
+            loaded += [(per * i + k, game) for k, game in enumerate(state.games)]
             batch.boards[i] = state.sheet.copy()
             previous, previous_state = (m, i), state
         for k, seats in enumerate(state.seats):
@@ -290,4 +293,4 @@ def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, matches: Se
         else:
             seating.sitting_out[i] = state.sitting_out
         _start_row(batch, i, seed, state.hand_number, state.hands_played)
-    _finish(batch, rows, copies)
+    _finish(batch, rows, loaded, copies)
