@@ -4,9 +4,9 @@ who deals, who sits out, who acts next, and the results and rewards per seat.
 Every hand is a two-player hand of :class:`~hgin_env.game.Game` between two seats at one
 table; this module only decides who sits where and how hand results reach the sheets.
 
-- ``duel`` (2 seats, 1 table): the match *is* today's two-player ``Game`` match, wrapped
-  unchanged (same seed and actions, same states and results); its sheet is the game's
-  :class:`~hgin_env.scoring.Scoreboard`.
+- ``duel`` (2 seats, 1 table): the match wraps a whole-match :class:`~hgin_env.game.Game`
+  (``Game`` plays every hand of a duel and keeps its sheet, the
+  :class:`~hgin_env.scoring.Scoreboard`; same seed and actions, same states and results).
 - ``three_hand`` (3 seats, 1 table): the dealer sits out; the seat after the dealer is the
   non-dealer, the other plays the dealer's part; the loser of a hand deals the next, a
   dead hand is redealt by the same dealer. One :class:`~hgin_env.sheets.Sheet` row per
@@ -237,8 +237,8 @@ class Match:
         self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
         fmt = self.rules.format
         if fmt == "duel":
-            # The duel is today's Game match, unchanged (Game checks first_dealer and deck):
-            # it owns the generator.
+            # The duel is a whole-match Game (Game checks first_dealer and deck): it owns the
+            # generator.
             game = Game(self.rules, seed=self.seed, single_hand=self.single_hand,
                         first_dealer=self.first_dealer, deck=self.deck)
             self.seed = game.seed  # drawn by the Game when unseeded

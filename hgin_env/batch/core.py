@@ -2,15 +2,20 @@
 
 Why: a learner needs thousands of decisions per second, and per-game Python (one
 ``Match.apply`` plus one observation per decision) costs microseconds of interpreter time
-each. Here the state of N matches lives in numpy arrays and one ``step(actions)`` applies
-N actions with a handful of vectorised operations, in the spirit of pgx and EnvPool but
-with numpy on a CPU.
+each. Here the state of N matches lives in arrays and one ``step(actions)`` applies N
+actions in one call, in the spirit of pgx and EnvPool on a CPU: by default through the
+compiled kernels (:mod:`hgin_env.batch.kernels`, one pass of plain loops per table), with
+the numpy methods of :mod:`hgin_env.batch.tables` (a handful of vectorised operations) as
+the reference and the fallback without numba (``engine=``, ``HGIN_ENGINE``).
 
 The layers, bottom up:
 
-- :mod:`hgin_env.batch.tables`: T two-player tables, one hand each (the duel's core):
+- :mod:`hgin_env.batch.state`: THE table state record (:class:`~hgin_env.batch.state.TableState`):
   hands as 52-bit masks in ``uint64``, each deal's card order, the discard pile as a stack,
-  phase, counters, and every transition of a hand as one vectorised pass;
+  phase, counters, the derived deadwood tables;
+- :mod:`hgin_env.batch.tables`: T two-player tables, one hand each (the duel's core), on
+  that record: every transition of a hand as one vectorised pass (the numpy reference), or
+  the kernels' one call;
 - :mod:`hgin_env.batch.formats`: the seating of each format (which seats play at which
   table, who deals or sits out, which table acts, what a hand puts on the sheet), from the
   same definitions as the scalar :class:`~hgin_env.match.Match`;
