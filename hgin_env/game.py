@@ -377,11 +377,12 @@ class Game:
         )
         self.hand_history.append(record)
         self._after_discard = None
-        if self.scoreboard.match_over:
+        end = self.rules.match_end(self.scoreboard.match_over, self.hand_number)
+        if end == "over":
             self.phase = Phase.MATCH_OVER
         elif self.single_hand:
             self.phase = Phase.HAND_OVER
-        elif self.rules.max_hands and self.hand_number >= self.rules.max_hands:
+        elif end == "truncated":
             self.phase = Phase.MATCH_OVER
             self.truncated = True
         else:

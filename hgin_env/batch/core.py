@@ -52,7 +52,7 @@ import numpy as np
 from .. import actions as A
 from ..cards import NUM_CARDS
 from ..codes import DEAD_KIND, HAND_KINDS, KIND_CODE, KNOCK_KIND, PHASE_HAND_OVER, SCORED_KINDS
-from ..match import new_sheet
+from ..match import match_outcome, new_sheet
 from ..melds import min_deadwood_batch
 from ..observation import KNOCK_LIMIT_SCALE, STOCK_SCALE, ObservationLayout
 from ..rewards import SheetChange, check_match_bonus, check_mode, step_rewards
@@ -149,7 +149,6 @@ class BatchGame(TableBatch):
         self._one_table = seating_cls.one_table
         rows = 2 if self.format == "partnership" else self.num_players
         self._row_seats = tuple(self.seating.row_seats(r) for r in range(rows))
-        self._no_outcome = (0.0,) * self.num_players
         #: The seat that acts in each match (a duel's is its table's ``current_player``).
         self.current_seat = self.current_player if self.format == "duel" else np.zeros(n, dtype=np.int64)
         # Match state: the exact scalar sheet per match, mirrored for observations.
@@ -381,15 +380,16 @@ class BatchGame(TableBatch):
                 continue
             out.round_over[i] = self.format == "partnership"
             outcome = None
-            if board.match_over:
+            end = self.rules.match_end(board.match_over, self._rounds_played(i))
+            if end == "over":
                 out.match_over[i] = True
                 mw = board.match_winner
-                outcome = self._outcome(mw)
+                outcome = match_outcome(self.num_players, () if mw is None else self._row_seats[mw])
                 if mw is not None:
                     out.match_winner[i] = mw
-            elif self.rules.max_hands and self._rounds_played(i) >= self.rules.max_hands:
+            elif end == "truncated":
                 out.match_over[i] = out.truncated[i] = True
-                outcome = self._no_outcome
+                outcome = match_outcome(self.num_players, ())
             if entry.row is not None or outcome is not None:  # the one reward function of every path
                 out.rewards[i] += step_rewards(self.reward_mode, self._sheet_change(entry, before, outcome),
                                                self.match_bonus)
@@ -424,16 +424,6 @@ class BatchGame(TableBatch):
         return SheetChange(row_seats=self._row_seats, points=tuple(points),
                            columns_won=(entry.row,) * len(entry.decided), num_columns=self.rules.columns,
                            outcome=outcome)
-
-    def _outcome(self, winner: int | None) -> tuple[float, ...]:
-        """Each seat's match outcome for a finished match won by sheet row ``winner``
-        (``Match.returns()``: duel ±1; three-hand +1 and −1/2 each; partnership ±1 per
-        partner; 0 for a draw)."""
-        if winner is None:
-            return self._no_outcome
-        win = self._row_seats[winner]
-        lose = -len(win) / (self.num_players - len(win))
-        return tuple(1.0 if s in win else lose for s in range(self.num_players))
 
     def _summary(self, i: int, truncated: bool) -> dict:
         """The finished match, per seat (``by_player[p]``-style lists, seat-indexed) and
