@@ -1,9 +1,8 @@
 """Rows of a :class:`~hgin_env.batch.BatchGame` set to given states: the scalar states a
 search samples (determinized worlds), each continued by the batched engine from exactly
-that state. :func:`load_games` loads duel games (``Game``), :func:`load_matches` any format's
-:class:`~hgin_env.match.Match` (or a :class:`MatchState`, the same facts without the
-match's history: what a format world is), :func:`batch_of_games` /
-:func:`batch_of_matches` make a new batch of them.
+that state. One loader, :func:`load_matches`, for every format: a :class:`~hgin_env.match.Match`,
+a duel's ``Game``, or a :class:`MatchState` (the same facts without the match's history:
+what a format world is); :func:`batch_of_matches` makes a new batch of them.
 
 What a table takes from its game: both hands, the stock in drawing order, the discard pile,
 what each player is known to hold and has discarded, who passed the upcard, the dealer,
@@ -34,49 +33,6 @@ from ..rules import Rules
 from ..sheets import Sheet
 from .core import BatchGame
 from .state import TableState
-
-
-def batch_of_games(games: Sequence[Game], seeds: Sequence[int] | np.ndarray, reward: str = "match",
-                   match_bonus: float = 0.0, engine: str | None = None) -> BatchGame:
-    """A duel :class:`BatchGame` whose match ``k`` goes on from ``games[k]`` (see
-    :func:`load_games`); ``reward``, ``match_bonus`` and ``engine`` as ``BatchGame``'s."""
-    if not games:
-        raise ValueError("batch_of_games needs at least one game")
-    batch = BatchGame(len(games), rules=games[0].rules, seeds=np.asarray(seeds, dtype=np.int64), reward=reward,
-                      match_bonus=match_bonus, engine=engine)
-    load_games(batch, np.arange(len(games)), games, seeds)
-    return batch
-
-
-def load_games(batch: BatchGame, rows: Sequence[int] | np.ndarray, games: Sequence[Game],
-               seeds: Sequence[int] | np.ndarray) -> None:
-    """Set match ``rows[k]`` of the duel ``batch`` to the state of ``games[k]`` (a live hand,
-    any phase), its later deals drawn from a generator seeded by ``seeds[k]``. The games'
-    rules must be the batch's."""
-    rows = np.asarray(rows, dtype=np.int64)
-    if batch.format != "duel":
-        raise ValueError(f"load_games sets duel rows from Games; a format={batch.format!r} batch loads "
-                         f"Matches (load_matches)")
-    _check_rows(batch, rows, games, seeds, "games")
-    # A game given for several rows in a row (a search's world, once per candidate) is read
-    # once; its other rows are copies of the first one's arrays.
-    copies: list[tuple[int, int]] = []
-    loaded: list[tuple[int, Game]] = []  # (table, game) of the games read
-    previous: tuple[Game | None, int] = (None, -1)
-    for t, game, seed in zip(rows.tolist(), games, seeds, strict=True):
-        if game is previous[0]:
-            copies.append((t, previous[1]))
-            batch.boards[t] = batch.boards[previous[1]].copy()
-        else:
-            if game.rules != batch.rules:
-                raise ValueError(f"game {game.seed} plays {game.rules.name!r}, the batch {batch.rules.name!r}")
-            if game.is_over:
-                raise ValueError(f"game {game.seed} is over: a row holds a live hand")
-            loaded.append((t, game))
-            batch.boards[t] = game.scoreboard.copy()
-            previous = (game, t)
-        _start_row(batch, t, seed, game.hand_number, len(game.hand_history))
-    _finish(batch, rows, loaded, copies)
 
 
 def _check_rows(batch: BatchGame, rows: np.ndarray, states: Sequence, seeds: Sequence[int] | np.ndarray,
@@ -155,10 +111,11 @@ def table_state_of(games: Sequence[Game]) -> TableState:
 
 @dataclass
 class MatchState:
-    """What a three-hand or partnership row takes from a match (:func:`load_matches`): the
-    facts of :class:`~hgin_env.match.Match` that play and the observations read, without
-    its history or generator. :meth:`of` reads them off a real match; a determinized world
-    (:mod:`hgin_env.format_worlds`) builds one from a seat's observation.
+    """What a row takes from a match of any format (:func:`load_matches`): the facts of
+    :class:`~hgin_env.match.Match` that play and the observations read, without its history
+    or generator. :meth:`of` reads them off a real match (or a duel's ``Game``); a
+    determinized format world (:mod:`hgin_env.format_worlds`) builds one from a seat's
+    observation.
 
     ``games[k]`` is table k's hand (a ``Game`` of the match's rules, one hand; a finished
     partnership table's is over) and ``seats[k]`` its seats (``seats[k][p]`` plays player p).
@@ -181,13 +138,21 @@ class MatchState:
     current_table: int = 0
 
     @classmethod
-    def of(cls, match: Match) -> MatchState:
-        """The state of a live three-hand or partnership ``match`` (its games and sheet are
-        shared, not copied: :func:`load_matches` only reads them)."""
-        if match.format == "duel":
-            raise ValueError("a duel row loads the match's Game (load_games); MatchState is for the formats")
+    def of(cls, state: Game | Match) -> MatchState:
+        """The state of a live ``Match`` of any format, or of a duel's ``Game`` (the game and
+        its ``Scoreboard`` are the duel's one table and sheet). The games and sheet are
+        shared, not copied: :func:`load_matches` only reads them."""
+        if isinstance(state, Game):
+            if state.is_over:
+                raise ValueError(f"game {state.seed} is over: a row holds a live hand")
+            return cls(rules=state.rules, games=(state,), seats=((0, 1),), sheet=state.scoreboard,
+                       hands_played=len(state.hand_history), hand_number=state.hand_number)
+        match = state
         if match.is_over:
             raise ValueError(f"match {match.seed} is over: a row holds a live hand")
+        if match.format == "duel":
+            assert match.duel_game is not None
+            return cls.of(match.duel_game)
         points = [0, 0]
         if match.format == "partnership":
             for hand in match.hand_history[-2:]:  # the finished hands of this round
@@ -203,7 +168,12 @@ class MatchState:
     def check(self) -> None:
         """Raise ValueError when the state cannot be a live match of its format."""
         fmt = self.rules.format
-        if fmt == "three_hand":
+        if fmt == "duel":
+            if len(self.games) != 1 or tuple(self.seats[0]) != (0, 1):
+                raise ValueError("a duel state has one table, seats (0, 1)")
+            if self.games[0].is_over:
+                raise ValueError("the duel's hand is over: a row holds a live hand")
+        elif fmt == "three_hand":
             if len(self.games) != 1 or self.sitting_out not in (0, 1, 2):
                 raise ValueError("a three-hand state has one table and a seat sitting out (0..2)")
             if tuple(self.seats[0]) != three_hand_seats(self.sitting_out):
@@ -219,8 +189,6 @@ class MatchState:
                                  f"{partnership_tables(self.round_number)}")
             if self.games[self.current_table].is_over:
                 raise ValueError("the acting partnership table's hand is over")
-        else:
-            raise ValueError(f"MatchState is for three_hand and partnership, not format={fmt!r}")
         if self.sheet.match_over:
             raise ValueError("the sheet says the match is over: a row holds a live hand")
         for game in self.games:
@@ -228,35 +196,28 @@ class MatchState:
                 raise ValueError(f"a table plays {game.rules.name!r}, the match {self.rules.name!r}")
 
 
-def batch_of_matches(matches: Sequence[Match | MatchState], seeds: Sequence[int] | np.ndarray,
+def batch_of_matches(states: Sequence[Game | Match | MatchState], seeds: Sequence[int] | np.ndarray,
                      reward: str = "match", match_bonus: float = 0.0, engine: str | None = None) -> BatchGame:
-    """A :class:`BatchGame` of the matches' rules whose match ``k`` goes on from
-    ``matches[k]`` (see :func:`load_matches`)."""
-    if not matches:
-        raise ValueError("batch_of_matches needs at least one match")
-    batch = BatchGame(len(matches), rules=matches[0].rules, seeds=np.asarray(seeds, dtype=np.int64), reward=reward,
+    """A :class:`BatchGame` of the states' rules whose match ``k`` goes on from
+    ``states[k]`` (see :func:`load_matches`); ``reward``, ``match_bonus`` and ``engine`` as
+    ``BatchGame``'s."""
+    if not states:
+        raise ValueError("batch_of_matches needs at least one state")
+    batch = BatchGame(len(states), rules=states[0].rules, seeds=np.asarray(seeds, dtype=np.int64), reward=reward,
                       match_bonus=match_bonus, engine=engine)
-    load_matches(batch, np.arange(len(matches)), matches, seeds)
+    load_matches(batch, np.arange(len(states)), states, seeds)
     return batch
 
 
-def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, matches: Sequence[Match | MatchState],
+def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, states: Sequence[Game | Match | MatchState],
                  seeds: Sequence[int] | np.ndarray) -> None:
-    """Set match ``rows[k]`` of ``batch`` to the state of ``matches[k]`` (a live
-    :class:`~hgin_env.match.Match` of the batch's rules, any format, or a
-    :class:`MatchState`), its later deals drawn from a generator seeded by ``seeds[k]``.
-    A duel loads the match's ``Game`` (:func:`load_games`). Python per row (a few per
-    decision of a search), never on the stepping path."""
-    if batch.format == "duel":
-        games = []
-        for m in matches:
-            if not isinstance(m, Match) or m.duel_game is None:
-                raise ValueError("a duel batch loads duel Matches (or Games through load_games)")
-            games.append(m.duel_game)
-        load_games(batch, rows, games, seeds)
-        return
+    """THE loader: set match ``rows[k]`` of ``batch`` to ``states[k]`` (a live ``Match`` of the
+    batch's rules, any format; a duel's ``Game``, any phase; or a :class:`MatchState`), its
+    later deals drawn from a generator seeded by ``seeds[k]``. A state given for several
+    rows in a row (a search's world, once per candidate) is read once and copied. Python per
+    row (a few per decision of a search), never on the stepping path."""
     rows = np.asarray(rows, dtype=np.int64)
-    _check_rows(batch, rows, matches, seeds, "matches")
+    _check_rows(batch, rows, states, seeds, "states")
     seating = batch.seating
     per = seating.tables_per_match
     partnership = batch.format == "partnership"
@@ -264,18 +225,21 @@ def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, matches: Se
     loaded: list[tuple[int, Game]] = []  # (table, game) of the states read
     previous: tuple[object, int] = (None, -1)
     previous_state: MatchState | None = None
-    for i, m, seed in zip(rows.tolist(), matches, seeds, strict=True):
+    for i, m, seed in zip(rows.tolist(), states, seeds, strict=True):
         if m is previous[0]:
             copies.append((i, previous[1]))
             batch.boards[i] = batch.boards[previous[1]].copy()
             assert previous_state is not None
             state = previous_state
         else:
-            if isinstance(m, Match) and m.rules != batch.rules:
-                raise ValueError(f"match {m.seed} plays {m.rules.name!r}, the batch {batch.rules.name!r}")
-            state = MatchState.of(m) if isinstance(m, Match) else m
+            if isinstance(m, Game) and batch.format != "duel":
+                raise ValueError(f"a Game is a duel; a format={batch.format!r} batch loads Matches or MatchStates")
+            if isinstance(m, (Game, Match)) and m.rules != batch.rules:
+                what = "game" if isinstance(m, Game) else "match"
+                raise ValueError(f"{what} {m.seed} plays {m.rules.name!r}, the batch {batch.rules.name!r}")
+            state = MatchState.of(m) if isinstance(m, (Game, Match)) else m
             if not isinstance(state, MatchState):
-                raise ValueError(f"load_matches takes Matches or MatchStates, got {type(m).__name__}")
+                raise ValueError(f"load_matches takes Games, Matches or MatchStates, got {type(m).__name__}")
             if state.rules != batch.rules:
                 raise ValueError(f"a state plays {state.rules.name!r}, the batch {batch.rules.name!r}")
             state.check()
@@ -290,7 +254,7 @@ def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, matches: Se
             seating.dealing_team[i] = state.dealing_team
             seating.round_points[i] = state.round_points
             seating.team_points[i] = 0
-        else:
+        elif batch.format == "three_hand":
             seating.sitting_out[i] = state.sitting_out
         _start_row(batch, i, seed, state.hand_number, state.hands_played)
     _finish(batch, rows, loaded, copies)
