@@ -78,7 +78,7 @@ def _finish(batch: BatchGame, rows: np.ndarray, loaded: list[tuple[int, Game]],
 
 def table_state_of(games: Sequence[Game]) -> TableState:
     """The table state of ``games`` (table k plays ``games[k]``'s hand, any phase), built
-    through :meth:`TableState.zeros`: what :func:`load_games` and :func:`load_matches` put
+    through :meth:`TableState.zeros`: what :func:`load_matches` puts
     into a batch's rows (the derived fields are refreshed there)."""
     st = TableState.zeros(len(games))
     for t, game in enumerate(games):
