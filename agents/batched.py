@@ -21,6 +21,7 @@ import numpy as np
 
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from hgin_env.codes import PHASE_DISCARD
 from hgin_env.compiled import resolve_engine
 from hgin_env.observation import observation_dict
 
@@ -101,7 +102,7 @@ class BatchedSimple(_Seeded):
 
         obs = np.ascontiguousarray(observations)
         masks = np.ascontiguousarray(masks, dtype=bool)
-        discarding = self.layout.get(obs, "phase").argmax(axis=1) == 2
+        discarding = self.layout.get(obs, "phase").argmax(axis=1) == PHASE_DISCARD
         uniform = np.zeros(obs.shape[0])
         if discarding.any():  # one draw per discard row, as uniform_choice makes them
             uniform[discarding] = self.rng.random(int(discarding.sum()))
@@ -118,7 +119,7 @@ class BatchedSimple(_Seeded):
         n = obs.shape[0]
         out = np.empty(n, dtype=np.int64)
         phase = lay.get(obs, "phase").argmax(axis=1)
-        drawing = np.flatnonzero(phase < 2)
+        drawing = np.flatnonzero(phase < PHASE_DISCARD)
         if drawing.size:
             m = masks[drawing]
             hand = lay.get(obs[drawing], "hand") > 0.5
@@ -128,7 +129,7 @@ class BatchedSimple(_Seeded):
             take = m[:, A.TAKE_DISCARD] & has_top & _melds_with(top, hand)
             fallback = np.where(m[:, A.PASS], A.PASS, A.DRAW_STOCK)
             out[drawing] = np.where(take, A.TAKE_DISCARD, fallback)
-        disc = np.flatnonzero(phase == 2)
+        disc = np.flatnonzero(phase == PHASE_DISCARD)
         if disc.size:
             m = masks[disc]
             legal = m[:, A.DISCARD:A.DISCARD + NUM_CARDS]

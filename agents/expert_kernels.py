@@ -33,6 +33,7 @@ from numba import njit
 from hgin_env import actions as A
 from hgin_env.card_kernels import deadwood
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, NUM_SUITS
+from hgin_env.codes import PHASE_DISCARD
 from hgin_env.melds import _BEST_REMOVAL, RUN_DEADWOOD, SET_OPTIONS, meld_partners
 
 #: The slices the kernels read, in the order of :func:`slice_offsets`.
@@ -433,7 +434,7 @@ def expert_act(obs, legal, off, columns: int, p, out, error) -> None:
         for k in range(3):
             if o[off[_PHASE] + k] > 0.5 and ph < 0:
                 ph = k
-        if 0 <= ph < 2:
+        if 0 <= ph < PHASE_DISCARD:
             if m[_TAKE] and _first_card(o, off[_TOP]) >= 0:
                 n = _count(_mask(o, off[_HAND]))
                 if n != 10:
@@ -460,7 +461,7 @@ def simple_act(obs, legal, off, uniform, out) -> None:
         for k in range(1, 3):  # argmax: the first greatest entry
             if o[off[_PHASE] + k] > best_phase:
                 ph, best_phase = k, o[off[_PHASE] + k]
-        if ph < 2:
+        if ph < PHASE_DISCARD:
             top = _first_card(o, off[_TOP])
             if m[_TAKE] and top >= 0 and _melds_with(top, _mask(o, off[_HAND])):
                 out[i] = _TAKE

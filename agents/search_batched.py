@@ -1,7 +1,7 @@
 """The search's values on the batched engine, from the learned critic (``search:value=critic``).
 
 Every (world, candidate) pair of a decision is one row of one :class:`~hgin_env.batch.BatchGame`
-(its rows set to the sampled worlds by :func:`hgin_env.batch.load_games`, in the formats by
+(its rows set to the sampled worlds, duel games or format match states, by
 :func:`hgin_env.batch.load_matches`): the candidate is played in every row at once, then the
 learned policy plays every row on, for every seat, one batched torch forward per ply, until
 the searching seat is to act again (at most ``plies`` plies; the hand may end on the way,
@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from hgin_env.batch import BatchGame, MatchState, load_games, load_matches, privileged_size
+from hgin_env.batch import BatchGame, MatchState, load_matches, privileged_size
 from hgin_env.game import Game
 from hgin_env.rules import Rules
 
@@ -108,8 +108,7 @@ class CriticValues:
         w, c = len(worlds), len(candidates)
         rows = w * c
         batch = self._batch(rows)
-        load = load_games if self.rules.format == "duel" else load_matches
-        load(batch, np.arange(rows), [world for world in worlds for _ in range(c)], np.repeat(seeds, c))
+        load_matches(batch, np.arange(rows), [world for world in worlds for _ in range(c)], np.repeat(seeds, c))
         first = batch.step(np.tile(np.asarray(candidates, dtype=np.int64), w))
         total = first.rewards[:, me].astype(np.float64)
         plies = np.zeros(rows, dtype=np.int64)

@@ -32,14 +32,13 @@ command line and the web table read and write one format.
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from hgin_env import actions as A
 from hgin_env.cards import format_card
-from hgin_env.game import Game, Phase
+from hgin_env.game import MAX_SEED, Game, Phase
 from hgin_env.match import Match
 from hgin_env.rules import RULES_VERSION, Rules, get_rules
 
@@ -47,21 +46,6 @@ from hgin_env.rules import RULES_VERSION, Rules, get_rules
 MATCH_FORMAT = "hgin-match"
 #: The ``format`` of a saved three-hand or partnership match.
 FORMAT_MATCH = "hgin-format-match"
-#: The seeds a saved match may hold.
-MAX_SEED = 2**63 - 1
-#: The smallest seed :func:`draw_seed` draws: the drawn seeds stay clear of the small ones
-#: people choose, so a chosen seed never collides with a drawn one by accident.
-MIN_DRAWN_SEED = 2**32
-
-
-def draw_seed() -> int:
-    """A seed for a match whose seed the player does not choose (``hgin play``, the web
-    table): from the operating system's random source (:mod:`secrets`), uniform over
-    ``MIN_DRAWN_SEED .. MAX_SEED``, about 63 bits. The seed fixes every deal of the match,
-    so whoever learns it learns every hidden card; with 2**63 candidates, a player's first
-    hand and upcard cannot single it out by trying seeds (at 34 µs a candidate in Python,
-    about 10 million core-years)."""
-    return MIN_DRAWN_SEED + secrets.randbelow(MAX_SEED + 1 - MIN_DRAWN_SEED)
 #: The largest value of an integer rule option in a saved match (the profiles' are below
 #: 10,000; anything larger is not a match that was played).
 MAX_RULE_NUMBER = 2**31 - 1

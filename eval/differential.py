@@ -37,7 +37,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from hgin_env import actions as A
-from hgin_env import observation
 from hgin_env.batch import HAND_KINDS, BatchGame
 from hgin_env.batch.vector import seat_summary
 from hgin_env.cards import NUM_CARDS
@@ -138,11 +137,7 @@ def run(profiles: dict[str, Rules], n: int, hands: int, seed: int = 0, max_steps
     The scalar side always observes through the Python reference encoder, so the compiled
     kernels (which the compiled scalar encoder shares) are checked against independent code.
     Returns counts per profile."""
-    before = observation.use_engine("numpy")
-    try:
-        return _run(profiles, n, hands, seed, max_steps, reward, decisions, match_bonus, engine)
-    finally:
-        observation.use_engine(before)
+    return _run(profiles, n, hands, seed, max_steps, reward, decisions, match_bonus, engine)
 
 
 def _run(profiles: dict[str, Rules], n: int, hands: int, seed: int, max_steps: int | None, reward: str,
@@ -229,7 +224,8 @@ def _run(profiles: dict[str, Rules], n: int, hands: int, seed: int, max_steps: i
 
 
 def _env(rules: Rules, reward: str, match_bonus: float, seed: int) -> raw_env:
-    env = raw_env(rules=rules, reward=reward, match_bonus=match_bonus)
+    # The scalar side observes through the Python reference encoder (see run).
+    env = raw_env(rules=rules, reward=reward, match_bonus=match_bonus, engine="numpy")
     env.reset(seed=seed)
     return env
 

@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.records import describe_move, draw_seed, load_format_match, save_format_match
+from arena.records import describe_move, load_format_match, save_format_match
 from hgin_env import actions as A
-from hgin_env.game import Phase
+from hgin_env.game import Phase, draw_seed
 from hgin_env.loop import run_match
 from hgin_env.match import Match, RoundResult, SeatHand
 from hgin_env.render import deal_text, render_hand_result, render_seat_table

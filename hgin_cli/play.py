@@ -7,8 +7,8 @@ import argparse
 import random
 from typing import Any
 
-from arena.records import draw_seed, is_format_match_file, load_match, save_match
-from hgin_env.game import Game
+from arena.records import is_format_match_file, load_match, save_match
+from hgin_env.game import Game, draw_seed
 from hgin_env.match import Match
 from hgin_env.rules import PROFILES, get_rules
 

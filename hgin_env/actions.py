@@ -19,15 +19,8 @@ import numpy as np
 
 from .cards import NUM_CARDS, format_card, parse_card
 
-DISCARD = 0
-KNOCK = 52
-DRAW_STOCK = 104
-TAKE_DISCARD = 105
-PASS = 106
-BIG_GIN = 107
-NUM_ACTIONS = 108
-#: In a batch of actions (``BatchGame.step``): this row does not move.
-NO_MOVE = -1
+# The ids are numbers every layer shares (the compiled kernels too), defined once in codes.py.
+from .codes import BIG_GIN, DISCARD, DRAW_STOCK, KNOCK, NO_MOVE, NUM_ACTIONS, PASS, TAKE_DISCARD  # noqa: F401
 
 #: Every kind of move as a half-open range of action ids, in id order.
 MOVE_KINDS: dict[str, tuple[int, int]] = {

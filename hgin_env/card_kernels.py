@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from .cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, RANK_VALUES
+from .codes import BIG_GIN_KIND, GIN_KIND, KNOCK_KIND, NO_DW, PHASE_DISCARD, UNDERCUT_KIND
 from .melds import RUN_DEADWOOD, SET_OPTIONS
 
 # Lookup tables, frozen into the compiled code as constants.
@@ -36,12 +37,7 @@ for _p, _opts in enumerate(SET_OPTIONS):
 _RANK_VALUE = np.array(RANK_VALUES, dtype=np.int64)
 _CARD_VALUE = np.array(CARD_VALUES, dtype=np.int64)
 
-_DISCARD = 2  # hgin_env.game.Phase.DISCARD
-#: "No such discard" in an after-discard row (``batch.tables._NO_DW``).
-NO_DW = 10_000
 _SUIT = 0x1FFF
-#: Hand kinds as ``batch.tables.HAND_KINDS`` numbers them.
-KNOCK_KIND, GIN_KIND, BIG_GIN_KIND, UNDERCUT_KIND = 2, 3, 4, 5
 #: Scratch sizes of the showdown (:func:`settle_hand`): melds of a 10-card hand (one suit of
 #: ten cards holds 36 runs, the most), melds in a collection (10 cards: 3), lay-off chains
 #: (two per run, one per three-card set).
@@ -361,7 +357,7 @@ def encode_table_row(o, offsets, scales, fractions, hand, top_card, rest, known_
     the discard phase); ``take_allowed``: the face-up card may be taken now (a draw phase,
     not a forced stock draw), so take_deadwood is its deadwood."""
     after = np.empty(NUM_CARDS, dtype=np.int64)
-    if acting and phase == _DISCARD:
+    if acting and phase == PHASE_DISCARD:
         _fill_after(hand, after)
     else:
         for c in range(NUM_CARDS):

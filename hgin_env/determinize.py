@@ -62,7 +62,8 @@ import numpy as np
 
 from . import actions as A
 from .cards import NUM_CARDS
-from .game import Game, Phase
+from .codes import Phase
+from .game import Game
 from .melds import deadwood_after_discard_mask, meld_partners, melds_with
 from .observation import PHASES, ObservationLayout, observe
 from .rules import Rules, get_rules

@@ -53,8 +53,9 @@ import numpy as np
 
 from . import actions as A
 from .cards import NUM_CARDS
+from .codes import Phase
 from .determinize import InfoSet
-from .game import Game, Phase
+from .game import Game
 from .match import THREE_HAND_DEALER_PART, Match, new_sheet, partnership_tables, three_hand_seats
 from .melds import deadwood_after_discard_mask, deadwood_of_mask
 from .observation import ObservationLayout, observe

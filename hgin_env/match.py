@@ -4,9 +4,9 @@ who deals, who sits out, who acts next, and the results and rewards per seat.
 Every hand is a two-player hand of :class:`~hgin_env.game.Game` between two seats at one
 table; this module only decides who sits where and how hand results reach the sheets.
 
-- ``duel`` (2 seats, 1 table): the match *is* today's two-player ``Game`` match, wrapped
-  unchanged (same seed and actions, same states and results); its sheet is the game's
-  :class:`~hgin_env.scoring.Scoreboard`.
+- ``duel`` (2 seats, 1 table): the match wraps a whole-match :class:`~hgin_env.game.Game`
+  (``Game`` plays every hand of a duel and keeps its sheet, the
+  :class:`~hgin_env.scoring.Scoreboard`; same seed and actions, same states and results).
 - ``three_hand`` (3 seats, 1 table): the dealer sits out; the seat after the dealer is the
   non-dealer, the other plays the dealer's part; the loser of a hand deals the next, a
   dead hand is redealt by the same dealer. One :class:`~hgin_env.sheets.Sheet` row per
@@ -51,6 +51,17 @@ def partnership_tables(round_number: int) -> tuple[tuple[int, int], tuple[int, i
     if round_number % 2 == 0:
         return (0, 1), (2, 3)
     return (0, 3), (2, 1)
+
+
+def match_outcome(num_players: int, winning_seats: tuple[int, ...]) -> tuple[float, ...]:
+    """THE match outcome per seat (OpenSpiel style, zero-sum), of ``Match.returns`` and the
+    batched engine alike: +1 to each winning seat, the losers sharing the winners' total
+    (duel −1; three-hand −1/2 each; partnership −1 each partner); 0 for all without winners
+    (a draw or a truncated match)."""
+    if not winning_seats:
+        return (0.0,) * num_players
+    lose = -len(winning_seats) / (num_players - len(winning_seats))
+    return tuple(1.0 if s in winning_seats else lose for s in range(num_players))
 
 
 def round_score(team_points: tuple[int, int] | list[int]) -> tuple[int | None, int]:
@@ -237,8 +248,8 @@ class Match:
         self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
         fmt = self.rules.format
         if fmt == "duel":
-            # The duel is today's Game match, unchanged (Game checks first_dealer and deck):
-            # it owns the generator.
+            # The duel is a whole-match Game (Game checks first_dealer and deck): it owns the
+            # generator.
             game = Game(self.rules, seed=self.seed, single_hand=self.single_hand,
                         first_dealer=self.first_dealer, deck=self.deck)
             self.seed = game.seed  # drawn by the Game when unseeded
@@ -468,10 +479,9 @@ class Match:
             self.sheet.record_void()
         else:
             self.sheet.record(hand.winner, hand.points)
-        if self.sheet.match_over:
-            self._over = True
-        elif self.rules.max_hands and len(self.hand_history) >= self.rules.max_hands:
-            self._over = self.truncated = True
+        end = self.rules.match_end(self.sheet.match_over, len(self.hand_history))
+        if end is not None:
+            self._over, self.truncated = True, end == "truncated"
         else:  # the format's rule: the loser deals next; a dead hand is redealt by the same dealer
             self._deal_three_hand(self.rules.next_dealer(hand.dealer, hand.winner, hand.loser))
         return []
@@ -518,10 +528,9 @@ class Match:
                              hands=(hands[0], hands[1]), team_points=(team_points[0], team_points[1]),
                              winner=winner, points=points, columns_decided=tuple(decided))
         self.round_history.append(result)
-        if self.sheet.match_over:
-            self._over = True
-        elif self.rules.max_hands and len(self.round_history) >= self.rules.max_hands:
-            self._over = self.truncated = True
+        end = self.rules.match_end(self.sheet.match_over, len(self.round_history))
+        if end is not None:
+            self._over, self.truncated = True, end == "truncated"
         else:
             self.round_number += 1
             self.dealing_team = 1 - self.dealing_team
@@ -548,13 +557,9 @@ class Match:
         """Per-seat match outcome (OpenSpiel style), zero-sum: 0 for all while running,
         for a draw or a truncated match; else duel +1/−1, three-hand +1 to the winner and
         −1/2 to each other player, partnership +1 to each winner and −1 to each loser."""
-        out = np.zeros(self.num_players, dtype=np.float64)
-        if not self.is_over or self.match_winner is None:
-            return out
-        lose = -1.0 / (self.num_players - 1) if self.format == "three_hand" else -1.0
-        out[:] = lose
-        out[list(self.winning_seats)] = 1.0
-        return out
+        if not self.is_over:
+            return np.zeros(self.num_players, dtype=np.float64)
+        return np.array(match_outcome(self.num_players, self.winning_seats), dtype=np.float64)
 
     def card_count_ok(self) -> bool:
         """Every table holds its 52 cards exactly once."""

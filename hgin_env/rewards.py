@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .codes import PHASE_DISCARD
 from .observation import DEADWOOD_SCALE, ObservationLayout
 
 if TYPE_CHECKING:
@@ -200,7 +201,7 @@ def best_deadwood(vector: np.ndarray, layout: ObservationLayout) -> float | np.n
     by what it makes reachable, not by the eleventh card it adds.
     """
     v = np.asarray(vector)
-    discard_phase = layout.get(v, "phase")[..., 2] > 0.5
+    discard_phase = layout.get(v, "phase")[..., PHASE_DISCARD] > 0.5
     best = np.where(discard_phase, layout.get(v, "discard_deadwood").min(axis=-1),
                     layout.get(v, "deadwood")[..., 0])
     return float(best) if best.ndim == 0 else best.astype(np.float64)
@@ -231,7 +232,7 @@ def expected_deadwood_after_draw(vector: np.ndarray, layout: ObservationLayout) 
     v = np.atleast_2d(np.asarray(vector))
     n = v.shape[0]
     hand = layout.get(v, "hand") > 0.5
-    discard_phase = layout.get(v, "phase")[:, 2] > 0.5
+    discard_phase = layout.get(v, "phase")[:, PHASE_DISCARD] > 0.5
     dd = layout.get(v, "discard_deadwood")
     best = np.where(hand, dd, np.inf).argmin(axis=1)
     # Seen before the discard: the discarded card goes to the pile, it is not drawn again.

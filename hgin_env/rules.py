@@ -182,6 +182,17 @@ class Rules:
             return winner
         return 1 - dealer
 
+    def match_end(self, sheet_over: bool, played: int) -> str | None:
+        """THE end-of-match rule of every format and path (``Game``, ``Match``, the batched
+        engine): "over" when the sheet says the match is over (``sheet_over``: every column
+        decided, or the sheet's draw), "truncated" when ``max_hands`` caps ``played`` (hands
+        in a duel or three-hand, rounds in a partnership), else None (the match goes on)."""
+        if sheet_over:
+            return "over"
+        if self.max_hands and played >= self.max_hands:
+            return "truncated"
+        return None
+
 
 PROFILES: dict[str, Rules] = {
     "hollywood": Rules(name="hollywood"),

@@ -45,7 +45,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from arena.records import draw_seed
+from hgin_env.game import draw_seed
 from hgin_env.rules import PROFILES
 
 from . import files

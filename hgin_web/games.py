@@ -28,9 +28,10 @@ from typing import Any
 import numpy as np
 
 from agents.spec import known_agents, make_agent, parse_options, split_kind
-from arena.records import MAX_SEED, describe_move
+from arena.records import describe_move
 from hgin_env import actions as A
 from hgin_env.cards import format_card
+from hgin_env.game import MAX_SEED
 from hgin_env.match import Match, RoundResult, SeatHand
 from hgin_env.observation import ObservationLayout, observe
 from hgin_env.rules import PROFILES, get_rules

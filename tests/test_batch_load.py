@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hgin_env.batch import batch_of_games, load_games
+from hgin_env.batch import batch_of_matches, load_matches
 from hgin_env.batch.core import BatchGame
 from hgin_env.cards import NUM_CARDS
 from hgin_env.game import Game
@@ -35,7 +35,7 @@ def _random_states(n: int, seed: int, rules: str = "hollywood") -> list[Game]:
 @pytest.mark.parametrize("rules", ["hollywood", "oklahoma"])
 def test_loaded_rows_go_on_as_their_games(engine, rules):
     games = _random_states(40, seed=len(rules), rules=rules)
-    batch = batch_of_games([g.clone() for g in games], seeds=range(40), reward="points", engine=engine)
+    batch = batch_of_matches([g.clone() for g in games], seeds=range(40), reward="points", engine=engine)
     rng = np.random.default_rng(0)
     live = np.ones(40, dtype=bool)
     steps = 0
@@ -71,20 +71,20 @@ def test_loading_refuses_what_it_cannot_hold():
     games = _random_states(2, seed=1)
     batch = BatchGame(3, seed=0)
     with pytest.raises(ValueError, match="differ in length"):
-        load_games(batch, [0, 1], games, [1])
+        load_matches(batch, [0, 1], games, [1])
     with pytest.raises(ValueError, match="distinct matches"):
-        load_games(batch, [0, 0], games, [1, 2])
+        load_matches(batch, [0, 0], games, [1, 2])
     with pytest.raises(ValueError, match="plays 'oklahoma'"):
-        load_games(batch, [0], _random_states(1, seed=2, rules="oklahoma"), [1])
-    with pytest.raises(ValueError, match="load_matches"):
-        load_games(BatchGame(1, rules="hollywood_three_hand", seed=0), [0], games[:1], [1])
+        load_matches(batch, [0], _random_states(1, seed=2, rules="oklahoma"), [1])
+    with pytest.raises(ValueError, match="a Game is a duel"):
+        load_matches(BatchGame(1, rules="hollywood_three_hand", seed=0), [0], games[:1], [1])
 
 
 def test_a_game_given_for_several_rows_is_copied_into_each():
     """A search loads each world once per candidate: rows of one game hold its state (and
     their own sheets), and the rows step apart from each other."""
     games = _random_states(2, seed=9)
-    batch = batch_of_games([games[0]] * 3 + [games[1]] * 2, seeds=[1, 1, 1, 2, 2], reward="points")
+    batch = batch_of_matches([games[0]] * 3 + [games[1]] * 2, seeds=[1, 1, 1, 2, 2], reward="points")
     obs = batch.observations()
     for row, game in ((0, games[0]), (2, games[0]), (4, games[1])):
         np.testing.assert_array_equal(obs[row], observe(game, game.current_player)["observation"])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from helpers import random_matches
 
-from hgin_env.batch import BatchGame, MatchState, batch_of_matches, load_games, load_matches
+from hgin_env.batch import BatchGame, MatchState, batch_of_matches, load_matches
 from hgin_env.cards import NUM_CARDS
 from hgin_env.match import Match
 from hgin_env.melds import deadwood_of_mask
@@ -126,8 +126,8 @@ def test_loading_refuses_what_it_cannot_hold():
         load_matches(batch, [0, 0], three, [1, 2])
     with pytest.raises(ValueError, match="plays 'hollywood_partnership'"):
         load_matches(batch, [0], random_matches(1, seed=2, rules="hollywood_partnership"), [1])
-    with pytest.raises(ValueError, match="load_matches"):
-        load_games(batch, [0], [three[0].tables[0].game], [1])
+    with pytest.raises(ValueError, match="a Game is a duel"):
+        load_matches(batch, [0], [three[0].tables[0].game], [1])
     state = MatchState.of(three[0])
     state.seats = ((state.seats[0][1], state.seats[0][0]),)
     with pytest.raises(ValueError, match="do not follow the dealer"):
@@ -141,12 +141,15 @@ def test_loading_refuses_what_it_cannot_hold():
 
 
 def test_a_duel_match_loads_through_the_same_function():
-    """load_matches is the one constructor for every format: a duel Match loads its Game."""
+    """load_matches is the one loader for every format: a duel Match loads its Game, and a
+    Game or its MatchState load the same row."""
     match = Match("hollywood", seed=4)
     rng = np.random.default_rng(2)
     for _ in range(15):
         match.apply(int(rng.choice(match.legal_actions())))
     batch = batch_of_matches([match], seeds=[3])
     check_row(batch, 0, match, "duel")
-    with pytest.raises(ValueError, match="duel Matches"):
+    for state in (match.duel_game, MatchState.of(match)):
+        check_row(batch_of_matches([state], seeds=[3]), 0, match, f"duel from {type(state).__name__}")
+    with pytest.raises(ValueError, match="plays 'hollywood_three_hand'"):
         load_matches(batch, [0], [MatchState.of(random_matches(1, 1, "hollywood_three_hand")[0])], [1])

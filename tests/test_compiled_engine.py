@@ -1,6 +1,6 @@
-"""The compiled engine (hgin_env/batch/kernels.py) beside its references: the showdown
-kernel against ``scoring.settle`` and the brute force on random and hand-built hands, the
-deadwood kernel against ``melds``, and which engine runs (hgin_env/batch/engines.py).
+"""The compiled card kernels (hgin_env/card_kernels.py) beside their references: the
+showdown kernel against ``scoring.settle`` and the brute force on random and hand-built
+hands, the deadwood kernel against ``melds``; and which engine runs (hgin_env/compiled.py).
 
 The step-by-step differential of both engines against the scalar ``Match`` in every format
 is in tests/test_batch.py."""
@@ -12,11 +12,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from hgin_env import card_kernels as kernels
-from hgin_env import compiled as engines
-from hgin_env import scoring
+from hgin_env import card_kernels, compiled, scoring
 from hgin_env.batch import BatchGame
 from hgin_env.cards import as_card_ids, cards_to_mask
+from hgin_env.codes import BIG_GIN_KIND, GIN_KIND, KNOCK_KIND, UNDERCUT_KIND
 from hgin_env.melds import deadwood_of_mask
 from hgin_env.rules import PROFILES
 
@@ -27,14 +26,13 @@ except ImportError:  # pragma: no cover - pytest run without the repo root on sy
     import brute as B
     from test_brute_settle import HARD_CASES, _random_case
 
-KIND_OF_CODE = {kernels.KNOCK_KIND: "knock", kernels.GIN_KIND: "gin", kernels.BIG_GIN_KIND: "big_gin",
-                kernels.UNDERCUT_KIND: "undercut"}
+KIND_OF_CODE = {KNOCK_KIND: "knock", GIN_KIND: "gin", BIG_GIN_KIND: "big_gin", UNDERCUT_KIND: "undercut"}
 
 
 def compiled_settle(knocker, defender, limit: int = 10, multiplier: int = 1, rules=PROFILES["hollywood"]):
     """(kind, winner, points) of the showdown kernel, as ``scoring.settle`` names them."""
     big = -1 if rules.big_gin_bonus is None else rules.big_gin_bonus
-    kind, knocker_wins, points = kernels.settle_hand(
+    kind, knocker_wins, points = card_kernels.settle_hand(
         cards_to_mask(as_card_ids(knocker)), cards_to_mask(as_card_ids(defender)), limit, multiplier,
         rules.gin_bonus, rules.undercut_bonus, big)
     return KIND_OF_CODE[kind], "knocker" if knocker_wins else "defender", points
@@ -89,29 +87,29 @@ def test_deadwood_kernel_equals_melds_on_random_hands():
     for size in (0, 1, 3, 7, 10, 11):
         for _ in range(400):
             mask = cards_to_mask(rng.permutation(52)[:size].tolist())
-            assert kernels.deadwood(mask) == deadwood_of_mask(mask)
+            assert card_kernels.deadwood(mask) == deadwood_of_mask(mask)
 
 
 # ---------------------------------------------------------------- which engine runs
 def test_the_compiled_engine_is_the_default_where_numba_is_installed(monkeypatch):
-    monkeypatch.delenv(engines.ENGINE_VARIABLE, raising=False)
-    assert engines.compiled_available()  # make test installs the `fast` extra
-    assert engines.resolve_engine() == "numba" == BatchGame(2, seed=0).engine
-    monkeypatch.setenv(engines.ENGINE_VARIABLE, "numpy")
-    assert engines.resolve_engine() == "numpy" == BatchGame(2, seed=0).engine
+    monkeypatch.delenv(compiled.ENGINE_VARIABLE, raising=False)
+    assert compiled.compiled_available()  # make test installs the `fast` extra
+    assert compiled.resolve_engine() == "numba" == BatchGame(2, seed=0).engine
+    monkeypatch.setenv(compiled.ENGINE_VARIABLE, "numpy")
+    assert compiled.resolve_engine() == "numpy" == BatchGame(2, seed=0).engine
     assert BatchGame(2, seed=0, engine="numba").engine == "numba"  # the argument wins
 
 
 def test_without_numba_the_numpy_engine_runs_and_asking_for_numba_says_why(monkeypatch):
-    monkeypatch.delenv(engines.ENGINE_VARIABLE, raising=False)
-    monkeypatch.setattr(engines, "compiled_available", lambda: False)
-    assert engines.resolve_engine() == "numpy"
+    monkeypatch.delenv(compiled.ENGINE_VARIABLE, raising=False)
+    monkeypatch.setattr(compiled, "compiled_available", lambda: False)
+    assert compiled.resolve_engine() == "numpy"
     assert BatchGame(2, seed=0).engine == "numpy"
     with pytest.raises(ValueError, match="engine='numba' needs numba"):
         BatchGame(2, seed=0, engine="numba")
-    monkeypatch.setenv(engines.ENGINE_VARIABLE, "numba")
+    monkeypatch.setenv(compiled.ENGINE_VARIABLE, "numba")
     with pytest.raises(ValueError, match="HGIN_ENGINE='numba' needs numba"):
-        engines.resolve_engine()
+        compiled.resolve_engine()
 
 
 @pytest.mark.parametrize("bad", ["numbaa", "C", ""])
@@ -119,16 +117,16 @@ def test_an_unknown_engine_is_refused_by_name(monkeypatch, bad):
     if bad:
         with pytest.raises(ValueError, match=f"engine={bad!r} is not an engine"):
             BatchGame(2, seed=0, engine=bad)
-    monkeypatch.setenv(engines.ENGINE_VARIABLE, bad or "x")
+    monkeypatch.setenv(compiled.ENGINE_VARIABLE, bad or "x")
     with pytest.raises(ValueError, match="HGIN_ENGINE=.* is not an engine"):
-        engines.resolve_engine()
+        compiled.resolve_engine()
 
 
 def test_both_engines_give_the_same_games_from_the_same_seed():
     """A quick end-to-end twin of the differential: the same seeds and actions give the
     same observations, masks, rewards and sheets on both engines, format by format."""
     for rules in ("hollywood", "hollywood_three_hand", "hollywood_partnership"):
-        games = {e: BatchGame(16, rules=rules, seed=4, reward="points", engine=e) for e in engines.ENGINES}
+        games = {e: BatchGame(16, rules=rules, seed=4, reward="points", engine=e) for e in compiled.ENGINES}
         rng = np.random.default_rng(0)
         for _ in range(400):
             obs = {e: g.observations().copy() for e, g in games.items()}
@@ -164,8 +162,8 @@ def test_compiled_scalar_observations_equal_the_python_reference(rules):
     for _ in range(1500):
         for game in _games_of(env.match):
             for player in (0, 1):
-                np.testing.assert_array_equal(observation.encode_with("numba", game, player),
-                                              observation.encode_with("numpy", game, player))
+                np.testing.assert_array_equal(observation.encode(game, player, engine="numba"),
+                                              observation.encode(game, player, engine="numpy"))
                 compared += 1
         obs, _r, term, trunc, _i = env.last()
         if term or trunc:
@@ -180,16 +178,26 @@ def _games_of(match):
     return [game] if game is not None else [table.game for table in match.tables]
 
 
-def test_the_scalar_observer_follows_the_engine_switch():
+def test_the_scalar_observer_runs_the_engine_it_is_given():
+    """The engine is passed in (no module switch): "numpy" is the Python reference, "numba"
+    the compiled path, None the process's choice; a bad name says what is wrong."""
     from hgin_env import observation
+    from hgin_env.envs.aec import raw_env
+    from hgin_env.game import Game
+    from hgin_env.observation import encoders
 
-    before = observation.use_engine("numpy")
-    try:
-        assert observation._ENCODE is observation._encode_python
-        assert observation.use_engine("numba") == "numpy"
-        assert observation._ENCODE is observation._encode_compiled
-    finally:
-        observation.use_engine(before)
+    assert encoders.encoder("numpy") is encoders._encode_python
+    assert encoders.encoder("numba") is not encoders._encode_python
+    assert encoders.encoder("numba") is encoders.encoder("numba")  # built once
+    assert observation.DEFAULT_ENGINE == compiled.resolve_engine()
+    with pytest.raises(ValueError, match="not an engine"):
+        observation.encode(Game(seed=0), 0, engine="jax")
+    env = raw_env(engine="numpy")
+    env.reset(seed=3)
+    want = observation.observe(env.match, 0, engine="numpy")["observation"]
+    np.testing.assert_array_equal(env.observe("player_0")["observation"], want)
+    with pytest.raises(ValueError, match="not an engine"):
+        raw_env(engine="jax")
 
 
 @pytest.mark.parametrize("copy_of", ["deepcopy", "pickle"])

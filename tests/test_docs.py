@@ -129,7 +129,7 @@ def test_action_kinds_cover_every_action_once() -> None:
 #: its own layer and the ones before it, never one above. The package front (``__init__``,
 #: ``hollywood_gin_v0``, the published name) sit on top.
 ENGINE_LAYERS: list[tuple[str, set[str]]] = [
-    ("engine", {"cards", "rules", "actions", "melds", "scoring", "sheets", "game", "match", "compiled",
+    ("engine", {"codes", "cards", "rules", "actions", "melds", "scoring", "sheets", "game", "match", "compiled",
                 "card_kernels"}),
     ("observer", {"observation", "rewards", "loop", "summary", "determinize"}),
     ("render", {"render"}),

@@ -9,7 +9,7 @@ import pytest
 from helpers import random_matches, same_state, swap_hidden_match
 
 from hgin_env.batch import batch_of_matches
-from hgin_env.batch.tables import HAND_OVER
+from hgin_env.codes import PHASE_HAND_OVER
 from hgin_env.format_worlds import FormatInfoSet
 from hgin_env.match import Match
 from hgin_env.observation import observe
@@ -35,7 +35,7 @@ def test_worlds_show_the_seat_what_it_saw(fmt):
         if fmt == "partnership":
             partner_table = 1 - info.table_index
             running = match.tables[partner_table].running
-            assert [batch.phase[2 * k + partner_table] != HAND_OVER for k in range(2)] == [running] * 2
+            assert [batch.phase[2 * k + partner_table] != PHASE_HAND_OVER for k in range(2)] == [running] * 2
         # Every world plays on: a legal move steps it.
         batch.step(np.array([int(np.flatnonzero(m)[0]) for m in masks]))
 

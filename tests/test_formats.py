@@ -438,3 +438,19 @@ def test_truncation_caps_hands_and_rounds():
         assert m.match_winner is None and not m.returns().any()
     with pytest.raises(ValueError, match="over"):
         m.apply(A.PASS)
+
+
+def test_one_end_of_match_rule_and_one_outcome():
+    """``Rules.match_end`` is the end of every path (Game, Match, BatchGame) and
+    ``match.match_outcome`` the outcome of Match.returns and the batched engine."""
+    from hgin_env.match import match_outcome
+    from hgin_env.rules import get_rules
+
+    capped = get_rules("hollywood").replace(max_hands=3)
+    assert capped.match_end(True, 0) == "over" and capped.match_end(True, 3) == "over"
+    assert capped.match_end(False, 3) == "truncated" and capped.match_end(False, 2) is None
+    assert get_rules("hollywood").replace(max_hands=0).match_end(False, 10**6) is None
+    assert match_outcome(2, (1,)) == (-1.0, 1.0)
+    assert match_outcome(3, (2,)) == (-0.5, -0.5, 1.0)
+    assert match_outcome(4, (1, 3)) == (-1.0, 1.0, -1.0, 1.0)
+    assert match_outcome(4, ()) == (0.0,) * 4

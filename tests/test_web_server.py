@@ -205,7 +205,7 @@ def test_idle_connections_of_one_address_make_room_and_busy_ones_get_a_json_503(
 def test_server_drawn_seeds_are_63_bit_and_hidden_until_the_end(tmp_path: Path) -> None:
     """A game whose seed the player leaves empty gets one from draw_seed (never below 2**32);
     the view shows no seed until the match is over."""
-    from arena.records import MIN_DRAWN_SEED, draw_seed
+    from hgin_env.game import MIN_DRAWN_SEED, draw_seed
 
     assert min(draw_seed() for _ in range(10_000)) >= MIN_DRAWN_SEED == 2**32
     with Server(tmp_path / "games") as server:

@@ -25,11 +25,9 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import CSVOutputFormat, TensorBoardOutputFormat
 
+from hgin_env.codes import SCORED_KINDS as HAND_KINDS
 from train.plots import hand_outcomes
 from train.run import EVAL_SEED, CsvWriter, cut_logs, eval_log, evaluation_row, rows_up_to
-
-HAND_KINDS = ("knock", "gin", "big_gin", "undercut")
-
 
 EPISODE_FIELDS = ["timesteps", "opponent", "won", "lost", "truncated", "columns_won", "columns_lost",
                   "col1", "col2", "col3", "opp_col1", "opp_col2", "opp_col3", "hands", "dead_hands",

@@ -20,8 +20,7 @@ from .core import (
     privileged_size,
     privileged_slices,
 )
-from .load import MatchState, batch_of_games, batch_of_matches, load_games, load_matches
+from .load import MatchState, batch_of_matches, load_matches
 
 __all__ = ["HAND_KINDS", "PRIVILEGED_SIZE", "PRIVILEGED_SLICES", "BatchGame", "StepResult", "cards_of_masks",
-           "privileged_size", "privileged_slices", "MatchState", "batch_of_games", "batch_of_matches", "load_games",
-           "load_matches"]
+           "privileged_size", "privileged_slices", "MatchState", "batch_of_matches", "load_matches"]

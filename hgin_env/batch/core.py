@@ -2,15 +2,20 @@
 
 Why: a learner needs thousands of decisions per second, and per-game Python (one
 ``Match.apply`` plus one observation per decision) costs microseconds of interpreter time
-each. Here the state of N matches lives in numpy arrays and one ``step(actions)`` applies
-N actions with a handful of vectorised operations, in the spirit of pgx and EnvPool but
-with numpy on a CPU.
+each. Here the state of N matches lives in arrays and one ``step(actions)`` applies N
+actions in one call, in the spirit of pgx and EnvPool on a CPU: by default through the
+compiled kernels (:mod:`hgin_env.batch.kernels`, one pass of plain loops per table), with
+the numpy methods of :mod:`hgin_env.batch.tables` (a handful of vectorised operations) as
+the reference and the fallback without numba (``engine=``, ``HGIN_ENGINE``).
 
 The layers, bottom up:
 
-- :mod:`hgin_env.batch.tables`: T two-player tables, one hand each (the duel's core):
+- :mod:`hgin_env.batch.state`: THE table state record (:class:`~hgin_env.batch.state.TableState`):
   hands as 52-bit masks in ``uint64``, each deal's card order, the discard pile as a stack,
-  phase, counters, and every transition of a hand as one vectorised pass;
+  phase, counters, the derived deadwood tables;
+- :mod:`hgin_env.batch.tables`: T two-player tables, one hand each (the duel's core), on
+  that record: every transition of a hand as one vectorised pass (the numpy reference), or
+  the kernels' one call;
 - :mod:`hgin_env.batch.formats`: the seating of each format (which seats play at which
   table, who deals or sits out, which table acts, what a hand puts on the sheet), from the
   same definitions as the scalar :class:`~hgin_env.match.Match`;
@@ -46,14 +51,15 @@ import numpy as np
 
 from .. import actions as A
 from ..cards import NUM_CARDS
-from ..match import new_sheet
+from ..codes import DEAD_KIND, HAND_KINDS, KIND_CODE, KNOCK_KIND, PHASE_HAND_OVER, SCORED_KINDS
+from ..match import match_outcome, new_sheet
 from ..melds import min_deadwood_batch
 from ..observation import KNOCK_LIMIT_SCALE, STOCK_SCALE, ObservationLayout
 from ..rewards import SheetChange, check_match_bonus, check_mode, step_rewards
 from ..rules import Rules, get_rules
 from ..sheets import Sheet
 from .formats import SEATINGS, Deal, SheetEntry
-from .tables import FRACTION, HAND_KINDS, HAND_OVER, KIND_CODE, TableBatch, bits, cards_of_masks
+from .tables import FRACTION, TableBatch, bits, cards_of_masks
 
 __all__ = ["HAND_KINDS", "PRIVILEGED_SIZE", "PRIVILEGED_SLICES", "BatchGame", "StepResult", "cards_of_masks",
            "privileged_size", "privileged_slices"]
@@ -143,7 +149,6 @@ class BatchGame(TableBatch):
         self._one_table = seating_cls.one_table
         rows = 2 if self.format == "partnership" else self.num_players
         self._row_seats = tuple(self.seating.row_seats(r) for r in range(rows))
-        self._no_outcome = (0.0,) * self.num_players
         #: The seat that acts in each match (a duel's is its table's ``current_player``).
         self.current_seat = self.current_player if self.format == "duel" else np.zeros(n, dtype=np.int64)
         # Match state: the exact scalar sheet per match, mirrored for observations.
@@ -187,7 +192,7 @@ class BatchGame(TableBatch):
             self.rngs.append(np.random.default_rng(int(seeds[i])))
             deals += self.seating.start(i)
         self._deal(deals)
-        self.seating.update_contexts(self.arange)
+        self.update_contexts(self.arange)
         self._after_step(self.table_range)
 
     # ------------------------------------------------------------------ matches
@@ -222,8 +227,13 @@ class BatchGame(TableBatch):
         for i in range(self.n):
             deals += self._new_match(i)
         self._deal(deals)
-        self.seating.update_contexts(self.arange)
+        self.update_contexts(self.arange)
         self._after_step(self.table_range)
+
+    def update_contexts(self, idx: np.ndarray) -> None:
+        """Recompute the observation contexts and column totals of matches ``idx`` (after
+        their sheet or seating changed) from the seating."""
+        self.context[idx], self.columns[idx] = self.seating.contexts(idx)
 
     def _after_step(self, tables: np.ndarray) -> None:
         """Refresh the derived state of ``tables`` and each match's acting seat."""
@@ -343,7 +353,7 @@ class BatchGame(TableBatch):
             if result is None:
                 winner = loser = None
                 points = 0
-                out.hand_kind[i] = KIND_CODE["dead"]
+                out.hand_kind[i] = DEAD_KIND
                 self.dead_hands[i] += 1
                 self.seat_dead_hands[i, seats] += 1
             else:
@@ -355,8 +365,8 @@ class BatchGame(TableBatch):
                 out.hand_winner[i] = winner
                 out.hand_points[i] = points
                 out.hand_kind[i] = code
-                self.kind_counts[i, winner, code - 2] += 1
-                self.opponent_kind_counts[i, loser, code - 2] += 1
+                self.kind_counts[i, winner, code - KNOCK_KIND] += 1
+                self.opponent_kind_counts[i, loser, code - KNOCK_KIND] += 1
                 self.points_won[i, winner] += points
                 self.points_lost[i, loser] += points
             out.hand_over[i] = True
@@ -366,18 +376,20 @@ class BatchGame(TableBatch):
             entry = self.seating.hand_over(i, t, winner, loser, points)
             changed.append(i)
             if entry is None:  # a partnership table waits for the other one
+                self.phase[t] = PHASE_HAND_OVER
                 continue
             out.round_over[i] = self.format == "partnership"
             outcome = None
-            if board.match_over:
+            end = self.rules.match_end(board.match_over, self._rounds_played(i))
+            if end == "over":
                 out.match_over[i] = True
                 mw = board.match_winner
-                outcome = self._outcome(mw)
+                outcome = match_outcome(self.num_players, () if mw is None else self._row_seats[mw])
                 if mw is not None:
                     out.match_winner[i] = mw
-            elif self.rules.max_hands and self._rounds_played(i) >= self.rules.max_hands:
+            elif end == "truncated":
                 out.match_over[i] = out.truncated[i] = True
-                outcome = self._no_outcome
+                outcome = match_outcome(self.num_players, ())
             if entry.row is not None or outcome is not None:  # the one reward function of every path
                 out.rewards[i] += step_rewards(self.reward_mode, self._sheet_change(entry, before, outcome),
                                                self.match_bonus)
@@ -388,7 +400,7 @@ class BatchGame(TableBatch):
                 deals += self.seating.next_deals(i, entry)
         self._deal(deals)
         if changed:
-            self.seating.update_contexts(np.unique(np.array(changed, dtype=np.int64)))
+            self.update_contexts(np.unique(np.array(changed, dtype=np.int64)))
         return [d.table for d in deals]
 
     def _rounds_played(self, i: int) -> int:
@@ -413,21 +425,11 @@ class BatchGame(TableBatch):
                            columns_won=(entry.row,) * len(entry.decided), num_columns=self.rules.columns,
                            outcome=outcome)
 
-    def _outcome(self, winner: int | None) -> tuple[float, ...]:
-        """Each seat's match outcome for a finished match won by sheet row ``winner``
-        (``Match.returns()``: duel ±1; three-hand +1 and −1/2 each; partnership ±1 per
-        partner; 0 for a draw)."""
-        if winner is None:
-            return self._no_outcome
-        win = self._row_seats[winner]
-        lose = -len(win) / (self.num_players - len(win))
-        return tuple(1.0 if s in win else lose for s in range(self.num_players))
-
     def _summary(self, i: int, truncated: bool) -> dict:
         """The finished match, per seat (``by_player[p]``-style lists, seat-indexed) and
         per sheet row."""
         board = self.boards[i]
-        kinds = ("knock", "gin", "big_gin", "undercut")
+        kinds = SCORED_KINDS
 
         def kind_dicts(counts: np.ndarray) -> list[dict[str, int]]:
             return [{k: int(counts[p, j]) for j, k in enumerate(kinds) if counts[p, j]}
@@ -517,7 +519,7 @@ class BatchGame(TableBatch):
         out[:, s["take_deadwood"].start] = 1.0
         out[:, s["stock_size"].start] = (NUM_CARDS - self.stock_pos[t]) / STOCK_SCALE
         phase = self.phase[t]
-        live = np.flatnonzero((phase < HAND_OVER) & ~sitting)
+        live = np.flatnonzero((phase < PHASE_HAND_OVER) & ~sitting)
         out[live, s["phase"].start + phase[live]] = 1.0
         out[:, s["knock_limit"].start] = self.knock_limit[t] / KNOCK_LIMIT_SCALE
         out[:, s["doubled"].start] = self.multiplier[t] > 1
@@ -526,7 +528,7 @@ class BatchGame(TableBatch):
         # The player to act at its table (the acting seat, or in a partnership the next to act
         # at the waiting table) sees its discard and take deadwoods, as ``encode`` gives them
         # to a table's current player: the table's derived state holds them for every table.
-        current = np.flatnonzero(~sitting & (self.current_player[t] == pp) & (phase < HAND_OVER))
+        current = np.flatnonzero(~sitting & (self.current_player[t] == pp) & (phase < PHASE_HAND_OVER))
         if current.size:
             block = np.zeros((current.size, self.layout.size), dtype=np.float32)
             self.table_observations(block, t[current])
@@ -545,24 +547,24 @@ class BatchGame(TableBatch):
         t, p = self.seat_tables(rows, seats)
         k = rows.size
         out = np.zeros((k, privileged_size(self.format)), dtype=np.float32)
-        mine = np.flatnonzero((p >= 0) & (self.phase[t] != HAND_OVER))
+        mine = np.flatnonzero((p >= 0) & (self.phase[t] != PHASE_HAND_OVER))
         tm, q = t[mine], 1 - p[mine]
         out[mine, :NUM_CARDS] = bits(self.hands[tm, q])
         pos = self.stock_pos[tm]
         has_stock = np.flatnonzero(pos < NUM_CARDS)
         out[mine[has_stock], NUM_CARDS + self.decks[tm[has_stock], pos[has_stock]]] = 1.0
-        out[mine, 2 * NUM_CARDS] = FRACTION[self._dw10[tm, q]]
+        out[mine, 2 * NUM_CARDS] = FRACTION[self.dw10[tm, q]]
         if self.format == "partnership":
             other = t ^ 1
             partner = (seats + 2) % 4
             pp = np.where(self.seating.table_seats[other, 0] == partner, 0, 1)
-            running = np.flatnonzero(self.phase[other] != HAND_OVER)
+            running = np.flatnonzero(self.phase[other] != PHASE_HAND_OVER)
             o, pr = other[running], pp[running]
             base = 2 * NUM_CARDS + 1
             out[running, base:base + NUM_CARDS] = bits(self.hands[o, pr])
             out[running, base + NUM_CARDS:base + 2 * NUM_CARDS] = bits(self.hands[o, 1 - pr])
-            out[running, base + 2 * NUM_CARDS] = FRACTION[self._dw10[o, pr]]
-            out[running, base + 2 * NUM_CARDS + 1] = FRACTION[self._dw10[o, 1 - pr]]
+            out[running, base + 2 * NUM_CARDS] = FRACTION[self.dw10[o, pr]]
+            out[running, base + 2 * NUM_CARDS + 1] = FRACTION[self.dw10[o, 1 - pr]]
         return out
 
     def stock_size(self) -> np.ndarray:

@@ -19,7 +19,7 @@ def warm_kernels() -> float:
         return 0.0
     t0 = time.perf_counter()
     from ..game import Game
-    from ..observation import encode_with
+    from ..observation import encode
     from .core import BatchGame
 
     # Every top-level kernel runs here with the argument types the engine passes, so no
@@ -30,5 +30,5 @@ def warm_kernels() -> float:
         masks = batch.legal_action_masks()
         batch.step(np.argmax(masks, axis=1))
     batch.observations_of(np.array([0]))
-    encode_with("numba", Game(seed=0), 0)
+    encode(Game(seed=0), 0, engine="numba")
     return time.perf_counter() - t0

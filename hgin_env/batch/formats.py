@@ -18,7 +18,9 @@ its round score (``round_score``) and teams (``TEAMS``), and the sheets (``new_s
 
 A seating keeps its format's per-match state (who sits out, the round, its points so far)
 and is driven by :class:`hgin_env.batch.BatchGame`, which owns the generic match state
-(generators, sheets, tallies, the acting seat) and the step.
+(generators, sheets, tallies, the acting seat), the table state and the step. A seating
+reads the batch's arrays and writes only its own: what changes in the batch it returns (the
+deals to make, the sheet entry, the contexts), and the batch applies it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Protocol
 import numpy as np
 
 from ..cards import NUM_CARDS
+from ..codes import PHASE_HAND_OVER
 from ..match import (
     TEAMS,
     THREE_HAND_DEALER_PART,
@@ -41,24 +44,21 @@ from ..match import (
 from ..observation import format_context_rows, sheet_arrays, sheet_context_rows
 from ..rules import Rules
 from ..sheets import Sheet
-from .tables import HAND_OVER
 
 
 class MatchArrays(Protocol):
-    """What a seating reads and writes of the batch that drives it: the tables' arrays
-    (:class:`~hgin_env.batch.tables.TableBatch`) and the matches' sheets, generators and
-    observation context. :class:`~hgin_env.batch.BatchGame` is the one implementation;
-    naming the interface here, not that class, keeps this module below ``core``."""
+    """What a seating reads of the batch that drives it: the tables' arrays
+    (:class:`~hgin_env.batch.state.TableState`) and the matches' sheets and generators
+    (it records hands on the sheets and draws deals from the generators).
+    :class:`~hgin_env.batch.BatchGame` is the one implementation; naming the interface here,
+    not that class, keeps this module below ``core``."""
 
     n: int
     rules: Rules
     boards: list[Sheet]
     rngs: list[np.random.Generator]
     phase: np.ndarray
-    dealer: np.ndarray
     current_player: np.ndarray
-    context: np.ndarray
-    columns: np.ndarray
     hands_played: np.ndarray
 
 
@@ -116,7 +116,8 @@ class Seating:
                   points: int) -> SheetEntry | None:
         """The hand at table ``t`` of match ``i`` ended (``winner``/``loser`` seats, None for
         a dead hand): record it on the sheet and return the entry, or None if the sheet
-        waits (a partnership table whose partner table plays on)."""
+        waits (a partnership table whose partner table plays on: the batch marks the table
+        ``PHASE_HAND_OVER`` until the round's next deal)."""
         raise NotImplementedError
 
     def next_deals(self, i: int, entry: SheetEntry) -> list[Deal]:
@@ -127,9 +128,10 @@ class Seating:
         """After a step, matches ``moved`` whose hand went on: switch the acting table where
         the format alternates tables."""
 
-    def update_contexts(self, idx: np.ndarray) -> None:
-        """Recompute ``batch.context`` (every seat) of matches ``idx`` after their sheet or
-        seating changed."""
+    def contexts(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The observation contexts of matches ``idx`` (float32 [k, seats, ...]: every seat's
+        part after the table slices) and their sheets' column totals (int64 [k, rows, C]),
+        recomputed after their sheet or seating changed; the batch stores them."""
         raise NotImplementedError
 
 
@@ -137,10 +139,9 @@ class DuelSeating(Seating):
     """The duel: match ``i`` is table ``i``, seat ``p`` is player ``p`` (``Game``)."""
 
     def start(self, i: int) -> list[Deal]:
-        batch = self.batch
-        rng = batch.rngs[i]
-        batch.dealer[i] = first_dealer_of(batch.rules, rng)
-        return [Deal(i, rng.permutation(NUM_CARDS), int(batch.dealer[i]))]
+        rng = self.batch.rngs[i]
+        dealer = first_dealer_of(self.batch.rules, rng)
+        return [Deal(i, rng.permutation(NUM_CARDS), dealer)]
 
     def hand_over(self, i: int, t: int, winner: int | None, loser: int | None,
                   points: int) -> SheetEntry:
@@ -155,16 +156,14 @@ class DuelSeating(Seating):
         dealer = batch.rules.next_dealer(int(batch.dealer[i]), entry.winner_seat, entry.loser_seat)
         return [Deal(i, batch.rngs[i].permutation(NUM_CARDS), dealer)]
 
-    def update_contexts(self, idx: np.ndarray) -> None:
+    def contexts(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         batch = self.batch
         columns, wins, winners = sheet_arrays([batch.boards[i] for i in idx])
         k = idx.size
         both = np.concatenate([np.zeros(k, dtype=np.int64), np.ones(k, dtype=np.int64)])
         ctx = sheet_context_rows(np.concatenate([columns, columns]), np.concatenate([wins, wins]),
                                  np.concatenate([winners, winners]), both, 1 - both, batch.rules.target)
-        batch.context[idx, 0] = ctx[:k]
-        batch.context[idx, 1] = ctx[k:]
-        batch.columns[idx] = columns
+        return ctx.reshape(2, k, -1).swapaxes(0, 1), columns
 
 
 class ThreeHandSeating(Seating):
@@ -195,7 +194,7 @@ class ThreeHandSeating(Seating):
         dealer = self.batch.rules.next_dealer(int(self.sitting_out[i]), entry.winner_seat, entry.loser_seat)
         return self._deal(i, dealer)
 
-    def update_contexts(self, idx: np.ndarray) -> None:
+    def contexts(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         batch = self.batch
         k = idx.size
         columns, wins, winners = sheet_arrays([batch.boards[i] for i in idx])
@@ -206,9 +205,7 @@ class ThreeHandSeating(Seating):
         ctx = format_context_rows("three_hand", columns[rows], wins[rows], winners[rows], batch.rules.target,
                                   seat, opponent=opponent, sitting_out=self.sitting_out[idx][rows],
                                   hands_played=batch.hands_played[idx][rows])
-        for s in range(3):
-            batch.context[idx, s] = ctx[s * k:(s + 1) * k]
-        batch.columns[idx] = columns
+        return ctx.reshape(3, k, -1).swapaxes(0, 1), columns
 
 
 class PartnershipSeating(Seating):
@@ -253,9 +250,8 @@ class PartnershipSeating(Seating):
         batch = self.batch
         if winner is not None:
             self.round_points[i, winner % 2] += points
-        batch.phase[t] = HAND_OVER
         other = t ^ 1
-        if batch.phase[other] != HAND_OVER:  # the other table plays on: it acts next
+        if batch.phase[other] != PHASE_HAND_OVER:  # the other table plays on: it acts next
             self.acting_table[i] = other
             return None
         team, net = round_score(self.round_points[i])
@@ -277,11 +273,11 @@ class PartnershipSeating(Seating):
         batch = self.batch
         t = self.acting_table[moved]
         other = t ^ 1
-        switch = (batch.current_player[t] != player_before) & (batch.phase[other] != HAND_OVER) \
-            & (batch.phase[t] != HAND_OVER)
+        switch = (batch.current_player[t] != player_before) & (batch.phase[other] != PHASE_HAND_OVER) \
+            & (batch.phase[t] != PHASE_HAND_OVER)
         self.acting_table[moved[switch]] = other[switch]
 
-    def update_contexts(self, idx: np.ndarray) -> None:
+    def contexts(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         batch = self.batch
         k = idx.size
         columns, wins, winners = sheet_arrays([batch.boards[i] for i in idx])
@@ -292,11 +288,9 @@ class PartnershipSeating(Seating):
         first = 2 * match
         partner_table = np.where((self.table_seats[first] == partner[:, None]).any(axis=1), first, first + 1)
         ctx = format_context_rows("partnership", columns[rows], wins[rows], winners[rows], batch.rules.target,
-                                  seat, partner_running=batch.phase[partner_table] != HAND_OVER,
+                                  seat, partner_running=batch.phase[partner_table] != PHASE_HAND_OVER,
                                   round_points=self.round_points[match], round_number=self.round_number[match])
-        for s in range(4):
-            batch.context[idx, s] = ctx[s * k:(s + 1) * k]
-        batch.columns[idx] = columns
+        return ctx.reshape(4, k, -1).swapaxes(0, 1), columns
 
 
 SEATINGS: dict[str, type[Seating]] = {"duel": DuelSeating, "three_hand": ThreeHandSeating,

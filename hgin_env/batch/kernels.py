@@ -1,6 +1,11 @@
 """The batched engine's hot path compiled with Numba: dealing, the table step with its
 showdown, the derived deadwood the masks and observations read, and the mask and
-observation rows, in place on the arrays :class:`~hgin_env.batch.tables.TableBatch` holds.
+observation rows, in place on the table state record
+(:class:`~hgin_env.batch.state.TableState`), which every kernel takes whole: ``st`` below is
+:meth:`~hgin_env.batch.state.TableState.for_kernels`' tuple. Each kernel reads the fields it
+uses into locals once, at its top (``hands = st[HANDS]``): Numba counts a reference for every
+read of an array out of a tuple, and in the per-table loops those counts cost 40-60% of
+``refresh_tables`` (measured, docs/architecture.md).
 
 Why: the numpy path (:mod:`hgin_env.batch.tables`, the reference) spends most of a step on
 numpy's per-call overhead (dozens of whole-array passes, a scalar ``settle`` per finished
@@ -22,57 +27,93 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .. import actions as A
-from ..card_kernels import NO_DW, _best_after_take, _fill_after, deadwood, settle_hand, write_table_row
+from ..card_kernels import _best_after_take, _fill_after, deadwood, settle_hand, write_table_row
 from ..cards import NUM_CARDS, NUM_RANKS, RANK_VALUES
+from ..codes import (
+    BIG_GIN,
+    DEAD_KIND,
+    DISCARD,
+    DRAW_STOCK,
+    KNOCK,
+    NO_DW,
+    PASS,
+    PHASE_DISCARD,
+    PHASE_DRAW,
+    PHASE_FIRST_UPCARD,
+    TAKE_DISCARD,
+)
 from ..observation import DEADWOOD_FRACTIONS, KNOCK_LIMIT_SCALE, STOCK_SCALE
+from .state import (
+    AFTER,
+    CAN_TAKE,
+    CURRENT_PLAYER,
+    DEALER,
+    DECKS,
+    DISCARDED,
+    DW10,
+    DW_NOW,
+    FORCED,
+    HANDS,
+    KNOCK_LIMIT,
+    KNOWN,
+    MULTIPLIER,
+    PASSED,
+    PHASE,
+    PILE,
+    PILE_LEN,
+    PILE_MASK,
+    STOCK_POS,
+    TAKE_DW,
+    TAKEN,
+    TURNS,
+)
 
 _RANK_VALUE = np.array(RANK_VALUES, dtype=np.int64)
 _FRACTION = np.array(DEADWOOD_FRACTIONS, dtype=np.float32)
 _SCALES = np.array([STOCK_SCALE, KNOCK_LIMIT_SCALE], dtype=np.float64)
-_FIRST_UPCARD, _DRAW, _DISCARD, _HAND_OVER = 0, 1, 2, 3  # hgin_env.game.Phase
-_DISCARD_ACTION, _KNOCK, _DRAW_STOCK, _TAKE, _PASS, _BIG_GIN = (
-    A.DISCARD, A.KNOCK, A.DRAW_STOCK, A.TAKE_DISCARD, A.PASS, A.BIG_GIN)
 
 
 # --------------------------------------------------------------------------- refresh / deal
-@njit(cache=True)
-def _refresh(t, hands, current_player, phase, pile, pile_len, forced, after, dw_now, take_dw, dw10,
-             can_take) -> None:
+@njit(cache=True, inline="always")
+def _refresh(t, hands, current_player, phase, pile, pile_len, forced, after, dw_now, take_dw, dw10, can_take) -> None:
     """``TableBatch.refresh_tables`` for one table: the acting player's deadwood now, after
     each discard (discard phase) and after taking the face-up card (draw phases)."""
     p = current_player[t]
     hand = hands[t, p]
     ph = phase[t]
-    if ph == _DISCARD:
+    if ph == PHASE_DISCARD:
         _fill_after(hand, after[t])
         dw_now[t] = deadwood(hand)
     else:
         for c in range(NUM_CARDS):
             after[t, c] = NO_DW
         dw_now[t] = dw10[t, p]
-    can = ph < _DISCARD and pile_len[t] > 0 and not forced[t]
+    can = ph < PHASE_DISCARD and pile_len[t] > 0 and not forced[t]
     can_take[t] = can
     take_dw[t] = _best_after_take(hand, pile[t, pile_len[t] - 1]) if can else NO_DW
 
 
 @njit(cache=True)
-def refresh_tables(idx, hands, current_player, phase, pile, pile_len, forced, after, dw_now, take_dw, dw10,
-                   can_take) -> None:
+def refresh_tables(idx, st) -> None:
     """``TableBatch.refresh_tables`` for tables ``idx``."""
+    hands, current_player, phase, pile, pile_len, forced, after, dw_now, take_dw, dw10, can_take = (
+        st[HANDS], st[CURRENT_PLAYER], st[PHASE], st[PILE], st[PILE_LEN], st[FORCED], st[AFTER], st[DW_NOW],
+        st[TAKE_DW], st[DW10], st[CAN_TAKE])
     for k in range(idx.shape[0]):
-        _refresh(idx[k], hands, current_player, phase, pile, pile_len, forced, after, dw_now, take_dw, dw10,
-                 can_take)
+        _refresh(idx[k], hands, current_player, phase, pile, pile_len, forced, after, dw_now, take_dw, dw10, can_take)
 
 
 @njit(cache=True)
-def deal_tables(idx, decks, dealer_of, hands, known, discarded, passed, table_decks, stock_pos, pile, pile_len,
-                pile_mask, dealer, current_player, phase, knock_limit, multiplier, taken, forced, turns, dw10,
-                rule_ints) -> None:
+def deal_tables(idx, decks, dealer_of, st, rule_ints) -> None:
     """``TableBatch.deal_tables``: deal ``decks[k]`` at table ``idx[k]`` with ``dealer_of[k]``
     holding the dealer's part (cards 0..19 alternately to the non-dealer and the dealer, 20
     the upcard, the rest the stock). ``rule_ints``: oklahoma, ace gin only, spade
     multiplier, knock limit, first-upcard offer. The caller refreshes the derived state."""
+    hands, known, discarded, passed, table_decks, stock_pos, pile, pile_len, pile_mask, dealer, current_player = (
+        st[HANDS], st[KNOWN], st[DISCARDED], st[PASSED], st[DECKS], st[STOCK_POS], st[PILE], st[PILE_LEN],
+        st[PILE_MASK], st[DEALER], st[CURRENT_PLAYER])
+    phase, knock_limit, multiplier, taken, forced, turns, dw10 = (
+        st[PHASE], st[KNOCK_LIMIT], st[MULTIPLIER], st[TAKEN], st[FORCED], st[TURNS], st[DW10])
     oklahoma, ace_gin_only, spade_multiplier, limit, offer = (
         rule_ints[0], rule_ints[1], rule_ints[2], rule_ints[3], rule_ints[4])
     for k in range(idx.shape[0]):
@@ -103,7 +144,7 @@ def deal_tables(idx, decks, dealer_of, hands, known, discarded, passed, table_de
             knock_limit[t] = limit
             multiplier[t] = 1
         current_player[t] = 1 - d
-        phase[t] = _FIRST_UPCARD if offer else _DRAW
+        phase[t] = PHASE_FIRST_UPCARD if offer else PHASE_DRAW
         taken[t] = -1
         forced[t] = False
         known[t, 0] = 0
@@ -117,15 +158,19 @@ def deal_tables(idx, decks, dealer_of, hands, known, discarded, passed, table_de
 
 # --------------------------------------------------------------------------- step
 @njit(cache=True)
-def apply_tables(a, hands, known, discarded, passed, decks, stock_pos, pile, pile_len, pile_mask, dealer,
-                 current_player, phase, knock_limit, multiplier, taken, forced, turns, after, dw_now, take_dw,
-                 dw10, can_take, rule_ints, ended, settled) -> int:
+def apply_tables(a, st, rule_ints, ended, settled) -> int:
     """``TableBatch.apply_tables`` and the refresh of the tables that move on: apply
     ``a[t]`` (a legal action id, or -1: the table waits) at every table. The tables whose
     hand the action ended are written to ``ended`` (ascending; their count is returned),
     with their showdown in ``settled[t]`` = (kind code, knocker wins, points; 0 for a dead
     hand); the caller settles the match and deals (then refreshes) them. ``rule_ints``:
     dead-hand stock, max turns, gin bonus, undercut bonus, big gin bonus (-1: none)."""
+    hands, known, discarded, passed, decks, stock_pos, pile, pile_len, pile_mask, dealer, current_player = (
+        st[HANDS], st[KNOWN], st[DISCARDED], st[PASSED], st[DECKS], st[STOCK_POS], st[PILE], st[PILE_LEN],
+        st[PILE_MASK], st[DEALER], st[CURRENT_PLAYER])
+    phase, knock_limit, multiplier, taken, forced, turns, after, dw_now, take_dw, dw10, can_take = (
+        st[PHASE], st[KNOCK_LIMIT], st[MULTIPLIER], st[TAKEN], st[FORCED], st[TURNS], st[AFTER], st[DW_NOW],
+        st[TAKE_DW], st[DW10], st[CAN_TAKE])
     dead_stock, max_turns, gin_bonus, undercut_bonus, big_gin_bonus = (
         rule_ints[0], rule_ints[1], rule_ints[2], rule_ints[3], rule_ints[4])
     n_ended = 0
@@ -135,23 +180,23 @@ def apply_tables(a, hands, known, discarded, passed, decks, stock_pos, pile, pil
             continue
         p = current_player[t]
         end = False
-        if act == _PASS:
+        if act == PASS:
             passed[t, p] = True
             if p != dealer[t]:
                 current_player[t] = dealer[t]
             else:
                 current_player[t] = 1 - dealer[t]
-                phase[t] = _DRAW
+                phase[t] = PHASE_DRAW
                 forced[t] = True
-        elif act == _DRAW_STOCK:
+        elif act == DRAW_STOCK:
             card = decks[t, stock_pos[t]]
             stock_pos[t] += 1
             hands[t, p] |= 1 << card
             taken[t] = -1
             forced[t] = False
-            phase[t] = _DISCARD
+            phase[t] = PHASE_DISCARD
             turns[t] += 1
-        elif act == _TAKE:
+        elif act == TAKE_DISCARD:
             pile_len[t] -= 1
             card = pile[t, pile_len[t]]
             bit = 1 << card
@@ -159,13 +204,13 @@ def apply_tables(a, hands, known, discarded, passed, decks, stock_pos, pile, pil
             hands[t, p] |= bit
             known[t, p] |= bit
             taken[t] = card
-            phase[t] = _DISCARD
+            phase[t] = PHASE_DISCARD
             turns[t] += 1
-        elif act == _BIG_GIN:
+        elif act == BIG_GIN:
             end = True
         else:  # discard or knock: the card leaves the hand
-            knock = act >= _KNOCK
-            card = act - _KNOCK if knock else act - _DISCARD_ACTION
+            knock = act >= KNOCK
+            card = act - KNOCK if knock else act - DISCARD
             bit = 1 << card
             hands[t, p] &= ~bit
             known[t, p] &= ~bit
@@ -181,67 +226,71 @@ def apply_tables(a, hands, known, discarded, passed, decks, stock_pos, pile, pil
                     end = True
                 else:
                     current_player[t] = 1 - p
-                    phase[t] = _DRAW
+                    phase[t] = PHASE_DRAW
                     taken[t] = -1
         if end:
             ended[n_ended] = t
             n_ended += 1
-            if act >= _KNOCK:  # a knock or big gin: the showdown, the knocker being p
+            if act >= KNOCK:  # a knock or big gin: the showdown, the knocker being p
                 kind, knocker_wins, points = settle_hand(
-                    hands[t, p], hands[t, 1 - p], knock_limit[t], multiplier[t], gin_bonus, undercut_bonus,
-                    big_gin_bonus)
+                    hands[t, p], hands[t, 1 - p], knock_limit[t], multiplier[t], gin_bonus,
+                    undercut_bonus, big_gin_bonus)
                 settled[t, 0] = kind
                 settled[t, 1] = knocker_wins
                 settled[t, 2] = points
             else:
-                settled[t, 0] = 1  # dead
+                settled[t, 0] = DEAD_KIND
                 settled[t, 1] = 0
                 settled[t, 2] = 0
         else:
-            _refresh(t, hands, current_player, phase, pile, pile_len, forced, after, dw_now, take_dw, dw10,
-                     can_take)
+            _refresh(t, hands, current_player, phase, pile, pile_len, forced, after, dw_now, take_dw, dw10, can_take)
     return n_ended
 
 
 # --------------------------------------------------------------------------- masks / observations
 @njit(cache=True)
-def table_masks(tables, m, phase, can_take, after, taken, knock_limit, dw_now, big_gin) -> None:
+def table_masks(tables, m, st, big_gin) -> None:
     """``TableBatch.table_masks``: row k of ``m`` (every entry written) is the legal actions
     of the acting player of table ``tables[k]``."""
+    phase, can_take, after, taken, knock_limit, dw_now = (
+        st[PHASE], st[CAN_TAKE], st[AFTER], st[TAKEN], st[KNOCK_LIMIT], st[DW_NOW])
     for k in range(tables.shape[0]):
         t = tables[k]
         for j in range(m.shape[1]):
             m[k, j] = False
         ph = phase[t]
-        if ph == _FIRST_UPCARD:
-            m[k, _TAKE] = True
-            m[k, _PASS] = True
-        elif ph == _DRAW:
-            m[k, _DRAW_STOCK] = True
+        if ph == PHASE_FIRST_UPCARD:
+            m[k, TAKE_DISCARD] = True
+            m[k, PASS] = True
+        elif ph == PHASE_DRAW:
+            m[k, DRAW_STOCK] = True
             if can_take[t]:
-                m[k, _TAKE] = True
-        elif ph == _DISCARD:
+                m[k, TAKE_DISCARD] = True
+        elif ph == PHASE_DISCARD:
             limit = knock_limit[t]
             tk = taken[t]
             for c in range(NUM_CARDS):
                 v = after[t, c]
                 if v < NO_DW and c != tk:
-                    m[k, _DISCARD_ACTION + c] = True
+                    m[k, DISCARD + c] = True
                     if v <= limit:
-                        m[k, _KNOCK + c] = True
+                        m[k, KNOCK + c] = True
             if big_gin and dw_now[t] == 0:
-                m[k, _BIG_GIN] = True
+                m[k, BIG_GIN] = True
 
 
 @njit(cache=True)
-def table_observations(o, tables, matches, seats, context, offsets, hands, known, discarded, passed, stock_pos,
-                       pile, pile_len, pile_mask, dealer, current_player, phase, knock_limit, multiplier, after,
-                       dw_now, take_dw) -> None:
+def table_observations(o, tables, matches, seats, context, offsets, st) -> None:
     """``TableBatch.table_observations`` and the match context: row k of ``o`` is the
     observation of the acting player of table ``tables[k]`` (every entry written), its
     context slices (from ``offsets[15]`` on) being ``context[i, seats[i]]``, ``i = matches[k]``.
     ``offsets``: the starts :func:`~hgin_env.card_kernels.write_table_row` takes, then the
     context's (16 entries)."""
+    hands, known, discarded, passed, stock_pos, pile, pile_len, pile_mask, dealer, current_player = (
+        st[HANDS], st[KNOWN], st[DISCARDED], st[PASSED], st[STOCK_POS], st[PILE], st[PILE_LEN], st[PILE_MASK],
+        st[DEALER], st[CURRENT_PLAYER])
+    phase, knock_limit, multiplier, after, dw_now, take_dw = (
+        st[PHASE], st[KNOCK_LIMIT], st[MULTIPLIER], st[AFTER], st[DW_NOW], st[TAKE_DW])
     width = context.shape[2]
     ctx = offsets[15]
     for k in range(tables.shape[0]):
@@ -250,7 +299,8 @@ def table_observations(o, tables, matches, seats, context, offsets, hands, known
         q = 1 - p
         n_pile = pile_len[t]
         top = (1 << pile[t, n_pile - 1]) if n_pile > 0 else 0
-        write_table_row(o[k], offsets, _SCALES, _FRACTION, hands[t, p], top, pile_mask[t] & ~top, known[t, q],
-                        discarded[t, q], discarded[t, p], after[t], dw_now[t], take_dw[t], NUM_CARDS - stock_pos[t],
-                        phase[t], knock_limit[t], multiplier[t] > 1, dealer[t] == p, passed[t, q])
+        write_table_row(o[k], offsets, _SCALES, _FRACTION, hands[t, p], top, pile_mask[t] & ~top,
+                        known[t, q], discarded[t, q], discarded[t, p], after[t], dw_now[t],
+                        take_dw[t], NUM_CARDS - stock_pos[t], phase[t], knock_limit[t],
+                        multiplier[t] > 1, dealer[t] == p, passed[t, q])
         o[k, ctx:ctx + width] = context[matches[k], seats[matches[k]]]

@@ -1,9 +1,8 @@
 """Rows of a :class:`~hgin_env.batch.BatchGame` set to given states: the scalar states a
 search samples (determinized worlds), each continued by the batched engine from exactly
-that state. :func:`load_games` loads duel games (``Game``), :func:`load_matches` any format's
-:class:`~hgin_env.match.Match` (or a :class:`MatchState`, the same facts without the
-match's history: what a format world is), :func:`batch_of_games` /
-:func:`batch_of_matches` make a new batch of them.
+that state. One loader, :func:`load_matches`, for every format: a :class:`~hgin_env.match.Match`,
+a duel's ``Game``, or a :class:`MatchState` (the same facts without the match's history:
+what a format world is); :func:`batch_of_matches` makes a new batch of them.
 
 What a table takes from its game: both hands, the stock in drawing order, the discard pile,
 what each player is known to hold and has discarded, who passed the upcard, the dealer,
@@ -33,48 +32,7 @@ from ..melds import deadwood_of_mask
 from ..rules import Rules
 from ..sheets import Sheet
 from .core import BatchGame
-
-
-def batch_of_games(games: Sequence[Game], seeds: Sequence[int] | np.ndarray, reward: str = "match",
-                   match_bonus: float = 0.0, engine: str | None = None) -> BatchGame:
-    """A duel :class:`BatchGame` whose match ``k`` goes on from ``games[k]`` (see
-    :func:`load_games`); ``reward``, ``match_bonus`` and ``engine`` as ``BatchGame``'s."""
-    if not games:
-        raise ValueError("batch_of_games needs at least one game")
-    batch = BatchGame(len(games), rules=games[0].rules, seeds=np.asarray(seeds, dtype=np.int64), reward=reward,
-                      match_bonus=match_bonus, engine=engine)
-    load_games(batch, np.arange(len(games)), games, seeds)
-    return batch
-
-
-def load_games(batch: BatchGame, rows: Sequence[int] | np.ndarray, games: Sequence[Game],
-               seeds: Sequence[int] | np.ndarray) -> None:
-    """Set match ``rows[k]`` of the duel ``batch`` to the state of ``games[k]`` (a live hand,
-    any phase), its later deals drawn from a generator seeded by ``seeds[k]``. The games'
-    rules must be the batch's."""
-    rows = np.asarray(rows, dtype=np.int64)
-    if batch.format != "duel":
-        raise ValueError(f"load_games sets duel rows from Games; a format={batch.format!r} batch loads "
-                         f"Matches (load_matches)")
-    _check_rows(batch, rows, games, seeds, "games")
-    # A game given for several rows in a row (a search's world, once per candidate) is read
-    # once; its other rows are copies of the first one's arrays.
-    copies: list[tuple[int, int]] = []
-    previous: tuple[Game | None, int] = (None, -1)
-    for t, game, seed in zip(rows.tolist(), games, seeds, strict=True):
-        if game is previous[0]:
-            copies.append((t, previous[1]))
-            batch.boards[t] = batch.boards[previous[1]].copy()
-        else:
-            if game.rules != batch.rules:
-                raise ValueError(f"game {game.seed} plays {game.rules.name!r}, the batch {batch.rules.name!r}")
-            if game.is_over:
-                raise ValueError(f"game {game.seed} is over: a row holds a live hand")
-            _load_table(batch, t, game)
-            batch.boards[t] = game.scoreboard.copy()
-            previous = (game, t)
-        _start_row(batch, t, seed, game.hand_number, len(game.hand_history))
-    _finish(batch, rows, copies)
+from .state import TableState
 
 
 def _check_rows(batch: BatchGame, rows: np.ndarray, states: Sequence, seeds: Sequence[int] | np.ndarray,
@@ -99,63 +57,65 @@ def _start_row(batch: BatchGame, i: int, seed: int, hand_number: int, hands_play
     batch.dead_hands[i] = 0
 
 
-def _finish(batch: BatchGame, rows: np.ndarray, copies: list[tuple[int, int]]) -> None:
-    """Copy the tables of each (row, source row) in ``copies`` (a state given for several
-    rows is read once), then refresh the rows' contexts and derived state as a step does."""
+def _finish(batch: BatchGame, rows: np.ndarray, loaded: list[tuple[int, Game]],
+            copies: list[tuple[int, int]]) -> None:
+    """Put the tables of the games read into the batch's state (``loaded``: (table, game)),
+    copy the tables of each (row, source row) in ``copies`` (a state given for several rows
+    is read once), then refresh the rows' contexts and derived state as a step does."""
     per = batch.seating.tables_per_match
 
     def tables_of(matches: np.ndarray) -> np.ndarray:
         return (per * matches[:, None] + np.arange(per)[None, :]).ravel()
 
+    if loaded:
+        batch.state.put(np.array([t for t, _ in loaded], dtype=np.int64), table_state_of([g for _, g in loaded]))
     if copies:
         dst, src = np.array(copies, dtype=np.int64).T
-        dst_t, src_t = tables_of(dst), tables_of(src)
-        for name in _TABLE_FIELDS:
-            array = getattr(batch, name)
-            array[dst_t] = array[src_t]
-    batch.seating.update_contexts(rows)
+        batch.state.put(tables_of(dst), batch.state, tables_of(src))
+    batch.update_contexts(rows)
     batch._after_step(np.sort(tables_of(rows)))
 
 
-#: The table arrays :func:`_load_table` sets (``TableBatch``'s state; the rest is derived).
-_TABLE_FIELDS = ("hands", "known", "discarded", "passed", "decks", "stock_pos", "pile", "pile_len", "pile_mask",
-                 "_dw10", "dealer", "current_player", "phase", "knock_limit", "multiplier", "taken", "forced", "turns")
-
-
-def _load_table(batch: BatchGame, t: int, game: Game) -> None:
-    """The table arrays of ``t`` (``TableBatch``'s) from ``game``'s hand."""
-    stock = game.stock  # stock.pop() draws: the next card is the last
-    in_stock = set(stock)
-    dealt = [c for c in range(NUM_CARDS) if c not in in_stock]
-    batch.decks[t, :len(dealt)] = dealt  # the cards out of the stock, in any order
-    batch.decks[t, len(dealt):] = stock[::-1]
-    batch.stock_pos[t] = len(dealt)
-    pile = game.discard_pile
-    batch.pile[t, :len(pile)] = pile
-    batch.pile_len[t] = len(pile)
-    batch.pile_mask[t] = np.uint64(sum(1 << c for c in pile))
-    for p in (0, 1):
-        batch.hands[t, p] = np.uint64(game.hands[p])
-        batch.known[t, p] = np.uint64(game.known_cards[p])
-        batch.discarded[t, p] = np.uint64(game.discarded[p])
-        batch.passed[t, p] = game.passed_upcard[p]
-        batch._dw10[t, p] = deadwood_of_mask(game.hands[p])  # read for 10 cards; an 11th is discarded first
-    batch.dealer[t] = game.dealer
-    batch.current_player[t] = game.current_player
-    batch.phase[t] = int(game.phase)
-    batch.knock_limit[t] = game.knock_limit
-    batch.multiplier[t] = game.multiplier
-    batch.taken[t] = game.taken_card
-    batch.forced[t] = game.forced_stock_draw
-    batch.turns[t] = game.turns
+def table_state_of(games: Sequence[Game]) -> TableState:
+    """The table state of ``games`` (table k plays ``games[k]``'s hand, any phase), built
+    through :meth:`TableState.zeros`: what :func:`load_matches` puts
+    into a batch's rows (the derived fields are refreshed there)."""
+    st = TableState.zeros(len(games))
+    for t, game in enumerate(games):
+        stock = game.stock  # stock.pop() draws: the next card is the last
+        in_stock = set(stock)
+        dealt = [c for c in range(NUM_CARDS) if c not in in_stock]
+        st.decks[t, :len(dealt)] = dealt  # the cards out of the stock, in any order
+        st.decks[t, len(dealt):] = stock[::-1]
+        st.stock_pos[t] = len(dealt)
+        pile = game.discard_pile
+        st.pile[t, :len(pile)] = pile
+        st.pile_len[t] = len(pile)
+        st.pile_mask[t] = np.uint64(sum(1 << c for c in pile))
+        for p in (0, 1):
+            st.hands[t, p] = np.uint64(game.hands[p])
+            st.known[t, p] = np.uint64(game.known_cards[p])
+            st.discarded[t, p] = np.uint64(game.discarded[p])
+            st.passed[t, p] = game.passed_upcard[p]
+            st.dw10[t, p] = deadwood_of_mask(game.hands[p])  # read for 10 cards; an 11th is discarded first
+        st.dealer[t] = game.dealer
+        st.current_player[t] = game.current_player
+        st.phase[t] = int(game.phase)
+        st.knock_limit[t] = game.knock_limit
+        st.multiplier[t] = game.multiplier
+        st.taken[t] = game.taken_card
+        st.forced[t] = game.forced_stock_draw
+        st.turns[t] = game.turns
+    return st
 
 
 @dataclass
 class MatchState:
-    """What a three-hand or partnership row takes from a match (:func:`load_matches`): the
-    facts of :class:`~hgin_env.match.Match` that play and the observations read, without
-    its history or generator. :meth:`of` reads them off a real match; a determinized world
-    (:mod:`hgin_env.format_worlds`) builds one from a seat's observation.
+    """What a row takes from a match of any format (:func:`load_matches`): the facts of
+    :class:`~hgin_env.match.Match` that play and the observations read, without its history
+    or generator. :meth:`of` reads them off a real match (or a duel's ``Game``); a
+    determinized format world (:mod:`hgin_env.format_worlds`) builds one from a seat's
+    observation.
 
     ``games[k]`` is table k's hand (a ``Game`` of the match's rules, one hand; a finished
     partnership table's is over) and ``seats[k]`` its seats (``seats[k][p]`` plays player p).
@@ -178,13 +138,21 @@ class MatchState:
     current_table: int = 0
 
     @classmethod
-    def of(cls, match: Match) -> MatchState:
-        """The state of a live three-hand or partnership ``match`` (its games and sheet are
-        shared, not copied: :func:`load_matches` only reads them)."""
-        if match.format == "duel":
-            raise ValueError("a duel row loads the match's Game (load_games); MatchState is for the formats")
+    def of(cls, state: Game | Match) -> MatchState:
+        """The state of a live ``Match`` of any format, or of a duel's ``Game`` (the game and
+        its ``Scoreboard`` are the duel's one table and sheet). The games and sheet are
+        shared, not copied: :func:`load_matches` only reads them."""
+        if isinstance(state, Game):
+            if state.is_over:
+                raise ValueError(f"game {state.seed} is over: a row holds a live hand")
+            return cls(rules=state.rules, games=(state,), seats=((0, 1),), sheet=state.scoreboard,
+                       hands_played=len(state.hand_history), hand_number=state.hand_number)
+        match = state
         if match.is_over:
             raise ValueError(f"match {match.seed} is over: a row holds a live hand")
+        if match.format == "duel":
+            assert match.duel_game is not None
+            return cls.of(match.duel_game)
         points = [0, 0]
         if match.format == "partnership":
             for hand in match.hand_history[-2:]:  # the finished hands of this round
@@ -200,7 +168,12 @@ class MatchState:
     def check(self) -> None:
         """Raise ValueError when the state cannot be a live match of its format."""
         fmt = self.rules.format
-        if fmt == "three_hand":
+        if fmt == "duel":
+            if len(self.games) != 1 or tuple(self.seats[0]) != (0, 1):
+                raise ValueError("a duel state has one table, seats (0, 1)")
+            if self.games[0].is_over:
+                raise ValueError("the duel's hand is over: a row holds a live hand")
+        elif fmt == "three_hand":
             if len(self.games) != 1 or self.sitting_out not in (0, 1, 2):
                 raise ValueError("a three-hand state has one table and a seat sitting out (0..2)")
             if tuple(self.seats[0]) != three_hand_seats(self.sitting_out):
@@ -216,8 +189,6 @@ class MatchState:
                                  f"{partnership_tables(self.round_number)}")
             if self.games[self.current_table].is_over:
                 raise ValueError("the acting partnership table's hand is over")
-        else:
-            raise ValueError(f"MatchState is for three_hand and partnership, not format={fmt!r}")
         if self.sheet.match_over:
             raise ValueError("the sheet says the match is over: a row holds a live hand")
         for game in self.games:
@@ -225,58 +196,54 @@ class MatchState:
                 raise ValueError(f"a table plays {game.rules.name!r}, the match {self.rules.name!r}")
 
 
-def batch_of_matches(matches: Sequence[Match | MatchState], seeds: Sequence[int] | np.ndarray,
+def batch_of_matches(states: Sequence[Game | Match | MatchState], seeds: Sequence[int] | np.ndarray,
                      reward: str = "match", match_bonus: float = 0.0, engine: str | None = None) -> BatchGame:
-    """A :class:`BatchGame` of the matches' rules whose match ``k`` goes on from
-    ``matches[k]`` (see :func:`load_matches`)."""
-    if not matches:
-        raise ValueError("batch_of_matches needs at least one match")
-    batch = BatchGame(len(matches), rules=matches[0].rules, seeds=np.asarray(seeds, dtype=np.int64), reward=reward,
+    """A :class:`BatchGame` of the states' rules whose match ``k`` goes on from
+    ``states[k]`` (see :func:`load_matches`); ``reward``, ``match_bonus`` and ``engine`` as
+    ``BatchGame``'s."""
+    if not states:
+        raise ValueError("batch_of_matches needs at least one state")
+    batch = BatchGame(len(states), rules=states[0].rules, seeds=np.asarray(seeds, dtype=np.int64), reward=reward,
                       match_bonus=match_bonus, engine=engine)
-    load_matches(batch, np.arange(len(matches)), matches, seeds)
+    load_matches(batch, np.arange(len(states)), states, seeds)
     return batch
 
 
-def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, matches: Sequence[Match | MatchState],
+def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, states: Sequence[Game | Match | MatchState],
                  seeds: Sequence[int] | np.ndarray) -> None:
-    """Set match ``rows[k]`` of ``batch`` to the state of ``matches[k]`` (a live
-    :class:`~hgin_env.match.Match` of the batch's rules, any format, or a
-    :class:`MatchState`), its later deals drawn from a generator seeded by ``seeds[k]``.
-    A duel loads the match's ``Game`` (:func:`load_games`). Python per row (a few per
-    decision of a search), never on the stepping path."""
-    if batch.format == "duel":
-        games = []
-        for m in matches:
-            if not isinstance(m, Match) or m.duel_game is None:
-                raise ValueError("a duel batch loads duel Matches (or Games through load_games)")
-            games.append(m.duel_game)
-        load_games(batch, rows, games, seeds)
-        return
+    """THE loader: set match ``rows[k]`` of ``batch`` to ``states[k]`` (a live ``Match`` of the
+    batch's rules, any format; a duel's ``Game``, any phase; or a :class:`MatchState`), its
+    later deals drawn from a generator seeded by ``seeds[k]``. A state given for several
+    rows in a row (a search's world, once per candidate) is read once and copied. Python per
+    row (a few per decision of a search), never on the stepping path."""
     rows = np.asarray(rows, dtype=np.int64)
-    _check_rows(batch, rows, matches, seeds, "matches")
+    _check_rows(batch, rows, states, seeds, "states")
     seating = batch.seating
     per = seating.tables_per_match
     partnership = batch.format == "partnership"
     copies: list[tuple[int, int]] = []  # (row, source row): a state given for several rows is read once
+    loaded: list[tuple[int, Game]] = []  # (table, game) of the states read
     previous: tuple[object, int] = (None, -1)
     previous_state: MatchState | None = None
-    for i, m, seed in zip(rows.tolist(), matches, seeds, strict=True):
+    for i, m, seed in zip(rows.tolist(), states, seeds, strict=True):
         if m is previous[0]:
             copies.append((i, previous[1]))
             batch.boards[i] = batch.boards[previous[1]].copy()
             assert previous_state is not None
             state = previous_state
         else:
-            if isinstance(m, Match) and m.rules != batch.rules:
-                raise ValueError(f"match {m.seed} plays {m.rules.name!r}, the batch {batch.rules.name!r}")
-            state = MatchState.of(m) if isinstance(m, Match) else m
+            if isinstance(m, Game) and batch.format != "duel":
+                raise ValueError(f"a Game is a duel; a format={batch.format!r} batch loads Matches or MatchStates")
+            if isinstance(m, (Game, Match)) and m.rules != batch.rules:
+                what = "game" if isinstance(m, Game) else "match"
+                raise ValueError(f"{what} {m.seed} plays {m.rules.name!r}, the batch {batch.rules.name!r}")
+            state = MatchState.of(m) if isinstance(m, (Game, Match)) else m
             if not isinstance(state, MatchState):
-                raise ValueError(f"load_matches takes Matches or MatchStates, got {type(m).__name__}")
+                raise ValueError(f"load_matches takes Games, Matches or MatchStates, got {type(m).__name__}")
             if state.rules != batch.rules:
                 raise ValueError(f"a state plays {state.rules.name!r}, the batch {batch.rules.name!r}")
             state.check()
-            for k, game in enumerate(state.games):
-                _load_table(batch, per * i + k, game)
+            loaded += [(per * i + k, game) for k, game in enumerate(state.games)]
             batch.boards[i] = state.sheet.copy()
             previous, previous_state = (m, i), state
         for k, seats in enumerate(state.seats):
@@ -287,7 +254,7 @@ def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, matches: Se
             seating.dealing_team[i] = state.dealing_team
             seating.round_points[i] = state.round_points
             seating.team_points[i] = 0
-        else:
+        elif batch.format == "three_hand":
             seating.sitting_out[i] = state.sitting_out
         _start_row(batch, i, seed, state.hand_number, state.hands_played)
-    _finish(batch, rows, copies)
+    _finish(batch, rows, loaded, copies)

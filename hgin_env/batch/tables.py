@@ -18,25 +18,16 @@ import numpy as np
 
 from .. import actions as A
 from ..cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, RANK_VALUES, mask_to_cards
+from ..codes import HAND_KINDS, NO_DW, PHASE_DISCARD, PHASE_DRAW, PHASE_FIRST_UPCARD
 from ..compiled import resolve_engine
-from ..game import Phase
 from ..melds import deadwood_without_batch, min_deadwood_batch
 from ..observation import DEADWOOD_FRACTIONS, KNOCK_LIMIT_SCALE, STOCK_SCALE, ObservationLayout
 from ..rules import Rules
 from ..scoring import HandResult, settle
+from .state import TableState
 
 _BIT = np.array([1 << c for c in range(NUM_CARDS)], dtype=np.uint64)
-_FIRST_UPCARD = int(Phase.FIRST_UPCARD)
-_DRAW = int(Phase.DRAW)
-_DISCARD = int(Phase.DISCARD)
-#: A table whose hand has ended and that waits for the match to deal again (a partnership
-#: table whose partner table still plays); in a duel and three-hand the next hand is dealt
-#: in the same step, so no table waits.
-HAND_OVER = int(Phase.HAND_OVER)
-#: Hand kinds in :attr:`StepResult.hand_kind` (0 = no hand ended in that game).
-HAND_KINDS = ("", "dead", "knock", "gin", "big_gin", "undercut")
-KIND_CODE = {k: i for i, k in enumerate(HAND_KINDS)}
-_NO_DW = np.int16(10_000)  # "no such discard" in the after-discard table
+_NO_DW = np.int16(NO_DW)  # "no such discard" in the after-discard table, at the table's dtype
 #: The observation's value of every deadwood (``encode``'s: clipped at 100 -> 1.0).
 FRACTION = np.array(DEADWOOD_FRACTIONS, dtype=np.float32)
 #: The observation's value of every entry of the after-discard table (``_NO_DW`` = 1.0).
@@ -48,11 +39,7 @@ _BIT_SLICES = ("hand", "discard_top", "discard_rest", "opponent_known", "opponen
 #: (``kernels.table_observations``); ``own_columns`` starts the match's context.
 _OBS_SCALARS = ("discard_deadwood", "deadwood", "take_deadwood", "stock_size", "phase", "knock_limit", "doubled",
                 "is_dealer", "opponent_passed", "own_columns")
-#: The table arrays the compiled kernels read and write, and which of them are card masks.
-_KERNEL_STATE = ("hands", "known", "discarded", "passed", "decks", "stock_pos", "pile", "pile_len", "pile_mask",
-                 "dealer", "current_player", "phase", "knock_limit", "multiplier", "taken", "forced", "turns",
-                 "_after", "_dw_now", "_take_dw", "_dw10", "_can_take")
-_MASKS = frozenset({"hands", "known", "discarded", "pile_mask"})
+
 
 
 def bits(masks: np.ndarray) -> np.ndarray:
@@ -108,35 +95,16 @@ class TableBatch:
         self.layout = layout
         self._slices = layout.slices
         self.table_range = np.arange(t)
-        self.hands = np.zeros((t, 2), dtype=np.uint64)
-        self.known = np.zeros((t, 2), dtype=np.uint64)  # taken from the pile, still held
-        self.discarded = np.zeros((t, 2), dtype=np.uint64)
-        self.passed = np.zeros((t, 2), dtype=bool)
-        self.decks = np.zeros((t, NUM_CARDS), dtype=np.int64)  # this deal's card order
-        self.stock_pos = np.zeros(t, dtype=np.int64)  # next stock card is decks[t, stock_pos]
-        self.pile = np.zeros((t, NUM_CARDS), dtype=np.int64)  # discard pile, bottom first
-        self.pile_len = np.zeros(t, dtype=np.int64)
-        self.pile_mask = np.zeros(t, dtype=np.uint64)
-        self.dealer = np.zeros(t, dtype=np.int64)  # the player with the dealer's part
-        self.current_player = np.zeros(t, dtype=np.int64)
-        self.phase = np.zeros(t, dtype=np.int64)
-        self.knock_limit = np.zeros(t, dtype=np.int64)
-        self.multiplier = np.ones(t, dtype=np.int64)
-        self.taken = np.full(t, -1, dtype=np.int64)
-        self.forced = np.zeros(t, dtype=bool)
-        self.turns = np.zeros(t, dtype=np.int64)
-        # Derived per-state caches (for the acting player), refreshed after every step.
-        self._after = np.full((t, NUM_CARDS), _NO_DW, dtype=np.int16)  # deadwood after discarding c
-        self._dw_now = np.zeros(t, dtype=np.int16)
-        self._take_dw = np.full(t, _NO_DW, dtype=np.int16)
-        # Reused work: each player's 10-card deadwood (set at the deal and at each discard,
-        # from the after-discard table), and the take computation (hand + face-up card minus
+        #: THE table state (:class:`~hgin_env.batch.state.TableState`). Its arrays are also
+        #: this object's attributes (``self.hands is self.state.hands``), bound here from the
+        #: record's fields: the numpy methods below and the match layer read them by name.
+        self.state = TableState.zeros(t)
+        self.__dict__.update(self.state._asdict())
+        # The numpy reference's reused work: the take computation (hand + face-up card minus
         # each held card), which is the after-discard table if the card is then taken.
-        self._dw10 = np.zeros((t, 2), dtype=np.int16)
         self._take_rows = np.zeros((t, 10), dtype=np.int16)
         self._take_cards = np.zeros((t, 10), dtype=np.int64)
         self._after_ready = np.zeros(t, dtype=bool)
-        self._can_take = np.zeros(t, dtype=bool)
         self._big_gin = rules.big_gin_bonus is not None
         # Where the layout puts the six bit slices back to back, one block write fills them.
         starts = [self._slices[name].start for name in _BIT_SLICES]
@@ -146,10 +114,11 @@ class TableBatch:
         if self.engine == "numba":
             self._setup_kernels()
 
-    #: What :meth:`_setup_kernels` derives (the module, views of the arrays, argument tuples):
-    #: not copied or pickled but derived again, so that a copy's views are of its own arrays.
-    _KERNEL_FIELDS = ("_kernels", "_ended", "_settled", "_obs_offsets", "_deal_args", "_refresh_args", "_step_args",
-                      "_mask_args", "_obs_args")
+    #: What :meth:`_setup_kernels` derives (the module, the kernels' view of the state, the
+    #: rules as ints): not copied or pickled but derived again, so that a copy's views are of
+    #: its own arrays.
+    _KERNEL_FIELDS = ("_kernels", "_kernel_state", "_deal_rules", "_step_rules", "_ended", "_settled",
+                      "_obs_offsets")
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k not in self._KERNEL_FIELDS}
@@ -161,38 +130,23 @@ class TableBatch:
             self._setup_kernels()
 
     def _setup_kernels(self) -> None:
-        """The compiled engine's views and constants: the masks as int64 (the kernels' integer
-        arithmetic stays signed), the rules as ints, the showdown results, the offsets."""
+        """The compiled engine's view of the state (:meth:`TableState.for_kernels`), the rules
+        as ints, the showdown results, the observation offsets."""
         from . import kernels
 
         self._kernels = kernels
         r = self.rules
-        # The arrays as the kernels take them, every one a view of the attribute.
-        st = {name: getattr(self, name).view(np.int64) if name in _MASKS else getattr(self, name)
-              for name in _KERNEL_STATE}
-        deal_rules = np.array([r.oklahoma, r.oklahoma_ace_gin_only, r.spade_multiplier, r.knock_limit,
-                               r.first_upcard_offer], dtype=np.int64)
-        step_rules = np.array([r.dead_hand_stock, r.max_turns, r.gin_bonus, r.undercut_bonus,
-                               -1 if r.big_gin_bonus is None else r.big_gin_bonus], dtype=np.int64)
+        self._kernel_state = self.state.for_kernels()
+        self._deal_rules = np.array([r.oklahoma, r.oklahoma_ace_gin_only, r.spade_multiplier, r.knock_limit,
+                                     r.first_upcard_offer], dtype=np.int64)
+        self._step_rules = np.array([r.dead_hand_stock, r.max_turns, r.gin_bonus, r.undercut_bonus,
+                                     -1 if r.big_gin_bonus is None else r.big_gin_bonus], dtype=np.int64)
         n = self.table_range.size
         self._ended = np.zeros(n, dtype=np.int64)
         #: Per table: the showdown of the hand the last step ended (kind code, knocker wins, points).
         self._settled = np.zeros((n, 3), dtype=np.int64)
         s = self._slices
         self._obs_offsets = np.array([s[name].start for name in _BIT_SLICES + _OBS_SCALARS], dtype=np.int64)
-        self._deal_args = tuple(st[name] for name in (
-            "hands", "known", "discarded", "passed", "decks", "stock_pos", "pile", "pile_len", "pile_mask", "dealer",
-            "current_player", "phase", "knock_limit", "multiplier", "taken", "forced", "turns", "_dw10")) \
-            + (deal_rules,)
-        self._refresh_args = tuple(st[name] for name in (
-            "hands", "current_player", "phase", "pile", "pile_len", "forced", "_after", "_dw_now", "_take_dw",
-            "_dw10", "_can_take"))
-        self._step_args = tuple(st[name] for name in _KERNEL_STATE) + (step_rules, self._ended, self._settled)
-        self._mask_args = tuple(st[name] for name in (
-            "phase", "_can_take", "_after", "taken", "knock_limit", "_dw_now")) + (self._big_gin,)
-        self._obs_args = tuple(st[name] for name in (
-            "hands", "known", "discarded", "passed", "stock_pos", "pile", "pile_len", "pile_mask", "dealer",
-            "current_player", "phase", "knock_limit", "multiplier", "_after", "_dw_now", "_take_dw"))
 
     # ------------------------------------------------------------------ dealing
     def deal_tables(self, idx: np.ndarray, decks: np.ndarray, dealer: np.ndarray) -> None:
@@ -205,7 +159,8 @@ class TableBatch:
         if self._kernels is not None:
             self._kernels.deal_tables(np.ascontiguousarray(idx, dtype=np.int64),
                                       np.ascontiguousarray(decks, dtype=np.int64),
-                                      np.ascontiguousarray(dealer, dtype=np.int64), *self._deal_args)
+                                      np.ascontiguousarray(dealer, dtype=np.int64), self._kernel_state,
+                                      self._deal_rules)
             return
         self.decks[idx] = decks
         self.dealer[idx] = dealer
@@ -213,7 +168,7 @@ class TableBatch:
         second = np.bitwise_or.reduce(_BIT[decks[:, 1:20:2]], axis=1)
         self.hands[idx, 1 - dealer] = first
         self.hands[idx, dealer] = second
-        self._dw10[idx] = min_deadwood_batch(self.hands[idx])
+        self.dw10[idx] = min_deadwood_batch(self.hands[idx])
         up = decks[:, 20]
         self.pile[idx, 0] = up
         self.pile_len[idx] = 1
@@ -232,7 +187,7 @@ class TableBatch:
             self.multiplier[idx] = 1
         self.current_player[idx] = 1 - dealer
         # As ``Game._deal``: without the offer (004) the non-dealer starts with a normal draw.
-        self.phase[idx] = _FIRST_UPCARD if r.first_upcard_offer else _DRAW
+        self.phase[idx] = PHASE_FIRST_UPCARD if r.first_upcard_offer else PHASE_DRAW
         self.taken[idx] = -1
         self.forced[idx] = False
         self.known[idx] = 0
@@ -248,33 +203,33 @@ class TableBatch:
         if idx.size == 0:
             return
         if self._kernels is not None:
-            self._kernels.refresh_tables(np.ascontiguousarray(idx, dtype=np.int64), *self._refresh_args)
+            self._kernels.refresh_tables(np.ascontiguousarray(idx, dtype=np.int64), self._kernel_state)
             return
         p = self.current_player[idx]
         hand = self.hands[idx, p]
         phase = self.phase[idx]
-        disc = phase == _DISCARD
+        disc = phase == PHASE_DISCARD
         # Discard phase: deadwood after discarding each of the 11 cards (after a take the
         # step has filled it from the take computation).
         ready = self._after_ready[idx]
-        self._after[idx[~ready]] = _NO_DW
+        self.after[idx[~ready]] = _NO_DW
         sel = np.flatnonzero(disc & ~ready)
         if sel.size:
             h = hand[sel]
             cards = cards_of_masks(h, 11)
-            self._after[idx[sel, None], cards] = deadwood_without_batch(h, cards)
+            self.after[idx[sel, None], cards] = deadwood_without_batch(h, cards)
         self._after_ready[idx] = False
         # Deadwood now: the cached 10-card value; an 11-card hand's from its after-discard
         # table (below).
-        dw = self._dw10[idx, p]
+        dw = self.dw10[idx, p]
         sel = np.flatnonzero(disc)
         if sel.size:
-            dw[sel] = deadwood_of_eleven(hand[sel], self._after[idx[sel]])
-        self._dw_now[idx] = dw
+            dw[sel] = deadwood_of_eleven(hand[sel], self.after[idx[sel]])
+        self.dw_now[idx] = dw
         # Draw phases: best deadwood after taking the face-up card and discarding another.
-        self._take_dw[idx] = _NO_DW
-        can = (phase < _DISCARD) & (self.pile_len[idx] > 0) & ~self.forced[idx]
-        self._can_take[idx] = can
+        self.take_dw[idx] = _NO_DW
+        can = (phase < PHASE_DISCARD) & (self.pile_len[idx] > 0) & ~self.forced[idx]
+        self.can_take[idx] = can
         sel = np.flatnonzero(can)
         if sel.size:
             g = idx[sel]
@@ -284,28 +239,28 @@ class TableBatch:
             rows = deadwood_without_batch(h | _BIT[top], cards)
             self._take_rows[g] = rows
             self._take_cards[g] = cards
-            self._take_dw[g] = rows.min(axis=1)
+            self.take_dw[g] = rows.min(axis=1)
 
     def table_masks(self, t: np.ndarray | None, m: np.ndarray) -> None:
         """Fill ``m`` (bool [k, 108], all False) with the legal actions of the acting player
         of tables ``t`` (None: every table, in order)."""
         if self._kernels is not None:
             tables = self.table_range if t is None else np.ascontiguousarray(t, dtype=np.int64)
-            self._kernels.table_masks(tables, m, *self._mask_args)
+            self._kernels.table_masks(tables, m, self._kernel_state, self._big_gin)
             return
         if t is None:
-            phase, can_take, after, taken = self.phase, self._can_take, self._after, self.taken
-            limit, dw_now = self.knock_limit, self._dw_now
+            phase, can_take, after, taken = self.phase, self.can_take, self.after, self.taken
+            limit, dw_now = self.knock_limit, self.dw_now
         else:
-            phase, can_take, after, taken = self.phase[t], self._can_take[t], self._after[t], self.taken[t]
-            limit, dw_now = self.knock_limit[t], self._dw_now[t]
-        up = phase == _FIRST_UPCARD
+            phase, can_take, after, taken = self.phase[t], self.can_take[t], self.after[t], self.taken[t]
+            limit, dw_now = self.knock_limit[t], self.dw_now[t]
+        up = phase == PHASE_FIRST_UPCARD
         m[up, A.TAKE_DISCARD] = True
         m[up, A.PASS] = True
-        draw = phase == _DRAW
+        draw = phase == PHASE_DRAW
         m[draw, A.DRAW_STOCK] = True
         m[draw & can_take, A.TAKE_DISCARD] = True
-        disc = np.flatnonzero(phase == _DISCARD)
+        disc = np.flatnonzero(phase == PHASE_DISCARD)
         if disc.size:
             after = after[disc]
             held = after < _NO_DW
@@ -325,11 +280,11 @@ class TableBatch:
         if t is None:  # every table (a duel, three-hand): whole arrays, no gathers
             t = self.table_range
             pile_len, pile_mask, after, dw_now, take_dw, stock_pos = (
-                self.pile_len, self.pile_mask, self._after, self._dw_now, self._take_dw, self.stock_pos)
+                self.pile_len, self.pile_mask, self.after, self.dw_now, self.take_dw, self.stock_pos)
             phase, limit, multiplier, dealer = self.phase, self.knock_limit, self.multiplier, self.dealer
         else:
             pile_len, pile_mask, after, dw_now, take_dw, stock_pos = (
-                self.pile_len[t], self.pile_mask[t], self._after[t], self._dw_now[t], self._take_dw[t],
+                self.pile_len[t], self.pile_mask[t], self.after[t], self.dw_now[t], self.take_dw[t],
                 self.stock_pos[t])
             phase, limit, multiplier, dealer = self.phase[t], self.knock_limit[t], self.multiplier[t], self.dealer[t]
         p = self.current_player[t]
@@ -366,7 +321,7 @@ class TableBatch:
         """The compiled engine's observation rows (numpy: :meth:`table_observations` and a
         copy of the context): row k of ``o`` is the acting player's observation at table
         ``tables[k]``, followed by ``context[i, seats[i]]`` with ``i = matches[k]``."""
-        self._kernels.table_observations(o, tables, matches, seats, context, self._obs_offsets, *self._obs_args)
+        self._kernels.table_observations(o, tables, matches, seats, context, self._obs_offsets, self._kernel_state)
 
     # ------------------------------------------------------------------ stepping
     def step_tables(self, a: np.ndarray) -> list[int]:
@@ -375,7 +330,8 @@ class TableBatch:
         the action ended, ascending (:meth:`apply_tables`): the caller settles them
         (:meth:`settle_table`), deals, and refreshes them."""
         if self._kernels is not None:
-            return self._ended[:self._kernels.apply_tables(a, *self._step_args)].tolist()
+            n_ended = self._kernels.apply_tables(a, self._kernel_state, self._step_rules, self._ended, self._settled)
+            return self._ended[:n_ended].tolist()
         ended = self.apply_tables(a)
         moved = np.flatnonzero(a >= 0)
         self.refresh_tables(np.setdiff1d(moved, ended, assume_unique=True) if ended else moved)
@@ -394,7 +350,7 @@ class TableBatch:
             nondealer = pg != self.dealer[g]
             self.current_player[g] = np.where(nondealer, self.dealer[g], 1 - self.dealer[g])
             dealer_passed = g[~nondealer]
-            self.phase[dealer_passed] = _DRAW
+            self.phase[dealer_passed] = PHASE_DRAW
             self.forced[dealer_passed] = True
         # Draw from the stock.
         g = np.flatnonzero(a == A.DRAW_STOCK)
@@ -404,7 +360,7 @@ class TableBatch:
             self.hands[g, p[g]] |= _BIT[card]
             self.taken[g] = -1
             self.forced[g] = False
-            self.phase[g] = _DISCARD
+            self.phase[g] = PHASE_DISCARD
             self.turns[g] += 1
         # Take the discard (or the first upcard).
         g = np.flatnonzero(a == A.TAKE_DISCARD)
@@ -416,12 +372,12 @@ class TableBatch:
             self.hands[g, p[g]] |= bit
             self.known[g, p[g]] |= bit
             self.taken[g] = card
-            self.phase[g] = _DISCARD
+            self.phase[g] = PHASE_DISCARD
             self.turns[g] += 1
             # The after-discard table of the 11 cards is what the take computation found.
-            self._after[g] = _NO_DW
-            self._after[g[:, None], self._take_cards[g]] = self._take_rows[g]
-            self._after[g, card] = self._dw10[g, p[g]]
+            self.after[g] = _NO_DW
+            self.after[g[:, None], self._take_cards[g]] = self._take_rows[g]
+            self.after[g, card] = self.dw10[g, p[g]]
             self._after_ready[g] = True
         # Discard or knock: the card leaves the hand.
         g = np.flatnonzero((a >= 0) & (a < A.DRAW_STOCK))
@@ -438,7 +394,7 @@ class TableBatch:
             if d.size:
                 dcard = card[~is_knock]
                 pd = pg[~is_knock]
-                self._dw10[d, pd] = self._after[d, dcard]  # the 10 cards kept
+                self.dw10[d, pd] = self.after[d, dcard]  # the 10 cards kept
                 bit = _BIT[dcard]
                 self.discarded[d, pd] |= bit
                 self.pile[d, self.pile_len[d]] = dcard
@@ -450,7 +406,7 @@ class TableBatch:
                     dead |= self.turns[d] >= self.rules.max_turns
                 go_on = d[~dead]
                 self.current_player[go_on] = 1 - pd[~dead]
-                self.phase[go_on] = _DRAW
+                self.phase[go_on] = PHASE_DRAW
                 self.taken[go_on] = -1
                 ended += d[dead].tolist()
             ended += g[is_knock].tolist()

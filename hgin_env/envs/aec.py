@@ -57,6 +57,7 @@ env.close()
 | `shaping_potential` | `"deadwood"` | the potential Φ: `"deadwood"` or `"lookahead"` (below)   |
 | `render_mode` | `None`       | `None`, `"ansi"` (text), `"human"` (prints it), `"rgb_array"` (image) |
 | `render_viewpoint` | `None`  | duel image: whose hand is face up (`None`: the acting player; `"player_0"`: hers) |
+| `engine`      | `None`       | the observer: `"numba"`, `"numpy"` (the reference) or `None` (`HGIN_ENGINE`'s) |
 
 `"rgb_array"` returns the table as an `(H, W, 3)` uint8 array, drawn by
 `hgin_env.render.image`: the acting player's hand in melds, the stock and discard pile,
@@ -257,6 +258,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from .. import actions as A
 from ..actions import as_action  # the one action check (beside as_actions for batches)
+from ..compiled import resolve_engine
 from ..game import Game
 from ..match import Match, RoundResult, SeatHand
 from ..observation import ObservationLayout, encode_seat, observation_bounds, observe
@@ -280,9 +282,9 @@ class raw_env(AECEnv, EzPickle):
     def __init__(self, rules: Rules | str | dict | None = None, episode: str = "match",
                  reward: str = "match", render_mode: str | None = None, shaping: float = 0.0,
                  shaping_gamma: float = 1.0, shaping_potential: str = "deadwood",
-                 render_viewpoint: str | None = None, match_bonus: float = 0.0):
+                 render_viewpoint: str | None = None, match_bonus: float = 0.0, engine: str | None = None):
         EzPickle.__init__(self, rules, episode, reward, render_mode, shaping, shaping_gamma, shaping_potential,
-                          render_viewpoint, match_bonus)
+                          render_viewpoint, match_bonus, engine)
         super().__init__()
         if episode not in EPISODES:
             raise ValueError(f"invalid episode {episode!r}; expected one of {EPISODES}")
@@ -300,6 +302,8 @@ class raw_env(AECEnv, EzPickle):
         self.match_bonus = check_match_bonus(match_bonus)
         self.render_mode = render_mode
         self.layout = ObservationLayout.for_rules(self.rules)
+        #: The observer's engine, passed to every observation (None: the process's choice).
+        self.engine = None if engine is None else resolve_engine(engine)
         n = self.rules.num_players
         self.shaping = PotentialShaping(self.layout, shaping, shaping_gamma, potential=shaping_potential,
                                         num_players=n) if shaping else None
@@ -372,7 +376,7 @@ class raw_env(AECEnv, EzPickle):
         assert match is not None
         # While the match runs the selected agent is the acting seat, and once it is over
         # every mask is zero: the match's own observation dict is the env's.
-        return observe(match, self._agent_index[agent])
+        return observe(match, self._agent_index[agent], self.engine)
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         """The legal-action mask of ``agent`` (default: the acting agent)."""
@@ -457,7 +461,7 @@ class raw_env(AECEnv, EzPickle):
         else:
             p = match.current_seat
             assert p is not None
-            self.rewards[self.possible_agents[p]] += shaping.at_decision(p, encode_seat(match, p))
+            self.rewards[self.possible_agents[p]] += shaping.at_decision(p, encode_seat(match, p, self.engine))
 
     def render(self) -> str | np.ndarray | None:
         """``ansi``: the table as text; ``human``: print it; ``rgb_array``: the table as an image.
