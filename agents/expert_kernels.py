@@ -31,10 +31,10 @@ import numpy as np
 from numba import njit
 
 from hgin_env import actions as A
-from hgin_env.card_kernels import deadwood
+from hgin_env.card_kernels import best_discard, deadwood
 from hgin_env.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, NUM_SUITS
 from hgin_env.codes import PHASE_DISCARD
-from hgin_env.melds import _BEST_REMOVAL, RUN_DEADWOOD, SET_OPTIONS, meld_partners
+from hgin_env.melds import meld_partners
 
 #: The slices the kernels read, in the order of :func:`slice_offsets`.
 SLICES = ("hand", "discard_top", "discard_rest", "opponent_known", "opponent_discards", "own_discards",
@@ -54,20 +54,10 @@ _DISCARD, _KNOCK, _DRAW, _TAKE, _PASS, _BIG_GIN = (A.DISCARD, A.KNOCK, A.DRAW_ST
                                                    A.BIG_GIN)
 _NUM_ACTIONS = A.NUM_ACTIONS
 _VALUE = np.array(CARD_VALUES, dtype=np.int64)
-_RUN = RUN_DEADWOOD.astype(np.int64)
-_REMOVAL = _BEST_REMOVAL.astype(np.int64)
-#: The suit subsets a set may take at a rank, per 4-bit pattern of the suits holding it
-#: (``melds.SET_OPTIONS``: none, each three-card subset, all four).
-_SET_OPT = np.zeros((16, 6), dtype=np.int64)
-_SET_NOPT = np.zeros(16, dtype=np.int64)
-for _p, _opts in enumerate(SET_OPTIONS):
-    _SET_OPT[_p, :len(_opts)] = _opts
-    _SET_NOPT[_p] = len(_opts)
 _PARTNERS = np.array([meld_partners(c) for c in range(NUM_CARDS)], dtype=np.int64)
 _SUIT = (1 << NUM_RANKS) - 1
 _FULL = (1 << NUM_CARDS) - 1
 _BIG = 1 << 20
-_NO_DW = 1 << 30
 
 
 def slice_offsets(layout) -> np.ndarray:
@@ -117,50 +107,6 @@ def _first_card(o, start: int) -> int:
 
 # --------------------------------------------------------------------------- deadwood
 @njit(cache=True)
-def _best_discard(m: int) -> int:
-    """The least deadwood of hand ``m`` without one of its cards
-    (``melds.best_discard_deadwood_batch``): the least, over every choice of sets (as
-    :func:`hgin_env.card_kernels.deadwood` enumerates them), of the runs-only deadwood of
-    the cards left plus the best one-card removal from one suit (``_BEST_REMOVAL``). A card
-    dropped from a chosen set is covered by the choice without it."""
-    s0, s1, s2, s3 = m & _SUIT, (m >> 13) & _SUIT, (m >> 26) & _SUIT, (m >> 39) & _SUIT
-    set_ranks = (s0 & s1 & (s2 | s3)) | ((s0 | s1) & s2 & s3)
-    # Up to three set ranks (11 cards); each missing one has the single option "no set".
-    r0 = r1 = r2 = p0 = p1 = p2 = 0
-    k = 0
-    while set_ranks:
-        low = set_ranks & -set_ranks
-        set_ranks ^= low
-        r = 0
-        while not (low >> r) & 1:
-            r += 1
-        pattern = ((s0 >> r) & 1) | (((s1 >> r) & 1) << 1) | (((s2 >> r) & 1) << 2) | (((s3 >> r) & 1) << 3)
-        if k == 0:
-            r0, p0 = r, pattern
-        elif k == 1:
-            r1, p1 = r, pattern
-        else:
-            r2, p2 = r, pattern
-        k += 1
-    best = _NO_DW
-    for a in range(_SET_NOPT[p0]):
-        for b in range(_SET_NOPT[p1]):
-            for c in range(_SET_NOPT[p2]):
-                left0, left1, left2, left3 = s0, s1, s2, s3
-                for rank, chosen in ((r0, _SET_OPT[p0, a]), (r1, _SET_OPT[p1, b]), (r2, _SET_OPT[p2, c])):
-                    bit = 1 << rank
-                    left0 &= ~(bit * (chosen & 1))
-                    left1 &= ~(bit * ((chosen >> 1) & 1))
-                    left2 &= ~(bit * ((chosen >> 2) & 1))
-                    left3 &= ~(bit * ((chosen >> 3) & 1))
-                dw = (_RUN[left0] + _RUN[left1] + _RUN[left2] + _RUN[left3]
-                      + min(min(_REMOVAL[left0], _REMOVAL[left1]), min(_REMOVAL[left2], _REMOVAL[left3])))
-                if dw < best:
-                    best = dw
-    return best
-
-
-@njit(cache=True)
 def _melds_with(card: int, hand: int) -> bool:
     """Card ``card`` forms a set or a run with cards of ``hand`` (``agents.view.melds_with``)."""
     rank, suit = card % NUM_RANKS, card // NUM_RANKS
@@ -185,13 +131,13 @@ def _expected_draw_deadwood(hand: int, unseen: int, current: int) -> float:
     n = _count(unseen)
     if n == 0:
         return float(current)
-    best9 = _best_discard(hand)
+    best9 = best_discard(hand)
     total = 0
     for u in range(NUM_CARDS):
         if not (unseen >> u) & 1:
             continue
         if _melds_with(u, hand):
-            total += min(current, _best_discard(hand | (1 << u)))
+            total += min(current, best_discard(hand | (1 << u)))
         else:
             total += min(current, best9 + _VALUE[u])
     return total / n
@@ -365,7 +311,7 @@ def _discard(o, legal, off, columns: int, p, prob, error, row: int) -> int:
     room = np.empty(11, dtype=np.int64)
     danger = np.empty(11)
     for j in range(11):
-        room[j] = after[j] - _best_discard(hand & ~(1 << cards[j]))
+        room[j] = after[j] - best_discard(hand & ~(1 << cards[j]))
         danger[j] = _danger(prob, cards[j])
     meld_cards = 0
     for u in range(NUM_CARDS):
@@ -403,7 +349,7 @@ def _discard(o, legal, off, columns: int, p, prob, error, row: int) -> int:
             while rest:
                 low = rest & -rest
                 rest ^= low
-                total += max(after[j] - _best_discard(ten | low), 0)
+                total += max(after[j] - best_discard(ten | low), 0)
         improve = total / nu if nu > 0 else 0.0
         key = _round9(after[j] - lookahead * improve + weight * danger[j])
         if best_j < 0 or key < best_key or (key == best_key and _VALUE[cards[j]] > _VALUE[cards[best_j]]):

@@ -25,7 +25,7 @@ from numba import njit
 
 from .cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, RANK_VALUES
 from .codes import BIG_GIN_KIND, GIN_KIND, KNOCK_KIND, NO_DW, PHASE_DISCARD, UNDERCUT_KIND
-from .melds import RUN_DEADWOOD, SET_OPTIONS
+from .melds import _BEST_REMOVAL, RUN_DEADWOOD, SET_OPTIONS
 
 # Lookup tables, frozen into the compiled code as constants.
 _RUN = RUN_DEADWOOD.astype(np.int64)  # runs-only deadwood of a 13-bit suit mask
@@ -34,6 +34,8 @@ _SET_NOPT = np.zeros(16, dtype=np.int64)
 for _p, _opts in enumerate(SET_OPTIONS):
     _SET_OPT[_p, :len(_opts)] = _opts
     _SET_NOPT[_p] = len(_opts)
+#: Per suit mask: the least runs-only deadwood without one of its cards, minus its own.
+_REMOVAL = _BEST_REMOVAL.astype(np.int64)
 _RANK_VALUE = np.array(RANK_VALUES, dtype=np.int64)
 _CARD_VALUE = np.array(CARD_VALUES, dtype=np.int64)
 
@@ -57,18 +59,12 @@ def _bit_index(low: int) -> int:
 
 
 @njit(cache=True)
-def deadwood(m: int) -> int:
-    """Minimum deadwood of a hand mask of at most 11 cards (``melds.deadwood_of_mask``): the
-    minimum over every choice of sets (none, a three-card subset or the four-card set at each
-    rank held three or more times; at most three such ranks) of the runs-only lookups of the
-    four suits left."""
-    s0 = m & _SUIT
-    s1 = (m >> 13) & _SUIT
-    s2 = (m >> 26) & _SUIT
-    s3 = (m >> 39) & _SUIT
-    sr = (s0 & s1 & (s2 | s3)) | ((s0 | s1) & s2 & s3)
-    if sr == 0:
-        return _RUN[s0] + _RUN[s1] + _RUN[s2] + _RUN[s3]
+def _least_over_set_choices(s0: int, s1: int, s2: int, s3: int, sr: int, drop_one: bool) -> int:
+    """The least, over every choice of sets (none, a three-card subset or the four-card set
+    at each rank of ``sr``, the ranks held three or more times; at most three in 11 cards),
+    of the runs-only lookups of the four suits left; with ``drop_one``, plus the best
+    one-card removal from one of them (``melds._BEST_REMOVAL``: a card dropped from a chosen
+    set is covered by the choice without that set)."""
     # Up to three set ranks; a missing one has the single option "no set" at rank 0.
     r0 = r1 = r2 = 0
     p0 = p1 = p2 = 0
@@ -96,10 +92,40 @@ def deadwood(m: int) -> int:
                 x1 = (((o0 >> 1) & 1) << r0) | (((o1 >> 1) & 1) << r1) | (((o2 >> 1) & 1) << r2)
                 x2 = (((o0 >> 2) & 1) << r0) | (((o1 >> 2) & 1) << r1) | (((o2 >> 2) & 1) << r2)
                 x3 = (((o0 >> 3) & 1) << r0) | (((o1 >> 3) & 1) << r1) | (((o2 >> 3) & 1) << r2)
-                dw = _RUN[s0 & ~x0] + _RUN[s1 & ~x1] + _RUN[s2 & ~x2] + _RUN[s3 & ~x3]
+                l0, l1, l2, l3 = s0 & ~x0, s1 & ~x1, s2 & ~x2, s3 & ~x3
+                dw = _RUN[l0] + _RUN[l1] + _RUN[l2] + _RUN[l3]
+                if drop_one:
+                    dw += min(min(_REMOVAL[l0], _REMOVAL[l1]), min(_REMOVAL[l2], _REMOVAL[l3]))
                 if dw < best:
                     best = dw
     return best
+
+
+@njit(cache=True)
+def deadwood(m: int) -> int:
+    """Minimum deadwood of a hand mask of at most 11 cards (``melds.deadwood_of_mask``): the
+    runs-only lookups of the four suits, or the least over the choices of sets where a rank
+    is held three or more times."""
+    s0 = m & _SUIT
+    s1 = (m >> 13) & _SUIT
+    s2 = (m >> 26) & _SUIT
+    s3 = (m >> 39) & _SUIT
+    sr = (s0 & s1 & (s2 | s3)) | ((s0 | s1) & s2 & s3)
+    if sr == 0:
+        return _RUN[s0] + _RUN[s1] + _RUN[s2] + _RUN[s3]
+    return _least_over_set_choices(s0, s1, s2, s3, sr, False)
+
+
+@njit(cache=True)
+def best_discard(m: int) -> int:
+    """The least deadwood of hand ``m`` (1 to 11 cards) without one of its cards
+    (``melds.best_discard_deadwood_batch``, its reference)."""
+    s0 = m & _SUIT
+    s1 = (m >> 13) & _SUIT
+    s2 = (m >> 26) & _SUIT
+    s3 = (m >> 39) & _SUIT
+    sr = (s0 & s1 & (s2 | s3)) | ((s0 | s1) & s2 & s3)
+    return _least_over_set_choices(s0, s1, s2, s3, sr, True)
 
 
 @njit(cache=True)

@@ -12,7 +12,7 @@ import pytest
 from helpers import batched_states
 
 from agents.batched import BatchedExpert, BatchedRandom, BatchedSimple, make_batched_agent
-from agents.expert_kernels import _best_discard
+from hgin_env.card_kernels import best_discard
 from hgin_env.batch import BatchGame
 from hgin_env.melds import best_discard_deadwood_batch
 from hgin_env.observation import ObservationLayout
@@ -85,7 +85,7 @@ def test_best_discard_equals_the_engine_reference_on_random_and_set_heavy_hands(
             hands.append(rng.choice(pool, min(size, pool.size), replace=False))
     masks = np.array([sum(1 << int(c) for c in cards) for cards in hands], dtype=np.uint64)
     expected = best_discard_deadwood_batch(masks)
-    got = np.array([_best_discard(int(m)) for m in masks.view(np.int64)])
+    got = np.array([best_discard(int(m)) for m in masks.view(np.int64)])
     np.testing.assert_array_equal(got, expected)
 
 

@@ -69,24 +69,6 @@ _DRAWING = (Phase.FIRST_UPCARD, Phase.DRAW)
 _PHASE_ONE_HOT = {Phase.FIRST_UPCARD: (1.0, 0.0, 0.0), Phase.DRAW: (0.0, 1.0, 0.0),
                   Phase.DISCARD: (0.0, 0.0, 1.0)}
 _NO_PHASE = (0.0, 0.0, 0.0)
-def _byte_floats() -> list[bytes]:
-    """For each byte value: its 8 bits, low bit first, as float32 bytes (for :func:`encode`)."""
-    bits = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little")
-    return [row.astype(np.float32).tobytes() for row in bits]
-
-
-_BYTE_FLOATS = _byte_floats()
-_BYTE_FLOAT_OF = _BYTE_FLOATS.__getitem__
-_BIT_OF = {c: 1 << c for c in range(NUM_CARDS)}.__getitem__
-_ONES_52 = np.ones(NUM_CARDS, dtype=np.float32).tobytes()
-_PACK_52 = struct.Struct(f"<{NUM_CARDS}f").pack
-_PACK_SCALARS = struct.Struct("<10f").pack
-_DISCARD = Phase.DISCARD
-_HAND_OVER = Phase.HAND_OVER
-_DRAWING = (Phase.FIRST_UPCARD, Phase.DRAW)
-_PHASE_ONE_HOT = {Phase.FIRST_UPCARD: (1.0, 0.0, 0.0), Phase.DRAW: (0.0, 1.0, 0.0),
-                  Phase.DISCARD: (0.0, 0.0, 1.0)}
-_NO_PHASE = (0.0, 0.0, 0.0)
 _FRACTION = DEADWOOD_FRACTIONS
 #: What the compiled path passes to the kernel: the starts of the table slices (in
 #: ``card_kernels.write_table_row``'s order), the stock and knock-limit scales, the deadwood
