@@ -42,6 +42,20 @@ _KNOCK_BASE = A.KNOCK
 _UPCARD_OPTIONS = (A.TAKE_DISCARD, A.PASS)
 
 
+def checked_seed(seed: object) -> int | None:
+    """``seed`` as a game seed: None (one is drawn) or a non-negative integer, Python or
+    numpy. Anything else raises ``TypeError`` (a str, float or bool: nothing is converted
+    silently) or ``ValueError`` (a negative one), naming ``seed``; the one check of the seed
+    of a ``Game``, a ``Match`` and the environments' ``reset``."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
+        raise TypeError(f"seed must be an integer or None, got {seed!r} ({type(seed).__name__})")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed}")
+    return int(seed)
+
+
 def draw_seed() -> int:
     """A seed from fresh OS entropy (for games created without one; recorded, so they replay)."""
     return int(np.random.default_rng().integers(2**63 - 1))
@@ -157,6 +171,7 @@ class Game:
             raise ValueError(f"format={self.rules.format!r} is a match of "
                              f"{self.rules.num_players} seats: play it with hgin_env.match.Match; "
                              "Game plays one of its hands (single_hand=True) or a duel")
+        self.seed = checked_seed(self.seed)
         if self.seed is None:
             # Unseeded: draw a seed from fresh entropy and keep it, so every game (and every
             # saved match file) can be replayed from its seed.
