@@ -117,6 +117,10 @@ in `hgin_env.observation` (the only place that knows offsets); decode a vector w
 | won_by_opponent   | 389..391 | columns decided for the opponent                             |
 | wins              | 392..393 | hands won by this player and by the opponent /10             |
 
+`discard_deadwood` holds a value for every held card, the card just taken from the discard
+pile included (the deadwood as if it went back), though the action mask forbids discarding
+that card this turn: read the slice together with the mask.
+
 The observation never contains the opponent's unseen cards or the stock order.
 
 ### Rewards
