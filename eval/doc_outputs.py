@@ -1,8 +1,9 @@
 """The output blocks of the documentation, regenerated from real runs.
 
-    python -m eval.doc_outputs            # check: rerun each block's command, list the blocks that differ
-    python -m eval.doc_outputs --write    # rewrite the blocks in their pages from fresh runs
+    python -m eval.doc_outputs            # check: rerun each quick block's command, list those that differ
+    python -m eval.doc_outputs --write    # rewrite the quick blocks in their pages from fresh runs
     python -m eval.doc_outputs --write cli-play   # one block by name
+    python -m eval.doc_outputs --write demo       # a recorded run (minutes): named, never by default
 
 A generated block is a fenced block right after a marker line in its page::
 
@@ -10,9 +11,11 @@ A generated block is a fenced block right after a marker line in its page::
 
 :data:`OUTPUTS` says, per name, the page, the command (run in a fresh Python from the
 repository's root, as a user would), its scripted input, and which of the printed lines the
-page shows (``...`` marks the lines left out). tests/test_doc_examples.py reruns every block
+page shows (``...`` marks the lines left out). tests/test_docs.py reruns every quick block
 and compares it with its page, so a changed message fails the tests until the page is
-regenerated, and a page cannot show output nobody printed.
+regenerated, and a page cannot show output nobody printed. A recorded block (``quick=False``:
+the demo, minutes of training) is rewritten only when named; its figures are checked by its
+own tests (tests/test_train.py holds the README's demo block to ``train.demo.EXPECTED``).
 """
 
 from __future__ import annotations
@@ -34,14 +37,15 @@ MARKER = re.compile(r"^<!-- output: (?P<name>[\w-]+) .*-->\n```(?P<lang>\w*)\n(?
 @dataclass(frozen=True)
 class Output:
     """One generated block: ``command`` run with ``stdin`` (a function: computed when run),
-    the lines ``shown`` keeps of what it printed (stdout then stderr)."""
+    the lines ``shown`` keeps of what it printed on stdout."""
 
     name: str
     page: str
     command: Sequence[str]
     stdin: Callable[[], str] | None
     shown: Callable[[list[str]], list[str]]
-    note: str = ""
+    #: Rerun by the tests and by default (seconds); a recorded run (minutes) only when named.
+    quick: bool = True
 
 
 # ---------------------------------------------------------------------- the CLI transcript
@@ -114,10 +118,17 @@ def cli_play_shown(lines: list[str]) -> list[str]:
     return shown
 
 
+def demo_shown(lines: list[str]) -> list[str]:
+    """The demo's last section: what it expected next to what it got."""
+    start = next(i for i, line in enumerate(lines) if line.startswith("== 6. expected"))
+    return lines[start:]
+
+
 OUTPUTS = [
     Output("cli-play", "docs/cli.md", [sys.executable, "-m", "hgin_cli", "play", "--opponent", "expert",
                                        "--seed", str(CLI_SEED)],
            cli_play_input, cli_play_shown),
+    Output("demo", "README.md", [sys.executable, "-m", "train.demo"], None, demo_shown, quick=False),
 ]
 
 
@@ -130,7 +141,7 @@ def run(output: Output) -> list[str]:
                           timeout=600, encoding="utf-8")
     if done.returncode != 0:
         raise RuntimeError(f"{output.name}: {' '.join(output.command)} exited {done.returncode}\n{done.stderr[-2000:]}")
-    printed = [line.rstrip() for line in (done.stdout + done.stderr).splitlines()]
+    printed = [line.rstrip() for line in done.stdout.splitlines()]
     return output.shown(printed)
 
 
@@ -162,7 +173,9 @@ def write(output: Output, lines: list[str]) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("names", nargs="*", help=f"blocks to run (default: all: {', '.join(o.name for o in OUTPUTS)})")
+    parser.add_argument("names", nargs="*", help="blocks to run (default: the quick ones: "
+                        f"{', '.join(o.name for o in OUTPUTS if o.quick)}; recorded: "
+                        f"{', '.join(o.name for o in OUTPUTS if not o.quick)})")
     parser.add_argument("--write", action="store_true", help="rewrite the blocks in their pages")
     args = parser.parse_args(argv)
     known = {o.name: o for o in OUTPUTS}
@@ -170,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown block {', '.join(unknown)}: known {', '.join(known)}")
     differ = []
-    for output in [known[n] for n in args.names] or OUTPUTS:
+    for output in [known[n] for n in args.names] or [o for o in OUTPUTS if o.quick]:
         lines = run(output)
         if args.write:
             print(f"{output.page}: {output.name} {'rewritten' if write(output, lines) else 'unchanged'}")

@@ -1,5 +1,6 @@
 """Every ```python block of the README and of docs/ runs as a user would paste it (a fresh
-Python in the repository's root) and prints what the page says (tests/doc_runner.py reads
+Python in a folder outside the repository, so a path in an example must work from any
+folder) and prints what the page says (tests/doc_runner.py reads
 the page's ``# prints`` lines, ``# -> value`` comments and ``# SomeError: message`` lines).
 
 Blocks that take minutes at full size run at toy size: ``TOY`` names each replacement, and
@@ -80,14 +81,16 @@ def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("page,line,code", BLOCKS, ids=[f"{p}:{line}" for p, line, _ in BLOCKS])
 def test_doc_example_runs_and_prints_what_the_page_says(page: str, line: int, code: str,
-                                                        request: pytest.FixtureRequest) -> None:
+                                                        request: pytest.FixtureRequest, tmp_path: Path) -> None:
     for old, new in _keyed(TOY, page, code):
         code = code.replace(old, new)
     if WEB_URL in code:
         code = code.replace(WEB_URL, request.getfixturevalue("web_server"))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    # Run from a folder outside the repository (the package found as an installed one is):
+    # a path in an example must work from wherever the user's Python runs.
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     run = subprocess.run([sys.executable, str(ROOT / "tests" / "doc_runner.py"), f"{page}:{line}"], input=code,
-                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=240)
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=240)
     assert run.returncode == 0, f"{page}:{line}\n{run.stdout[-1500:]}\n{run.stderr[-3000:]}"
     for text in _keyed(SHOWS, page, code):
         assert text in run.stdout + run.stderr, f"{page}:{line}: the output lacks {text!r}"
