@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -46,6 +47,8 @@ class Output:
     shown: Callable[[list[str]], list[str]]
     #: Rerun by the tests and by default (seconds); a recorded run (minutes) only when named.
     quick: bool = True
+    #: Folders (under the repository's root) the command writes and must find absent.
+    fresh: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------- the CLI transcript
@@ -118,6 +121,13 @@ def cli_play_shown(lines: list[str]) -> list[str]:
     return shown
 
 
+def first_run_shown(lines: list[str]) -> list[str]:
+    """The summary a training run ends with (``train/summary.py``)."""
+    start = next(i for i, line in enumerate(lines) if line.startswith("run runs/first: "))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("saved "))
+    return lines[start:end + 1]
+
+
 def demo_shown(lines: list[str]) -> list[str]:
     """The demo's last section: what it expected next to what it got."""
     start = next(i for i, line in enumerate(lines) if line.startswith("== 6. expected"))
@@ -129,6 +139,10 @@ OUTPUTS = [
                                        "--seed", str(CLI_SEED)],
            cli_play_input, cli_play_shown),
     Output("demo", "README.md", [sys.executable, "-m", "train.demo"], None, demo_shown, quick=False),
+    Output("first-run", "docs/training.md",
+           [sys.executable, "-m", "train.ppo", "--run-name", "first", "--opponents", "simple", "--shaping", "1",
+            "--total-timesteps", "300000", "--eval-every", "50000", "--eval-opponents", "random,simple",
+            "--eval-matches", "40"], None, first_run_shown, quick=False, fresh=("runs/first",)),
 ]
 
 
@@ -137,6 +151,8 @@ def run(output: Output) -> list[str]:
     """The block's lines: its command run afresh, what it printed cut to what the page shows."""
     env = {**os.environ, "PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
     stdin = output.stdin() if output.stdin else ""
+    for folder in output.fresh:
+        shutil.rmtree(ROOT / folder, ignore_errors=True)
     done = subprocess.run(list(output.command), input=stdin, capture_output=True, text=True, cwd=ROOT, env=env,
                           timeout=600, encoding="utf-8")
     if done.returncode != 0:
