@@ -51,6 +51,15 @@ def duplicate_interval(scores_by_seed: Sequence[float], z: float = 1.96) -> tupl
     return (max(0.0, lo), min(1.0, hi))
 
 
+def interval_text(summary: dict[str, Any], kind: str = "ci") -> str:
+    """A summary's 95% interval (``kind`` ``ci`` or ``wilson``) in percent, ``low–high``, or
+    ``none (k seeds)`` when too few duplicate seeds were played for it to mean anything
+    (``ci_too_few_seeds``); every report prints intervals through this."""
+    if summary["ci_too_few_seeds"]:
+        return f"none ({summary['seeds']} seeds)"
+    return f"{100 * summary[kind + '_low']:.1f}–{100 * summary[kind + '_high']:.1f}"
+
+
 def summarize_pair(rows: Sequence[dict[str, Any]], label_a: str, label_b: str) -> dict[str, Any]:
     """Win rate (duplicate-pair and Wilson 95% CIs), columns, hand outcomes for one pairing."""
     n = len(rows)

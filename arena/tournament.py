@@ -46,7 +46,7 @@ from hgin_env.rules import Rules, get_rules
 
 from .matches import AgentSpec, as_spec, derive_seed, play_match, reset_agent, seatings
 from .ratings import bradley_terry
-from .stats import MIN_SEEDS_FOR_CI, OUTCOME_KINDS, duplicate_interval, summarize_pair, wilson_interval
+from .stats import MIN_SEEDS_FOR_CI, OUTCOME_KINDS, duplicate_interval, interval_text, summarize_pair, wilson_interval
 
 __all__ = ["OUTCOME_KINDS", "AgentSpec", "MatchLog", "TournamentResult", "as_spec", "derive_seed",
            "duplicate_interval", "play_match", "plot_summary", "reset_agent", "run_tournament", "seatings",
@@ -152,7 +152,7 @@ class TournamentResult:
             few |= s["ci_too_few_seeds"]
             lines.append(
                 f"| {s['agent_a']} | {s['agent_b']} | {s['matches']} | {100 * s['a_win_rate']:.1f} | "
-                f"{_interval(s, 'ci', s['seeds'])} | {_interval(s, 'wilson', s['seeds'])} | "
+                f"{interval_text(s)} | {interval_text(s, 'wilson')} | "
                 f"{s['a_columns_won']:.2f}–{s['b_columns_won']:.2f} | "
                 f"{s['a_column_total']:.1f}–{s['b_column_total']:.1f} | {s['hands_per_match']:.1f} | "
                 f"{_mix(s, 'a')} | {_mix(s, 'b')} | {100 * s['dead_rate']:.1f} |")
@@ -164,7 +164,7 @@ class TournamentResult:
                 a = per_agent[name]
                 few |= a["ci_too_few_seeds"]
                 lines.append(f"| {name} | {a['matches']} | {100 * a['win_rate']:.1f} | "
-                             f"{_interval(a, 'ci', a['seeds'])} | {r:.0f} |")
+                             f"{interval_text(a)} | {r:.0f} |")
         if few:
             lines += ["", f"No interval where fewer than {MIN_SEEDS_FOR_CI} duplicate seeds were played: over so "
                           "few the interval means nothing (2 seeds that each split give 50.0–50.0)."]
@@ -187,13 +187,6 @@ class TournamentResult:
             paths["plot"] = out / "summary.png"
             plot_summary(self, paths["plot"])
         return paths
-
-
-def _interval(s: dict[str, Any], kind: str, seeds: int) -> str:
-    """A pair's 95% interval in percent, or why it has none (too few seeds)."""
-    if s["ci_too_few_seeds"]:
-        return f"none ({seeds} seeds)"
-    return f"{100 * s[kind + '_low']:.1f}–{100 * s[kind + '_high']:.1f}"
 
 
 def _mix(s: dict[str, Any], side: str) -> str:

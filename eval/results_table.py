@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from arena.ratings import bradley_terry
-from arena.stats import summarize_pair
+from arena.stats import interval_text, summarize_pair
 from arena.tournament import _typed_row
 
 #: Bootstrap resamples of the ratings' intervals, and the seed they are drawn from (the
@@ -134,8 +134,7 @@ def cross_table(rows: Sequence[dict[str, Any]], order: Sequence[str] | None = No
             elif s is None:
                 cells.append("not played")
             else:
-                cells.append(f"{100 * s['a_win_rate']:.1f} ({100 * s['ci_low']:.1f}–{100 * s['ci_high']:.1f}), "
-                             f"n={s['matches']}")
+                cells.append(f"{100 * s['a_win_rate']:.1f} ({interval_text(s)}), n={s['matches']}")
         lines.append(f"| **{a}** | " + " | ".join(cells) + " |")
     lines += ["", "| agent | Bradley–Terry rating (Elo scale" + (", random = 0" if "random" in agents else "")
               + ") | 95% interval (bootstrap over seeds) |", "|---|---|---|"]
