@@ -128,6 +128,11 @@ def first_run_shown(lines: list[str]) -> list[str]:
     return lines[start:end + 1]
 
 
+def exploit_shown(lines: list[str]) -> list[str]:
+    """The one line a probe ends with."""
+    return [line for line in lines if line.startswith("exploit simple: the best response wins")]
+
+
 def demo_shown(lines: list[str]) -> list[str]:
     """The demo's last section: what it expected next to what it got."""
     start = next(i for i, line in enumerate(lines) if line.startswith("== 6. expected"))
@@ -143,6 +148,8 @@ OUTPUTS = [
            [sys.executable, "-m", "train.ppo", "--run-name", "first", "--opponents", "simple", "--shaping", "1",
             "--total-timesteps", "300000", "--eval-every", "50000", "--eval-opponents", "random,simple",
             "--eval-matches", "40"], None, first_run_shown, quick=False, fresh=("runs/first",)),
+    Output("exploit-line", "docs/exploit.md", [sys.executable, "-m", "eval.exploit", "simple", "--steps", "300000"],
+           None, exploit_shown, quick=False, fresh=("runs/exploit_simple_0",)),
 ]
 
 
