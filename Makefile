@@ -79,8 +79,9 @@ test: $(VENV)/.test browser
 	$(VENV)/bin/mkdocs build --strict --site-dir $(SITE)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# The edit loop: ruff and every test not marked slow (about 1.5 min on 2 cores); no docs build,
-# no browser. `make test` still runs everything.
+# The edit loop: ruff and every test not marked slow (tests/conftest.py lists the slow ones):
+# 607 tests, 87 s on 2 cores shared with other jobs (load average 4.5), 51 s of CPU; no docs
+# build, no browser. `make test` still runs everything.
 test-quick: $(VENV)/.test
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest $(PYTEST_ARGS) -m "not slow"

@@ -13,6 +13,11 @@ from typing import Any
 import numpy as np
 
 OUTCOME_KINDS = ("knock", "gin", "undercut")
+#: The fewest duplicate seeds whose interval a report prints. Below it the normal interval
+#: over seeds means nothing: 2 seeds that each split their pair give 50.0-50.0, an interval
+#: of zero width that reads as certainty (summaries still hold the numbers, flagged by
+#: ``ci_too_few_seeds``).
+MIN_SEEDS_FOR_CI = 10
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -46,6 +51,15 @@ def duplicate_interval(scores_by_seed: Sequence[float], z: float = 1.96) -> tupl
     return (max(0.0, lo), min(1.0, hi))
 
 
+def interval_text(summary: dict[str, Any], kind: str = "ci") -> str:
+    """A summary's 95% interval (``kind`` ``ci`` or ``wilson``) in percent, ``low–high``, or
+    ``none (k seeds)`` when too few duplicate seeds were played for it to mean anything
+    (``ci_too_few_seeds``); every report prints intervals through this."""
+    if summary["ci_too_few_seeds"]:
+        return f"none ({summary['seeds']} seeds)"
+    return f"{100 * summary[kind + '_low']:.1f}–{100 * summary[kind + '_high']:.1f}"
+
+
 def summarize_pair(rows: Sequence[dict[str, Any]], label_a: str, label_b: str) -> dict[str, Any]:
     """Win rate (duplicate-pair and Wilson 95% CIs), columns, hand outcomes for one pairing."""
     n = len(rows)
@@ -70,6 +84,7 @@ def summarize_pair(rows: Sequence[dict[str, Any]], label_a: str, label_b: str) -
         "agent_a": label_a, "agent_b": label_b, "matches": n, "seeds": len(by_seed),
         "a_wins": wins_a, "b_wins": wins_b, "draws": draws,
         "a_win_rate": rate, "ci_low": lo, "ci_high": hi, "wilson_low": wlo, "wilson_high": whi,
+        "ci_too_few_seeds": len(by_seed) < MIN_SEEDS_FOR_CI,
         "a_columns_won": mean("a_columns_won"), "b_columns_won": mean("b_columns_won"),
         "a_column_total": float(np.mean([[r["a_" + c] for c in cols] for r in rows])) if rows else 0.0,
         "b_column_total": float(np.mean([[r["b_" + c] for c in cols] for r in rows])) if rows else 0.0,

@@ -46,7 +46,7 @@ from hgin_env.rules import Rules, get_rules
 
 from .matches import AgentSpec, as_spec, derive_seed, play_match, reset_agent, seatings
 from .ratings import bradley_terry
-from .stats import OUTCOME_KINDS, duplicate_interval, summarize_pair, wilson_interval
+from .stats import MIN_SEEDS_FOR_CI, OUTCOME_KINDS, duplicate_interval, interval_text, summarize_pair, wilson_interval
 
 __all__ = ["OUTCOME_KINDS", "AgentSpec", "MatchLog", "TournamentResult", "as_spec", "derive_seed",
            "duplicate_interval", "play_match", "plot_summary", "reset_agent", "run_tournament", "seatings",
@@ -77,6 +77,9 @@ class TournamentResult:
     seed: int
     pairs: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    #: Matches this run played; the others (``len(rows) - played``) were already in the
+    #: folder's ``matches.csv`` from an earlier run of the same tournament.
+    played: int = 0
     #: Seatings per seed (:func:`seatings`): 2 in the duel and partnership, 6 in three-hand.
     seatings: int = 2
 
@@ -120,7 +123,8 @@ class TournamentResult:
             lo, hi = duplicate_interval(means)
             out.append({"agent": name, "matches": sum(len(v) for v in units.values()),
                         "win_rate": float(np.mean(means)) if means else float("nan"),
-                        "ci_low": lo, "ci_high": hi})
+                        "ci_low": lo, "ci_high": hi, "seeds": len(means),
+                        "ci_too_few_seeds": len(means) < MIN_SEEDS_FOR_CI})
         return out
 
     def ratings(self, anchor: str | None = None) -> dict[str, float]:
@@ -143,11 +147,12 @@ class TournamentResult:
                      "columns won A–B | mean column total A–B | hands/match | "
                      "A knock/gin/undercut % of hands | B knock/gin/undercut % of hands | dead % |")
         lines.append("|" + "---|" * 12)
+        few = False
         for s in self.summaries():
+            few |= s["ci_too_few_seeds"]
             lines.append(
                 f"| {s['agent_a']} | {s['agent_b']} | {s['matches']} | {100 * s['a_win_rate']:.1f} | "
-                f"{100 * s['ci_low']:.1f}–{100 * s['ci_high']:.1f} | "
-                f"{100 * s['wilson_low']:.1f}–{100 * s['wilson_high']:.1f} | "
+                f"{interval_text(s)} | {interval_text(s, 'wilson')} | "
                 f"{s['a_columns_won']:.2f}–{s['b_columns_won']:.2f} | "
                 f"{s['a_column_total']:.1f}–{s['b_column_total']:.1f} | {s['hands_per_match']:.1f} | "
                 f"{_mix(s, 'a')} | {_mix(s, 'b')} | {100 * s['dead_rate']:.1f} |")
@@ -157,8 +162,12 @@ class TournamentResult:
             per_agent = {a["agent"]: a for a in self.agent_summaries()}
             for name, r in sorted(self.ratings().items(), key=lambda kv: -kv[1]):
                 a = per_agent[name]
+                few |= a["ci_too_few_seeds"]
                 lines.append(f"| {name} | {a['matches']} | {100 * a['win_rate']:.1f} | "
-                             f"{100 * a['ci_low']:.1f}–{100 * a['ci_high']:.1f} | {r:.0f} |")
+                             f"{interval_text(a)} | {r:.0f} |")
+        if few:
+            lines += ["", f"No interval where fewer than {MIN_SEEDS_FOR_CI} duplicate seeds were played: over so "
+                          "few the interval means nothing (2 seeds that each split give 50.0–50.0)."]
         return "\n".join(lines) + "\n"
 
     def save(self, out: str | Path, plot: bool = True) -> dict[str, Path]:
@@ -293,8 +302,9 @@ def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches
     workers = workers or os.cpu_count() or 1
     total = per_seed * n_seeds * len(pair_idx)
     start = time.perf_counter()
+    already = len(rows)
     bar = _progress(total, progress)
-    bar.update(len(rows))
+    bar.update(already)
 
     def arrived(got: list[dict[str, Any]]) -> None:
         rows.extend(got)
@@ -319,7 +329,7 @@ def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches
     return TournamentResult(agents=labels, rows=rows, rules_name=rules_obj.name,
                             matches_per_pair=per_seed * n_seeds, seatings=per_seed,
                             seed=seed, pairs=[(labels[i], labels[j]) for i, j in pair_idx],
-                            seconds=time.perf_counter() - start)
+                            seconds=time.perf_counter() - start, played=len(rows) - already)
 
 
 #: Text columns of a match row (the others are numbers; ``truncated`` is a bool).

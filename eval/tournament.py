@@ -55,6 +55,18 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def played_line(result: TournamentResult, out: str | Path) -> str:
+    """What this run played: nothing (a finished tournament run again), the rest of an earlier
+    run, or everything."""
+    earlier = len(result.rows) - result.played
+    if result.played == 0:
+        return f"nothing left to play: all {earlier} matches were already in {Path(out) / 'matches.csv'}"
+    if earlier:
+        return (f"{result.played} matches in {result.seconds:.1f} s, after {earlier} from an earlier run "
+                f"({len(result.rows)} in all)")
+    return f"{result.played} matches in {result.seconds:.1f} s"
+
+
 def main(argv: Sequence[str] | None = None) -> TournamentResult | int:
     """Command-line entry point (see ``--help``). Returns the result, or an exit code: 2 after
     a one-line error on stderr (a bad agent spec or checkpoint, bad ``--agent-kwargs``), 130
@@ -99,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> TournamentResult | int:
     paths = result.save(args.out, plot=not args.no_plot)
     print(result.markdown())
     written = ", ".join(str(p) for p in paths.values())
-    print(f"{len(result.rows)} matches in {result.seconds:.1f} s; wrote {written}")
+    print(f"{played_line(result, args.out)}; wrote {written}")
     return result
 
 

@@ -15,6 +15,8 @@ from arena.records import MatchFileError, card_text
 #: The agents ``hgin play --opponent`` knows by name (besides ``ppo``, checkpoint paths and
 #: specs with options such as ``search:rollouts=16``).
 BUILTIN_OPPONENTS = ("random", "simple", "expert", "search")
+#: Every opponent named by one word: the built-in agents and ``ppo`` (the shipped policy).
+OPPONENT_KINDS = (*BUILTIN_OPPONENTS, "ppo")
 
 
 class CliError(Exception):

@@ -146,7 +146,11 @@ class HumanMatch:
         return f"'{text}' is not legal now."
 
     def bare_knock(self) -> str:
+        """The answer to ``knock`` without a card, in any phase."""
         g = self.game
+        if g.phase != Phase.DISCARD:
+            return ("Knock after drawing: 'draw' or 'take' first, then e.g. 'knock 7H' "
+                    "(discard 7H face down and knock).")
         if any(A.KNOCK <= a < A.DRAW_STOCK for a in g.legal_actions()):
             return "Say which card to discard face down, e.g. 'knock 7H'."
         best = min(dw for c, dw in g.deadwood_after_discard().items() if c != g.taken_card)
@@ -206,7 +210,7 @@ class HumanMatch:
             if low in ("show", "table", "hand"):
                 self.show_table()
                 continue
-            if low == "knock" and self.game.phase == Phase.DISCARD:
+            if low == "knock":
                 _say(self.bare_knock(), self.legal_moves_text())
                 continue
             try:

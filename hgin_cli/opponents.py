@@ -9,7 +9,7 @@ from typing import Any
 from hgin_env.observation import ObservationLayout
 from hgin_env.rules import Rules
 
-from .common import BUILTIN_OPPONENTS, CliError
+from .common import BUILTIN_OPPONENTS, OPPONENT_KINDS, CliError
 
 
 def make_opponent(spec: str, seed: int, rules: Rules) -> tuple[Any, str]:
@@ -24,8 +24,9 @@ def make_opponent(spec: str, seed: int, rules: Rules) -> tuple[Any, str]:
     else:
         path = Path(spec)
         if not path.exists():
-            raise CliError(f"unknown opponent {spec!r}: not one of {', '.join(BUILTIN_OPPONENTS)} "
-                           f"and no such checkpoint file")
+            specs = ", ".join(k for k in known_agents() if k.endswith(":ARG"))
+            raise CliError(f"unknown opponent {spec!r}: not one of {', '.join(OPPONENT_KINDS)}, nor a spec "
+                           f"({specs}, e.g. ppo:PATH or search:rollouts=16), nor a checkpoint file")
         name, label = f"ppo:{path}", f"ppo {path.name}"
     try:
         agent = make_agent(name, seed=seed, layout=ObservationLayout.for_rules(rules))

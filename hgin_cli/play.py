@@ -13,7 +13,7 @@ from hgin_env.match import Match
 from hgin_env.rules import PROFILES, get_rules
 
 from .cli_formats import play_format
-from .common import BUILTIN_OPPONENTS, CliError, _can_print_symbols, _peek_json, end_of_play
+from .common import OPPONENT_KINDS, CliError, _can_print_symbols, _peek_json, end_of_play
 from .human import HumanMatch
 from .opponents import make_opponent
 
@@ -35,7 +35,7 @@ def _resume(args: argparse.Namespace) -> tuple[Match, int, str, list[str]]:
     label = players[1 - human]
     opponent = args.opponent
     if opponent is None:
-        known = isinstance(label, str) and (label in BUILTIN_OPPONENTS + ("ppo",)
+        known = isinstance(label, str) and (label in OPPONENT_KINDS
                                             or label.startswith(("ppo:", "search:")))
         if not known:
             raise CliError(f"{args.resume}: the opponent was {label!r}; say which agent to resume against "

@@ -90,7 +90,9 @@ def parse_action(text: str) -> int:
     joined = "".join(words)
     if joined in simple:
         return simple[joined]
-    if words[0] == "knock" and len(words) == 2:
+    if words[0] == "knock":
+        if len(words) != 2:
+            raise ValueError("knock needs the card it discards face down, e.g. 'knock 7H'")
         return KNOCK + parse_card(words[1])
     if words[0] == "discard" and len(words) == 2:
         return DISCARD + parse_card(words[1])

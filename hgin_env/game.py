@@ -41,6 +41,20 @@ MAX_SEED = 2**63 - 1
 MIN_DRAWN_SEED = 2**32
 
 
+def checked_seed(seed: object) -> int | None:
+    """``seed`` as a game seed: None (one is drawn) or a non-negative integer, Python or
+    numpy. Anything else raises ``TypeError`` (a str, float or bool: nothing is converted
+    silently) or ``ValueError`` (a negative one), naming ``seed``; the one check of the seed
+    of a ``Game``, a ``Match`` and the environments' ``reset``."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
+        raise TypeError(f"seed must be an integer or None, got {seed!r} ({type(seed).__name__})")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed}")
+    return int(seed)
+
+
 def draw_seed() -> int:
     """THE seed of a game or match whose seed nobody chose (``Game``/``Match`` without one,
     ``hgin play``, the web table; recorded, so it replays): from the operating system's
@@ -161,6 +175,7 @@ class Game:
             raise ValueError(f"format={self.rules.format!r} is a match of "
                              f"{self.rules.num_players} seats: play it with hgin_env.match.Match; "
                              "Game plays one of its hands (single_hand=True) or a duel")
+        self.seed = checked_seed(self.seed)
         if self.seed is None:
             # Unseeded: draw a seed from fresh entropy and keep it, so every game (and every
             # saved match file) can be replayed from its seed.

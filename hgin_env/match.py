@@ -36,7 +36,7 @@ import numpy as np
 
 from . import actions as A
 from .cards import NUM_CARDS
-from .game import Game, HandRecord, cut_for_deal, draw_first_dealer, draw_seed
+from .game import Game, HandRecord, checked_seed, cut_for_deal, draw_first_dealer, draw_seed
 from .rules import Rules, get_rules
 from .scoring import Scoreboard
 from .sheets import Sheet
@@ -268,6 +268,7 @@ class Match:
             what = "a team, 0 or 1" if fmt == "partnership" else f"a seat in 0..{limit - 1}"
             raise ValueError(f"first_dealer for format={fmt!r} must be None or {what}, "
                              f"got {self.first_dealer!r}")
+        self.seed = checked_seed(self.seed)
         if self.seed is None:
             self.seed = draw_seed()  # recorded: an unseeded match still replays from its seed
         self.rng = np.random.default_rng(self.seed)

@@ -235,6 +235,10 @@ def test_bad_opponent_and_rules(monkeypatch: pytest.MonkeyPatch, capsys: pytest.
                                 tmp_path: Path) -> None:
     code, _, err = run_cli(["play", "--opponent", "nobody"], "", monkeypatch, capsys)
     assert code == 2 and "unknown opponent 'nobody'" in err
+    # A typo is answered with every agent kind, the shipped policy's `ppo` included.
+    code, _, err = run_cli(["play", "--opponent", "exprt"], "", monkeypatch, capsys)
+    assert code == 2 and "not one of random, simple, expert, search, ppo, nor a spec" in err
+    assert "ppo:ARG" in err and "search:rollouts=16" in err
     bad = tmp_path / "bad.zip"
     bad.write_bytes(b"not a zip")
     code, _, err = run_cli(["play", "--opponent", str(bad)], "", monkeypatch, capsys)
@@ -310,3 +314,20 @@ def test_play_against_a_ppo_checkpoint(monkeypatch: pytest.MonkeyPatch,
     assert code == 0, err
     assert f"(ppo {SHIPPED_POLICY.name})" in out and "legal moves:" in out
     assert "Match over" in out or "Match abandoned (end of input)" in out
+
+
+def test_knock_without_a_card_gets_a_hint_in_every_phase(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    """``knock`` alone is answered with how to knock, never 'unknown card': before drawing
+    (the upcard offer, the draw) it says to draw first; after drawing it asks for the card."""
+    from hgin_env.actions import parse_action
+
+    with pytest.raises(ValueError, match=r"knock needs the card it discards face down, e.g. 'knock 7H'"):
+        parse_action("knock")
+    with pytest.raises(ValueError, match="knock needs the card"):
+        parse_action("knock 7H 8H")
+    code, out, _ = run_cli(["play", "--opponent", "simple", "--seed", "2"], "knock\npass\nknock\ndraw\nknock\n",
+                           monkeypatch, capsys)
+    assert code == 0 and "unknown card" not in out
+    assert out.count("Knock after drawing: 'draw' or 'take' first, then e.g. 'knock 7H'") == 2, out
+    assert "Say which card to discard face down, e.g. 'knock 7H'." in out or "You cannot knock: your deadwood" in out

@@ -12,13 +12,11 @@ import pytest
 from helpers import batched_states
 
 from agents.batched import BatchedExpert, BatchedRandom, BatchedSimple, make_batched_agent
-from hgin_env.card_kernels import best_discard
 from hgin_env.batch import BatchGame
+from hgin_env.card_kernels import best_discard
 from hgin_env.melds import best_discard_deadwood_batch
 from hgin_env.observation import ObservationLayout
 from hgin_env.rules import PROFILES, get_rules
-
-pytest.importorskip("numba")
 
 #: As tests/test_batched_expert.py: parameters far from the defaults (a rounding decline
 #: factor, which the compiled form leaves to numpy, other knock timing, no match awareness).

@@ -1,5 +1,6 @@
 """The README and the documentation pages link only to files inside the repository; the
-README stays short."""
+README stays short; every generated output block (eval/doc_outputs.py) is what its command
+prints today."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
+
+from eval import doc_outputs
+from eval.doc_outputs import OUTPUTS
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -382,3 +386,35 @@ def test_every_path_a_page_or_notebook_names_exists() -> None:
                for name, text in texts.items()}
     assert not {k: v for k, v in missing.items() if v}, "paths named but missing from the repository"
     assert "docs/runs/psro_step/round3" in texts["notebooks/03_evaluate_policy.ipynb"]
+
+
+@pytest.mark.parametrize("name", [o.name for o in OUTPUTS if o.quick])
+def test_generated_output_block_is_what_its_command_prints(name: str) -> None:
+    """A transcript in the docs is what its command prints today (regenerate a changed one
+    with ``python -m eval.doc_outputs --write NAME``)."""
+    output = next(o for o in OUTPUTS if o.name == name)
+    assert doc_outputs.run(output) == doc_outputs.page_block(output), \
+        f"{output.page}: the block '{name}' is stale: python -m eval.doc_outputs --write {name}"
+
+
+def test_every_output_marker_names_a_generated_block() -> None:
+    """A page marks a generated block only with a name eval/doc_outputs.py knows, once."""
+    names = {o.name for o in OUTPUTS}
+    for page in DOCS:
+        for marked in re.findall(r"^<!-- output: ([\w-]+)", page.read_text(encoding="utf-8"), re.M):
+            assert marked in names, f"{page.name}: no generated block named {marked!r}"
+    for output in OUTPUTS:
+        assert doc_outputs.page_block(output)  # exactly one marked, non-empty block
+
+
+def test_doc_outputs_write_replaces_only_its_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--write puts the fresh lines into the marked block and leaves the rest of the page."""
+    page = tmp_path / "page.md"
+    page.write_text("intro\n<!-- output: demo (regenerated) -->\n```\nold\n```\nafter\n```\nother\n```\n")
+    monkeypatch.setattr(doc_outputs, "ROOT", tmp_path)
+    output = doc_outputs.Output("demo", "page.md", ["true"], None, lambda lines: lines)
+    assert doc_outputs.page_block(output) == ["old"]
+    assert doc_outputs.write(output, ["new 1", "new 2"])
+    assert page.read_text() == "intro\n<!-- output: demo (regenerated) -->\n```\nnew 1\nnew 2\n```\nafter\n```\n" \
+                               "other\n```\n"
+    assert not doc_outputs.write(output, ["new 1", "new 2"])

@@ -243,3 +243,29 @@ def test_profiles_through_env():
         assert info["scoreboard"]["match_over"]
     one = hollywood_gin_v0.raw_env(rules="gin_us_uk")
     assert one.observation_space("player_0")["observation"].shape == (ObservationLayout(1).size,)
+
+
+def test_the_card_just_taken_has_a_discard_deadwood_the_mask_forbids_as_documented():
+    """``discard_deadwood`` gives the taken card its value too (the deadwood as if it went
+    back) while the mask forbids discarding or knocking with it: the observation's value is
+    kept (no version bump) and the env's docstring and docs/environment.md say so."""
+    from pathlib import Path
+
+    from hgin_env.cards import format_cards
+    from hgin_env.envs import aec
+    from hgin_env.observation import decode
+
+    env = hollywood_gin_v0.env()
+    env.reset(seed=42)
+    assert env.action_mask(env.agent_selection)[A.TAKE_DISCARD]
+    taken = env.unwrapped.game.discard_top
+    env.step(A.TAKE_DISCARD)  # take the first upcard
+    obs = env.observe(env.agent_selection)
+    decoded = decode(obs["observation"])
+    name = format_cards([taken])
+    assert decoded["phase"] == "discard" and name in decoded["discard_deadwood"]
+    assert not obs["action_mask"][A.DISCARD + taken] and not obs["action_mask"][A.KNOCK + taken]
+    root = Path(__file__).resolve().parents[1]
+    assert "the card just taken from the discard\npile included" in aec.__doc__
+    assert "although the action mask forbids discarding that card" in \
+        " ".join((root / "docs" / "environment.md").read_text(encoding="utf-8").split())

@@ -139,3 +139,26 @@ print(env.rewards[agent], env.terminations[agent], int(env.last()[0]["action_mas
                          env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1].split() == ["-1.0", "True", "0"]
+
+
+@pytest.mark.parametrize("seed,error,message", [
+    ("a", TypeError, "seed must be an integer or None, got 'a' (str)"),
+    (1.5, TypeError, "seed must be an integer or None, got 1.5 (float)"),
+    (True, TypeError, "seed must be an integer or None, got True (bool)"),
+    ([1, 2], TypeError, "seed must be an integer or None, got [1, 2] (list)"),
+    (-1, ValueError, "seed must be a non-negative integer, got -1"),
+])
+def test_a_seed_that_is_not_a_non_negative_integer_is_refused_naming_seed(seed, error, message):
+    """The env's reset, a Match and a Game refuse the same seeds with the same message (one
+    check, hgin_env.game.checked_seed), not numpy's 'SeedSequence expects int ...'."""
+    from hgin_env.game import Game
+    from hgin_env.match import Match
+
+    for make in (lambda: hollywood_gin_v0.env().reset(seed=seed), lambda: Match("hollywood", seed=seed),
+                 lambda: Game("hollywood", seed=seed)):
+        with pytest.raises(error) as refused:
+            make()
+        assert str(refused.value) == message
+    env = hollywood_gin_v0.env()
+    env.reset(seed=np.int64(3))  # numpy integers are integers
+    assert env.game_seed == 3 and type(env.game_seed) is int

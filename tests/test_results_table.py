@@ -40,7 +40,7 @@ def test_table_and_aliases(folders, capsys):
     assert main([str(folders[0]) + "_missing"]) == 2
 
 
-def test_the_readme_and_results_tables_are_what_their_command_prints(capsys, monkeypatch):
+def test_the_readme_and_results_tables_are_what_their_command_prints(capsys, monkeypatch, tmp_path):
     """docs/results.md's ``eval.results_table`` command, run on the committed folders, prints
     the cross table the README and docs/results.md show (and the ratings results.md shows),
     so a new shipped policy cannot leave the front page quoting the old one."""
@@ -52,10 +52,47 @@ def test_the_readme_and_results_tables_are_what_their_command_prints(capsys, mon
     results = (root / "docs" / "results.md").read_text(encoding="utf-8")
     command = re.search(r"python -m eval\.results_table ((?:.*\\\n)*.*)\n", results).group(1)
     monkeypatch.chdir(root)
-    assert main(shlex.split(command.replace("\\\n", " "))) == 0
+    argv = shlex.split(command.replace("\\\n", " "))
+    # The picture docs/results.md and the README show is what the same command draws
+    # (drawn here into a temporary file, compared pixel by pixel with the committed one).
+    picture = argv.index("--plot") + 1
+    assert argv[picture] == "docs/img/results.png"
+    argv[picture] = str(tmp_path / "results.png")
+    assert main(argv) == 0
     printed = capsys.readouterr().out
+    printed = printed[:printed.index("picture: ")].rstrip("\n") + "\n"
+    import matplotlib.image
+
+    drawn = matplotlib.image.imread(tmp_path / "results.png")
+    committed = matplotlib.image.imread(root / "docs" / "img" / "results.png")
+    assert drawn.shape == committed.shape and abs(drawn - committed).mean() < 0.01
+    assert (root / "docs" / "img" / "results.png").stat().st_size < 100_000
+    for page in ("README.md", "docs/results.md"):
+        assert "img/results.png)" in (root / page).read_text(encoding="utf-8"), page
     cross, ratings = printed.split("\n\n| agent |")
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert cross.strip() in readme and cross.strip() in results
     assert ("| agent |" + ratings).strip() in results
     assert "scratch=ppo" in command and "docs/runs/psro_step/round3/vs_table" in command
+
+
+def test_ratings_have_bootstrap_intervals_around_them_and_the_plot_draws(folders, tmp_path):
+    """Each rating's 95% interval (bootstrap over duplicate seeds, from a fixed seed) holds
+    the rating; the same rows give the same intervals; the picture is written."""
+    from eval.results_table import plot, rating_intervals
+
+    rows = read_rows(folders)
+    agents = ["expert", "simple", "random"]
+    text = cross_table(rows, order=agents)
+    assert "| random | 0 | the anchor |" in text
+    intervals = rating_intervals(rows, agents, resamples=200)
+    assert intervals == rating_intervals(rows, agents, resamples=200)
+    from arena.ratings import bradley_terry
+
+    results = {(a, b): (s["a_wins"] + 0.5 * s["draws"], s["b_wins"] + 0.5 * s["draws"])
+               for (a, b), s in pooled_pairs(rows).items() if a < b}
+    for name, rating in bradley_terry(agents, results, anchor="random").items():
+        low, high = intervals[name]
+        assert low - 1e-6 <= rating <= high + 1e-6, (name, rating, low, high)
+    path = plot(rows, tmp_path / "r.png", order=agents)
+    assert path.stat().st_size > 5_000

@@ -75,3 +75,32 @@ def test_the_command_line_module_re_exports_the_runner():
     missing = [name for name in arena.tournament.__all__ if not hasattr(eval.tournament, name)]
     assert not missing, missing
     assert eval.tournament.run_tournament is arena.tournament.run_tournament
+
+
+def test_too_few_seeds_get_no_interval(tmp_path) -> None:
+    """A pair of fewer than MIN_SEEDS_FOR_CI duplicate seeds prints no interval (2 seeds that
+    each split their pair would read 50.0–50.0, certainty); with enough seeds it does."""
+    from arena.stats import MIN_SEEDS_FOR_CI
+
+    few = run_tournament(["e1=expert", "e2=expert"], matches=4, seed=7, workers=1, progress=False)
+    s = few.summaries()[0]
+    assert s["seeds"] == 2 and s["ci_too_few_seeds"] and (s["ci_low"], s["ci_high"]) == (0.5, 0.5)
+    md = few.markdown()
+    assert "| e1 | e2 | 4 | 50.0 | none (2 seeds) | none (2 seeds) |" in md
+    assert f"No interval where fewer than {MIN_SEEDS_FOR_CI} duplicate seeds were played" in md
+    assert "| 50.0–50.0 |" not in md
+    enough = run_tournament(["simple", "random"], matches=2 * MIN_SEEDS_FOR_CI, seed=0, workers=1, progress=False)
+    md = enough.markdown()
+    assert not enough.summaries()[0]["ci_too_few_seeds"] and "none (" not in md and "No interval" not in md
+
+
+def test_a_finished_tournament_run_again_says_nothing_was_left_to_play(tmp_path, capsys) -> None:
+    argv = ["--agents", "simple", "random", "--matches", "4", "--workers", "1", "--out", str(tmp_path / "t"),
+            "--quiet", "--no-plot"]
+    first = main(argv)
+    assert first.played == 4 and "4 matches in " in capsys.readouterr().out
+    again = main(argv)
+    out = capsys.readouterr().out
+    assert again.played == 0 and len(again.rows) == 4
+    assert f"nothing left to play: all 4 matches were already in {tmp_path / 't' / 'matches.csv'}" in out
+    assert "matches in 0.0 s" not in out

@@ -146,18 +146,62 @@ def test_demo_main_job_at_toy_size(tmp_path, capsys):
     out = tmp_path / "demo"
     assert main(["--timesteps", "256", "--imitation-matches", "2", "--matches", "2", "--n-envs", "1",
                  "--opponents", "simple", "--out", str(out), "--no-shipped"]) == 0
-    # The first heading says which engine trains and how long its kernels took to be ready.
-    first = capsys.readouterr().out.splitlines()[0]
-    assert first.startswith("== engine: compiled kernels (numba) ready in ") and " s (compiled once" in first
+    # The first heading says whether the kernels are pinned (not here: this Python imported
+    # torch before the demo could pin them), the second which engine trains and how long its
+    # kernels took to be ready.
+    kernels, engine = capsys.readouterr().out.splitlines()[:2]
+    assert kernels.startswith("== kernels: NOT pinned (torch was imported before train.demo set them)")
+    assert engine.startswith("== engine: compiled kernels (numba) ready in ") and " s (compiled once" in engine
     for name in ("model.zip", "learning_curve.png", "results.png", "results.md"):
         assert (out / name).exists(), name
     assert "| demo agent | simple |" in (out / "results.md").read_text()
 
 
+#: Two settings a machine can differ in: torch's kernels (AVX-512 or AVX2 or none), MKL's
+#: code path and the thread counts. The second stands for "another CPU".
+DEMO_SETTINGS = ({}, {"ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2",
+                      "MKL_ENABLE_INSTRUCTIONS": "AVX2"})
+
+
+def _toy_demo(out, settings: dict, *flags: str) -> tuple[str, str]:
+    """A toy demo run in a fresh Python under ``settings``: the hash of its trained
+    network's weights, and its results table."""
+    import hashlib
+    import os
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k not in DEMO_SETTINGS[1] and k != "ATEN_CPU_CAPABILITY"}
+    env.update(settings, PYTHONPATH=str(root))
+    toy = ["--timesteps", "1024", "--imitation-matches", "4", "--matches", "4", "--n-envs", "4", "--opponents",
+           "simple", "--no-shipped", "--out", str(out)]
+    done = subprocess.run([sys.executable, "-m", "train.demo", *toy, *flags], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    weights = zipfile.ZipFile(out / "model.zip").read("policy.pth")
+    return hashlib.sha256(weights).hexdigest(), (out / "results.md").read_text()
+
+
+def test_the_pinned_demo_trains_the_same_network_whatever_the_kernels_and_threads(tmp_path):
+    """The demo's kernel pins (train.demo.PINNED_KERNELS) make its training the same floats
+    under settings that otherwise change them: unpinned (--no-pin), torch's AVX-512 or
+    portable kernels and 1 or 2 threads train different networks; pinned, the same one."""
+    import torch
+
+    pinned = [_toy_demo(tmp_path / f"pinned{i}", settings) for i, settings in enumerate(DEMO_SETTINGS)]
+    assert pinned[0] == pinned[1]
+    if torch.backends.cpu.get_cpu_capability() != "DEFAULT":  # a CPU with vector kernels to differ
+        free = [_toy_demo(tmp_path / f"free{i}", settings, "--no-pin") for i, settings in enumerate(DEMO_SETTINGS)]
+        assert free[0][0] != free[1][0], "the settings no longer change an unpinned training: the test tests nothing"
+
+
 def test_demo_states_its_expectation_next_to_what_it_got():
-    """The demo compares each pair with the recorded run: the same figure, inside the
-    recorded CI, or outside it (said in capitals), and names a pair it has no record of."""
-    from train.demo import EXPECTED, expectation
+    """The demo compares each pair with the recorded run: the same figure, or a difference
+    (in capitals) inside or outside the recorded CI, and names a pair it has no record of."""
+    from train.demo import EXPECTED, EXPECTED_TORCH, expectation
 
     rate, low, high = EXPECTED[("demo agent", "simple")]
     rows = [{"agent_a": "demo agent", "agent_b": "simple", "a_win_rate": rate, "ci_low": low, "ci_high": high},
@@ -165,13 +209,17 @@ def test_demo_states_its_expectation_next_to_what_it_got():
              "ci_low": 0.1, "ci_high": 0.4},
             {"agent_a": "shipped policy", "agent_b": "expert", "a_win_rate": 0.99, "ci_low": 0.9, "ci_high": 1.0},
             {"agent_a": "demo agent", "agent_b": "search", "a_win_rate": 0.5, "ci_low": 0.3, "ci_high": 0.7}]
-    text = expectation(rows, seconds=158.4)
+    text = expectation(rows, seconds=158.4, torch_version=EXPECTED_TORCH)
     assert "this run 2 min 38 s" in text
     lines = text.splitlines()
+    assert f"kernels pinned: the same on any x86-64 CPU with torch {EXPECTED_TORCH}" in lines[1]
+    assert "every figure must repeat" in lines[1]
     assert lines[2].endswith("as recorded") and f"expected {rate:.1%}" in lines[2]
-    assert lines[3].endswith("inside the recorded CI")
-    assert lines[4].endswith("OUTSIDE the recorded CI")
+    assert lines[3].endswith("DIFFERS from the record, inside its CI")
+    assert lines[4].endswith("DIFFERS from the record, OUTSIDE its CI")
     assert "no recorded figure" in lines[5]
+    # Another torch build: the header says its floats may differ.
+    assert "this run's torch is 9.9.9, whose floats may differ" in expectation(rows, 1.0, torch_version="9.9.9")
 
 
 def test_demo_expectation_is_recorded_for_the_shipped_policy_and_copied_into_the_readme():
@@ -183,14 +231,14 @@ def test_demo_expectation_is_recorded_for_the_shipped_policy_and_copied_into_the
     from pathlib import Path
 
     from agents.ppo import SHIPPED_POLICY
-    from train.demo import EXPECTED, EXPECTED_SHIPPED_SHA256, EXPECTED_WALL
+    from train.demo import EXPECTED, EXPECTED_MACHINE, EXPECTED_SHIPPED_SHA256, EXPECTED_WALL
 
     assert hashlib.sha256(SHIPPED_POLICY.read_bytes()).hexdigest() == EXPECTED_SHIPPED_SHA256, \
         "the shipped policy changed: run `make demo` and record its figures in train/demo.py and the README"
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     sample = readme[readme.index("== 6. expected (recorded run) against this run =="):]
     sample = sample[:sample.index("```")]
-    assert f"recorded {EXPECTED_WALL} on 2 cores" in sample
+    assert f"recorded {EXPECTED_WALL} on {EXPECTED_MACHINE}, after set-up" in sample
     for (agent, opponent), (rate, low, high) in EXPECTED.items():
         line = re.search(rf"^  {agent} vs {opponent}: expected (.*?), got", sample, re.M)
         assert line and line.group(1) == f"{rate:.1%} ({low:.1%}-{high:.1%})", (agent, opponent)

@@ -118,6 +118,10 @@ in `hgin_env.observation` (the only place that knows offsets); decode a vector w
 | won_by_opponent   | 389..391 | columns decided for the opponent                             |
 | wins              | 392..393 | hands won by this player and by the opponent /10             |
 
+`discard_deadwood` holds a value for every held card, the card just taken from the discard
+pile included (the deadwood as if it went back), though the action mask forbids discarding
+that card this turn: read the slice together with the mask.
+
 The observation never contains the opponent's unseen cards or the stock order.
 
 ### Rewards
@@ -259,7 +263,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from .. import actions as A
 from ..actions import as_action  # the one action check (beside as_actions for batches)
 from ..compiled import resolve_engine
-from ..game import Game
+from ..game import Game, checked_seed
 from ..match import Match, RoundResult, SeatHand
 from ..observation import ObservationLayout, encode_seat, observation_bounds, observe
 from ..render.text import render_hand_result, render_seat_table
@@ -347,9 +351,10 @@ class raw_env(AECEnv, EzPickle):
         ``hgin_env.game.build_deck``); bad values raise ValueError; other keys are ignored,
         as PettingZoo's API test expects.
         """
+        seed = checked_seed(seed)  # a TypeError naming the seed, not numpy's SeedSequence message
         if seed is not None:
             self._seed_rng = np.random.default_rng(seed)
-            self.game_seed = int(seed)
+            self.game_seed = seed
         else:
             # Unseeded resets continue the stream of the last seed: reproducible sequences.
             self.game_seed = int(self._seed_rng.integers(2**63 - 1))

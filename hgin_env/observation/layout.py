@@ -27,6 +27,8 @@ own hand.
 | own_discards        | 52   | cards the player discarded this hand                           |
 | discard_deadwood    | 52   | in the discard phase: deadwood after discarding that card / 100 |
 |                     |      | for held cards; 1.0 elsewhere and in other phases              |
+|                     |      | (also for the card just taken from the pile, which the mask    |
+|                     |      | forbids discarding this turn: read it with the action mask)   |
 | deadwood            | 1    | the player's minimum deadwood now / 100                        |
 | take_deadwood       | 1    | best deadwood after taking the discard top and discarding / 100 |
 |                     |      | (1.0 when no discard can be taken)                             |
