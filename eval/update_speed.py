@@ -25,11 +25,13 @@ import tempfile
 from pathlib import Path
 
 
-def worker(updates: int, out: Path | str) -> None:
+def worker(updates: int, out: Path | str, dense: bool = False) -> None:
     """In the tree on ``PYTHONPATH``: build the default recipe's model, collect one rollout
     (one ``learn`` of 4,096 steps), then time ``updates`` updates, each from the same
-    weights and optimizer state on that rollout. Writes the timings (JSON) and the last
-    update's weights next to ``out``."""
+    weights and optimizer state on that rollout. Writes the timings (JSON), and the last
+    update's weights and its logits on the rollout's first 1,024 states, next to ``out``.
+    ``dense``: the per-card scorer on all 52 cards
+    (``CardAwarePolicy.legal_cards_only = False``, the bit-identical path)."""
     import copy
     import resource
     import time
@@ -42,6 +44,10 @@ def worker(updates: int, out: Path | str) -> None:
     from train import ppo, run
 
     out = Path(out)
+    if dense:
+        from agents.nets.policy import CardAwarePolicy
+
+        CardAwarePolicy.legal_cards_only = False
     run.configure_torch(1)
     args = run.resolved(ppo.Args(eval_every=0, checkpoint_every=0, progress_bar=False))
     rules = get_rules(args.rules)
@@ -60,17 +66,24 @@ def worker(updates: int, out: Path | str) -> None:
         model.train()
         cpu.append(time.thread_time() - began)
         faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-    torch.save(policy.state_dict(), out.with_suffix(".pt"))
+    buffer = model.rollout_buffer
+    states = 1024  # flattened by the update (steps x environments, then the columns)
+    obs = torch.as_tensor(buffer.observations.reshape(-1, buffer.observations.shape[-1])[:states])
+    mask = torch.as_tensor(buffer.action_masks.reshape(-1, buffer.action_masks.shape[-1])[:states]).bool()
+    with torch.no_grad():  # SB3's own masked distribution (all 52 cards scored, then masked)
+        logits = policy.get_distribution(obs, action_masks=mask.numpy()).distribution.logits
+    torch.save({"weights": policy.state_dict(), "logits": logits, "mask": mask}, out.with_suffix(".pt"))
     out.write_text(json.dumps({"cpu": cpu, "faults": faults}))
     envs.close()
 
 
-def measure(tree: Path, updates: int, out: Path) -> dict:
+def measure(tree: Path, updates: int, out: Path, dense: bool) -> dict:
     """Run :func:`worker` in ``tree`` (its own process); its timings."""
     env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1")
     # The worker is this file's function, run inside the measured tree: ``-c`` puts the
     # tree (the working directory), not this file's folder, first on the path.
-    code = f"import runpy; runpy.run_path({str(Path(__file__).resolve())!r})['worker']({updates}, {str(out)!r})"
+    script = str(Path(__file__).resolve())
+    code = f"import runpy; runpy.run_path({script!r})['worker']({updates}, {str(out)!r}, {dense})"
     cmd = [sys.executable, "-c", code]
     done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     if done.returncode:
@@ -78,18 +91,22 @@ def measure(tree: Path, updates: int, out: Path) -> dict:
     return json.loads(out.read_text())
 
 
-def compare_weights(before: Path, after: Path) -> str:
-    """'bit-identical', or the largest absolute difference and the tensors that differ."""
+def compare(before: Path, after: Path) -> str:
+    """How the updated networks of two measurements compare: 'bit-identical' weights, or
+    the largest absolute difference of the weights and of the legal actions' logits."""
     import torch
 
     a, b = torch.load(before, weights_only=True), torch.load(after, weights_only=True)
-    if a.keys() != b.keys():
-        return f"different parameters: {sorted(a.keys() ^ b.keys())}"
-    differ = [k for k in a if not torch.equal(a[k], b[k])]
+    wa, wb = a["weights"], b["weights"]
+    if wa.keys() != wb.keys():
+        return f"different parameters: {sorted(wa.keys() ^ wb.keys())}"
+    differ = [k for k in wa if not torch.equal(wa[k], wb[k])]
     if not differ:
-        return "bit-identical"
-    worst = max(float((a[k] - b[k]).abs().max()) for k in differ)
-    return f"{len(differ)} tensors differ (max abs diff {worst:.3g}): {', '.join(differ[:4])}"
+        return "weights bit-identical"
+    weights = max(float((wa[k] - wb[k]).abs().max()) for k in differ)
+    legal = a["mask"]
+    logits = float((a["logits"][legal] - b["logits"][legal]).abs().max())
+    return f"{len(differ)} of {len(wa)} weight tensors differ, max abs diff {weights:.2g}; legal logits {logits:.2g}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,28 +116,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="processes per tree, alternating")
     parser.add_argument("--updates", type=int, default=8, help="updates timed per process")
     args = parser.parse_args(argv)
-    trees = {"before": args.before.resolve(), "after": args.after.resolve()}
-    cpu: dict[str, list[float]] = {name: [] for name in trees}
-    faults: dict[str, list[int]] = {name: [] for name in trees}
+    variants = {"before": (args.before.resolve(), False), "after": (args.after.resolve(), False),
+                "after, all 52 cards": (args.after.resolve(), True)}
+    cpu: dict[str, list[float]] = {name: [] for name in variants}
+    faults: dict[str, list[int]] = {name: [] for name in variants}
     with tempfile.TemporaryDirectory() as tmp:
+        files = {name: Path(tmp) / f"{i}.json" for i, name in enumerate(variants)}
         for round_ in range(args.rounds):
-            order = list(trees) if round_ % 2 == 0 else list(reversed(trees))
+            order = list(variants) if round_ % 2 == 0 else list(reversed(variants))
             for name in order:
-                result = measure(trees[name], args.updates, Path(tmp) / f"{name}.json")
+                tree, dense = variants[name]
+                result = measure(tree, args.updates, files[name], dense)
                 cpu[name] += result["cpu"]
                 faults[name] += result["faults"]
                 print(f"round {round_ + 1} {name}: best {min(result['cpu']):.3f} s", flush=True)
-        weights = compare_weights(Path(tmp) / "before.pt", Path(tmp) / "after.pt")
+        differences = {name: compare(files["before"].with_suffix(".pt"), files[name].with_suffix(".pt"))
+                       for name in variants if name != "before"}
     print(f"\nCPU seconds per update (4,096 decisions, 4 epochs of 1,024; "
-          f"{args.rounds} processes x {args.updates} updates per tree):")
-    print("| tree | best | median | page faults per update (median) |")
-    print("|---|---|---|---|")
-    for name in trees:
+          f"{args.rounds} processes x {args.updates} updates each):")
+    print("| code | tree | best | median | vs before (best) | page faults per update | the update vs before's |")
+    print("|---|---|---|---|---|---|---|")
+    base = min(cpu["before"])
+    for name, (tree, _) in variants.items():
         times, flts = sorted(cpu[name]), sorted(faults[name])
-        print(f"| {name} ({trees[name]}) | {times[0]:.3f} | {times[len(times) // 2]:.3f} | {flts[len(flts) // 2]} |")
-    best = min(cpu["before"]) / min(cpu["after"])
-    median = sorted(cpu["before"])[len(cpu["before"]) // 2] / sorted(cpu["after"])[len(cpu["after"]) // 2]
-    print(f"\nafter is {best:.2f}x as fast (best), {median:.2f}x (median); updated weights: {weights}")
+        print(f"| {name} | {tree} | {times[0]:.3f} | {times[len(times) // 2]:.3f} | {base / times[0]:.2f}x "
+              f"| {flts[len(flts) // 2]} | {differences.get(name, '')} |")
     return 0
 
 

@@ -143,6 +143,10 @@ class CardExtractor(nn.Module):
         return counts.transpose(1, 2) / 3.0
 
 
+#: What a masked logit is set to: large and negative, as SB3's masked distribution has it.
+MASKED_LOGIT = -1e8
+
+
 class CardHead(nn.Module):
     """Logits in action-id order: 52 discards, 52 knocks, then draw, take, pass, big gin."""
 
@@ -160,7 +164,10 @@ class CardHead(nn.Module):
         self.global_logits = nn.Linear(summary, 4)
         self.register_buffer("card_ids", th.arange(NUM_CARDS), persistent=False)
 
-    def forward(self, latent: th.Tensor) -> th.Tensor:
+    def forward(self, latent: th.Tensor, mask: th.Tensor | None = None) -> th.Tensor:
+        """The logits, (B, 108) in action-id order. With ``mask`` (B, 108, bool): the masked
+        logits, the illegal actions' at :data:`MASKED_LOGIT`, and the per-card scorer run
+        only on the cards whose discard or knock is legal (:meth:`_legal_card_scores`)."""
         batch = latent.shape[0]
         split = NUM_CARDS * self.num_card_features
         # The per-card block (CardExtractor.per_card_features) has no parameter before it, so
@@ -171,29 +178,54 @@ class CardHead(nn.Module):
         # The first layer of card_mlp on [card features, embedding, summary], split by
         # input block: the summary's share is computed once per state, not 52 times, and
         # the embedding's once per call (same weights and function, ~8x fewer FLOPs).
-        first, last = self.card_mlp[0], self.card_mlp[2]
+        first = self.card_mlp[0]
         f = self.num_card_features
         w_card, w_emb, w_ctx = first.weight[:, :f], first.weight[:, f:f + CARD_EMBEDDING], \
             first.weight[:, f + CARD_EMBEDDING:]
         per_emb = self.embedding(self.card_ids) @ w_emb.T + first.bias  # (52, hidden)
         per_state = summary @ w_ctx.T  # (B, hidden)
-        # (B, 52, hidden) is the network's largest tensor (6.8 MB at B = 1,024, past the
-        # cache): the two sums and the ReLU (card_mlp[1]) write into the product's buffer
-        # instead of three new ones. Same operations in the same order (same bits, forward
-        # and gradients); autograd allows it, as no step saves a tensor that a later one
-        # overwrites (the product saves its inputs, the sums nothing, the ReLU its output).
-        hidden = (cards @ w_card.T).add_(per_emb).add_(per_state.unsqueeze(1)).relu_()
-        per_card = last(hidden)  # (B, 52, 2)
+        if mask is None:
+            # (B, 52, hidden) is the network's largest tensor (6.8 MB at B = 1,024, past
+            # the cache): the two sums and the ReLU (card_mlp[1]) write into the product's
+            # buffer instead of three new ones. Same operations in the same order (same
+            # bits, forward and gradients); autograd allows it, as no step saves a tensor
+            # that a later one overwrites (the product saves its inputs, the sums nothing,
+            # the ReLU its output).
+            hidden = (cards @ w_card.T).add_(per_emb).add_(per_state.unsqueeze(1)).relu_()
+            per_card = self.card_mlp[2](hidden)  # (B, 52, 2)
+        else:
+            per_card = self._legal_card_scores(cards, w_card, per_emb, per_state, mask)
         discard, knock = per_card[:, :, 0], per_card[:, :, 1]
         if self.knock_bound:
             # Knock with c vs discard c, bounded: the policy keeps trying to play on.
             bound = self.knock_bound
             knock = discard + bound * th.tanh((knock - discard) / bound)
-        return th.cat([discard, knock, self.global_logits(summary)], dim=1)
+        logits = th.cat([discard, knock, self.global_logits(summary)], dim=1)
+        return logits if mask is None else logits.masked_fill(~mask, MASKED_LOGIT)
 
+    def _legal_card_scores(self, cards: th.Tensor, w_card: th.Tensor, per_emb: th.Tensor, per_state: th.Tensor,
+                           mask: th.Tensor) -> th.Tensor:
+        """(B, 52, 2): the scorer's discard and knock outputs of the cards with a legal
+        discard or knock, :data:`MASKED_LOGIT` for the others.
 
-#: What a masked logit is set to: large and negative, as SB3's masked distribution has it.
-MASKED_LOGIT = -1e8
+        Why: a masked logit is replaced by :data:`MASKED_LOGIT` and passes no gradient, so
+        the scorer's output for a card that can be neither discarded nor knocked with is
+        never used; and there are few legal ones (none at a draw decision, the 11 cards
+        in hand at a discard), about a tenth of the B x 52 rows in a PPO minibatch. The
+        rows kept go through the same operations in the same order as in the dense
+        scorer, so each kept output is the same number (tested bit for bit); the gradients
+        sum the same nonzero terms over fewer rows, in another order (float rounding: the
+        weights after an update differ from the dense scorer's at the 1e-7 level,
+        docs/learning.md)."""
+        batch, f = cards.shape[0], self.num_card_features
+        legal = (mask[:, :NUM_CARDS] | mask[:, NUM_CARDS:2 * NUM_CARDS]).reshape(-1)
+        rows = legal.nonzero().squeeze(1)  # into the (B x 52) rows, state-major
+        card, state = rows % NUM_CARDS, th.div(rows, NUM_CARDS, rounding_mode="floor")
+        hidden = (cards.reshape(-1, f).index_select(0, rows) @ w_card.T).add_(per_emb.index_select(0, card)) \
+            .add_(per_state.index_select(0, state)).relu_()
+        scores = self.card_mlp[2](hidden)  # (rows, 2)
+        every = scores.new_full((batch * NUM_CARDS, 2), MASKED_LOGIT).index_copy(0, rows, scores)
+        return every.view(batch, NUM_CARDS, 2)
 
 
 class CardNet(nn.Module):
