@@ -89,10 +89,11 @@ class CardAwarePolicy(MaskableActorCriticPolicy):
     # off it makes a whole run against Simple 1.15x faster (docs/learning.md).
     # ``get_distribution`` (agents, evaluation) stays SB3's.
     #: The masked logits from the per-card scorer run on the legal cards' rows alone
-    #: (``CardHead(latent, mask)``: the same logits, bit for bit, at about a third of the
-    #: scorer's cost); False runs it on all 52 cards and masks after, as before: weights
-    #: bit-identical to that code's after any run (this path's gradients differ from it by
-    #: float rounding, docs/learning.md "A leaner update").
+    #: (``CardHead(latent, mask)``: the same function at about a third of the scorer's
+    #: cost, the numbers equal to float rounding); False runs it on all 52 cards and masks
+    #: after, as the code before did: weights bit-identical to that code's after any run
+    #: (docs/learning.md "A leaner update"). The agents' and evaluations' paths
+    #: (``get_distribution``, ``CardNet.logits``) always score all 52 cards.
     legal_cards_only = True
 
     def _masked_log_probs(self, latent_pi: th.Tensor, action_masks) -> tuple[th.Tensor, th.Tensor | None]:
