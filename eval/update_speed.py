@@ -59,7 +59,7 @@ def worker(updates: int, out: Path | str, dense: bool = False) -> None:
     cpu, faults = [], []
     for _ in range(updates):
         policy.load_state_dict(weights)
-        policy.optimizer.load_state_dict(optimizer)
+        policy.optimizer.load_state_dict(copy.deepcopy(optimizer))  # Adam updates its state in place
         np.random.seed(0)  # the minibatches' order
         torch.manual_seed(0)
         before, began = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.thread_time()
@@ -72,7 +72,8 @@ def worker(updates: int, out: Path | str, dense: bool = False) -> None:
     mask = torch.as_tensor(buffer.action_masks.reshape(-1, buffer.action_masks.shape[-1])[:states]).bool()
     with torch.no_grad():  # SB3's own masked distribution (all 52 cards scored, then masked)
         logits = policy.get_distribution(obs, action_masks=mask.numpy()).distribution.logits
-    torch.save({"weights": policy.state_dict(), "logits": logits, "mask": mask}, out.with_suffix(".pt"))
+    torch.save({"weights": policy.state_dict(), "logits": logits, "mask": mask,
+                "actions": torch.as_tensor(buffer.actions)}, out.with_suffix(".pt"))
     out.write_text(json.dumps({"cpu": cpu, "faults": faults}))
     envs.close()
 
@@ -98,15 +99,18 @@ def compare(before: Path, after: Path) -> str:
 
     a, b = torch.load(before, weights_only=True), torch.load(after, weights_only=True)
     wa, wb = a["weights"], b["weights"]
+    rollout = "same rollout" if torch.equal(a["actions"], b["actions"]) else \
+        f"rollouts differ in {int((a['actions'] != b['actions']).sum())} actions"
     if wa.keys() != wb.keys():
         return f"different parameters: {sorted(wa.keys() ^ wb.keys())}"
     differ = [k for k in wa if not torch.equal(wa[k], wb[k])]
     if not differ:
-        return "weights bit-identical"
+        return f"{rollout}, weights bit-identical"
     weights = max(float((wa[k] - wb[k]).abs().max()) for k in differ)
     legal = a["mask"]
     logits = float((a["logits"][legal] - b["logits"][legal]).abs().max())
-    return f"{len(differ)} of {len(wa)} weight tensors differ, max abs diff {weights:.2g}; legal logits {logits:.2g}"
+    return f"{rollout}, {len(differ)} of {len(wa)} weight tensors differ, max abs diff {weights:.2g}; " \
+        f"legal logits {logits:.2g}"
 
 
 def main(argv: list[str] | None = None) -> int:
