@@ -8,6 +8,14 @@ between SB3's :class:`agents.nets.policy.CardAwarePolicy` and RLlib's
 Why its own module: RLlib's env runners and learners build the same network without
 importing SB3; ``agents.nets.policy`` (the SB3 policy) imports these classes from here. The
 design notes are in ``agents.nets.policy``'s docstring.
+
+What a PPO update costs here (docs/learning.md, "A leaner update"): the per-card scorer's
+(B, 52, hidden) tensors are the largest the network makes. :class:`CardHead` sums into
+them in place; given the legal-action mask (``CardHead(latent, mask)``, the SB3 policy's
+training path) it scores only the cards with a legal discard or knock, about a tenth of
+the rows; and building it keeps the process's freed memory for reuse
+(:mod:`agents.nets.heap`), instead of page-faulting each step's tensors back in. The
+agents' and RLlib's paths score all 52 cards, as before, bit for bit.
 """
 
 from __future__ import annotations
