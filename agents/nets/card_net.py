@@ -209,7 +209,7 @@ class CardHead(nn.Module):
             bound = self.knock_bound
             knock = discard + bound * th.tanh((knock - discard) / bound)
         logits = th.cat([discard, knock, self.global_logits(summary)], dim=1)
-        return logits if mask is None else logits.masked_fill(~mask, MASKED_LOGIT)
+        return logits if mask is None else logits.masked_fill(~mask.bool(), MASKED_LOGIT)
 
     def _legal_card_scores(self, cards: th.Tensor, w_card: th.Tensor, per_emb: th.Tensor, per_state: th.Tensor,
                            mask: th.Tensor) -> th.Tensor:
@@ -226,8 +226,9 @@ class CardHead(nn.Module):
         over fewer rows may run another BLAS kernel (at the default sizes they came out
         equal here; at 8 hidden units 1 ulp apart), and the gradients sum the same nonzero
         terms over fewer rows, in another order (the weights after an update differ from
-        the dense scorer's by ~3e-8, docs/learning.md "A leaner update")."""
+        the dense scorer's by ~1e-7, docs/learning.md "A leaner update")."""
         batch, f = cards.shape[0], self.num_card_features
+        mask = mask.bool()
         legal = (mask[:, :NUM_CARDS] | mask[:, NUM_CARDS:2 * NUM_CARDS]).reshape(-1)
         rows = legal.nonzero().squeeze(1)  # into the (B x 52) rows, state-major
         card, state = rows % NUM_CARDS, th.div(rows, NUM_CARDS, rounding_mode="floor")

@@ -6,13 +6,13 @@ about 17 MB per step, its largest tensors being the per-card scorer's (1,024 x 5
 floats, 6.8 MB each). glibc's default heap (a dynamic mmap threshold, a trim threshold of
 twice it) hands such blocks back to the OS when they are freed at the end of the step, and
 the next step takes them back one 4 KB page fault at a time, each page zeroed by the
-kernel: about 4,000 page faults per minibatch, a quarter of the update's CPU time
+kernel: some 3,000 page faults per minibatch, a quarter of the update's CPU time
 (docs/learning.md, "A leaner update"). With fixed thresholds above those sizes the freed
 blocks stay in the heap and the next step reuses them. Nothing computed changes.
 
-The cost: the process keeps up to ``trim`` bytes of freed memory (its peak usage, which
-it needed once anyway) instead of returning it. Linux with glibc only; elsewhere (macOS,
-musl) the call does nothing and says so.
+The cost: the process keeps up to :data:`TRIM_THRESHOLD` of freed memory (up to its peak
+usage, which it needed once anyway) instead of returning it. Linux with glibc only;
+elsewhere (macOS, musl) the call does nothing and returns False.
 """
 
 from __future__ import annotations

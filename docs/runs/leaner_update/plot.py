@@ -1,5 +1,5 @@
-"""Learning per step before and after the leaner update: the two 1M-step runs against
-Simple (``cmp_old``'s flags, seed 21), drawn as docs/runs/learner_comparison draws its runs
+"""Learning per step before and after the leaner update: the 1M-step runs against
+Simple (``cmp_old``'s flags), seeds 21 and 22, drawn as docs/runs/learner_comparison draws its runs
 (training-match win rate per 100k steps with 95% Wilson intervals, held-out evaluations).
 
     python docs/runs/leaner_update/plot.py   # writes learning_per_step.png and summary.csv
@@ -12,8 +12,10 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 RUNS = {
-    "before": "before (b19731e: all 52 cards scored)",
-    "after": "after (the leaner update: the legal cards scored)",
+    "before": "seed 21, before (b19731e: all 52 cards scored)",
+    "after": "seed 21, after (the legal cards scored)",
+    "before_s22": "seed 22, before",
+    "after_s22": "seed 22, after",
 }
 
 if __name__ == "__main__":
