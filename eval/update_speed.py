@@ -2,7 +2,7 @@
 (``train.ppo``'s network and minibatches) timed in each tree on the same rollout, from the
 same weights, and the updated weights compared bit for bit.
 
-    git archive b19731e | tar -x -C /tmp/base      # a tree before the change
+    mkdir -p /tmp/base && git archive b19731e | tar -x -C /tmp/base   # a tree before the change
     python -m eval.update_speed --before /tmp/base --after .
 
 Each measurement is its own process (``PYTHONPATH`` = its tree, one torch thread), because
