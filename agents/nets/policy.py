@@ -24,6 +24,7 @@ from .card_net import (  # noqa: F401  (re-exported: agents.nets.policy.CardExtr
     CARD_EMBEDDING,
     CARD_FEATURES,
     DERIVED_CARD_FEATURES,
+    MASKED_LOGIT,
     RELATION_KINDS,
     RELATION_SETS,
     CardExtractor,
@@ -87,12 +88,21 @@ class CardAwarePolicy(MaskableActorCriticPolicy):
     # logits at -1e8, log-softmax, entropy over the legal actions); with the argument checks
     # off it makes a whole run against Simple 1.15x faster (docs/learning.md).
     # ``get_distribution`` (agents, evaluation) stays SB3's.
+    #: The masked logits from the per-card scorer run on the legal cards' rows alone
+    #: (``CardHead(latent, mask)``: the same function at about a third of the scorer's
+    #: cost, the numbers equal to float rounding); False runs it on all 52 cards and masks
+    #: after, as the code before did: weights bit-identical to that code's after any run
+    #: (docs/learning.md "A leaner update"). The agents' and evaluations' paths
+    #: (``get_distribution``, ``CardNet.logits``) always score all 52 cards.
+    legal_cards_only = True
+
     def _masked_log_probs(self, latent_pi: th.Tensor, action_masks) -> tuple[th.Tensor, th.Tensor | None]:
-        logits = self.action_net(latent_pi)
         if action_masks is None:
-            return th.log_softmax(logits, dim=-1), None
-        mask = th.as_tensor(action_masks, dtype=th.bool, device=logits.device).reshape(logits.shape)
-        return th.log_softmax(logits.masked_fill(~mask, -1e8), dim=-1), mask
+            return th.log_softmax(self.action_net(latent_pi), dim=-1), None
+        mask = th.as_tensor(action_masks, dtype=th.bool, device=latent_pi.device).reshape(latent_pi.shape[0], -1)
+        if self.legal_cards_only:
+            return th.log_softmax(self.action_net(latent_pi, mask), dim=-1), mask
+        return th.log_softmax(self.action_net(latent_pi).masked_fill(~mask, MASKED_LOGIT), dim=-1), mask
 
     def forward(self, obs: th.Tensor, deterministic: bool = False,
                 action_masks=None) -> tuple[th.Tensor, th.Tensor, th.Tensor]:

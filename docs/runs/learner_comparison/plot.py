@@ -29,11 +29,18 @@ BIN = 100_000
 
 
 def main() -> None:
+    plot(HERE, RUNS)
+
+
+def plot(here: Path, runs: dict[str, str]) -> None:
+    """The figure and the table of ``runs`` (folder: label) under ``here`` (each folder with
+    ``episodes_won.csv`` and ``eval.csv``): ``learning_per_step.png`` and ``summary.csv``
+    there. docs/runs/leaner_update/plot.py draws its runs with it."""
     fig, (ax_train, ax_eval) = plt.subplots(1, 2, figsize=(12, 4.5))
     rows = []
-    for run, label in RUNS.items():
+    for run, label in runs.items():
         bins: dict[int, list[float]] = {}
-        with (HERE / run / "episodes_won.csv").open() as f:
+        with (here / run / "episodes_won.csv").open() as f:
             for r in csv.DictReader(f):
                 bins.setdefault(int(r["timesteps"]) // BIN, []).append(float(r["won"]))
         xs, ys, lo, hi = [], [], [], []
@@ -49,7 +56,7 @@ def main() -> None:
             rows.append({"run": run, "steps_from": b * BIN, "matches": len(won), "train_win_rate": round(ys[-1], 2)})
         line, = ax_train.plot(xs, ys, marker="o", ms=3, label=label)
         ax_train.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.15)
-        with (HERE / run / "eval.csv").open() as f:
+        with (here / run / "eval.csv").open() as f:
             ev = list(csv.DictReader(f))
         ax_eval.errorbar([int(r["timesteps"]) / 1e6 for r in ev], [100 * float(r["win_rate"]) for r in ev],
                          yerr=[[100 * (float(r["win_rate"]) - float(r["ci_low"])) for r in ev],
@@ -60,8 +67,8 @@ def main() -> None:
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     handles, labels = ax_train.get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8)
-    fig.savefig(HERE / "learning_per_step.png", dpi=110, bbox_inches="tight")
-    with (HERE / "summary.csv").open("w", newline="") as f:
+    fig.savefig(here / "learning_per_step.png", dpi=110, bbox_inches="tight")
+    with (here / "summary.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
