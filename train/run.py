@@ -109,6 +109,48 @@ def resolved(args: ArgsT) -> ArgsT:
                                n_steps=args.n_steps or n_steps)  # type: ignore[attr-defined]
 
 
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity, else the machine's count)."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def torch_threads(requested: int, processes: int = 1) -> int:
+    """torch's CPU threads per process: ``requested`` when > 0 (``--torch-threads``), else
+    (0 = auto) the available cores shared evenly by the ``processes`` that run torch at the
+    same time (a pipelined ``train.ppo``: the learner and its rollout worker), at least one.
+    More threads than cores make the two wait on each other (measured: docs/training.md)."""
+    if requested < 0:
+        raise ValueError(f"--torch-threads must be >= 0 (0 = auto), not {requested}")
+    return requested or max(1, available_cores() // max(1, processes))
+
+
+#: ``--device`` values: where the learner runs.
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def torch_device(name: str) -> str:
+    """The torch device of ``--device``: ``cpu``, ``cuda``, or ``auto`` (``cuda`` when
+    torch sees a CUDA device, else ``cpu``). ``cuda`` on a machine where torch sees none is
+    refused with the reason (``ValueError``)."""
+    if name not in DEVICES:
+        raise ValueError(f"--device must be one of {', '.join(DEVICES)}, not {name!r}")
+    if name == "cpu":
+        return "cpu"
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if name == "cuda":
+        built = "without CUDA" if torch.version.cuda is None else f"with CUDA {torch.version.cuda}, but sees no GPU"
+        raise ValueError(f"--device cuda: torch {torch.__version__} was built {built}; use --device cpu or auto")
+    return "cpu"
+
+
 def configure_torch(threads: int) -> None:
     """torch for a training process: ``threads`` CPU threads, and no argument checks on the
     distributions (the opponents' and evaluations' policies build one per call; the checks
