@@ -217,7 +217,7 @@ class PipelinedEnv(VecEnv):
         self._process.start()
         child.close()
         num_envs, observation_space, action_space = self._receive("ready")
-        self.render_mode = None
+        self.render_mode, self.num_envs = None, num_envs  # read by VecEnv's constructor
         super().__init__(num_envs, observation_space, action_space)
         self.replayed_generator_state: dict | None = None
 

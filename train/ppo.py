@@ -150,8 +150,8 @@ class Args(Recipe):
         "help": "where the learner runs: 'cpu', 'cuda' or 'auto' (CUDA when torch sees it); the engine and "
                 "the opponents run on the CPU"})
     torch_threads: int = field(default=0, metadata={
-        "help": "torch CPU threads per process (0 = the machine's cores shared by the processes that run torch: "
-                "train.run.torch_threads)"})
+        "help": "torch CPU threads per process (0 = auto: OMP_NUM_THREADS if set, else the cores shared by the "
+                "processes that run torch, train.run.torch_threads)"})
 
     def validate(self) -> None:
         """Check the flags against each other before anything is built or written; a

@@ -121,12 +121,20 @@ def available_cores() -> int:
 
 def torch_threads(requested: int, processes: int = 1) -> int:
     """torch's CPU threads per process: ``requested`` when > 0 (``--torch-threads``), else
-    (0 = auto) the available cores shared evenly by the ``processes`` that run torch at the
-    same time (a pipelined ``train.ppo``: the learner and its rollout worker), at least one.
-    More threads than cores make the two wait on each other (measured: docs/training.md)."""
+    (0 = auto) ``OMP_NUM_THREADS`` when set (the usual way to pin a job's threads), else the
+    available cores shared evenly by the ``processes`` that run torch at the same time (a
+    pipelined ``train.ppo``: the learner and its rollout worker), at least one. More threads
+    than cores make the processes wait on each other."""
+    import os
+
     if requested < 0:
         raise ValueError(f"--torch-threads must be >= 0 (0 = auto), not {requested}")
-    return requested or max(1, available_cores() // max(1, processes))
+    if requested:
+        return requested
+    pinned = os.environ.get("OMP_NUM_THREADS", "")
+    if pinned.isdigit() and int(pinned) > 0:
+        return int(pinned)
+    return max(1, available_cores() // max(1, processes))
 
 
 #: ``--device`` values: where the learner runs.
