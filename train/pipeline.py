@@ -57,6 +57,8 @@ from __future__ import annotations
 
 import functools
 import multiprocessing as mp
+import queue
+import threading
 import traceback
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -164,14 +166,30 @@ class _Worker:
                        np.asarray(self.observations).copy(), truncations, generator_state)
 
 
+def _read_into(conn: Any, inbox: queue.Queue) -> None:
+    """The worker's reader thread: every message as it arrives, so that the learner's sends
+    (weights, environment calls) never wait on a worker that is itself sending a rollout
+    (two full pipe buffers would wait on each other)."""
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            message = ("close", None)
+        inbox.put(message)
+        if message[0] == "close":
+            return
+
+
 def _worker_main(conn: Any, make_env: Callable[[], VecEnv], threads: int) -> None:
     """The worker's loop: one message at a time, in order (module docstring). Replies only
     to ``collect`` (and once, ``ready``); a failure is sent back as its traceback."""
     try:
         worker = _Worker(make_env, threads)
         conn.send(("ready", (worker.env.num_envs, worker.env.observation_space, worker.env.action_space)))
+        inbox: queue.Queue = queue.Queue()
+        threading.Thread(target=_read_into, args=(conn, inbox), name="hgin-worker-inbox", daemon=True).start()
         while True:
-            kind, payload = conn.recv()
+            kind, payload = inbox.get()
             if kind == "policy":
                 worker.build_policy(*payload)
             elif kind == "weights":

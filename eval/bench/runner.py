@@ -14,6 +14,7 @@ from eval.bench.drivers import (
     FAST_LEARNER,
     FASTEST_LEARNER,
     PREVIOUS_TRAIN_DEFAULTS,
+    SYNCHRONOUS_TRAINING,
     drive_aec,
     drive_batch,
     drive_engine,
@@ -398,8 +399,11 @@ class Runner:
         numpy_row = [run("train.ppo (batched, numpy engine)", {}, "the default recipe on HGIN_ENGINE=numpy",
                          engine="numpy")] if "numba" in self.engines else []
         return [run("ours train.ppo (batched, default)", {},
-                    "128 games in one process, 4 epochs of minibatches of 1024, card net 128/64/32 "
+                    "pipelined: 128 games in a rollout worker process sampling during the update "
+                    "(train/pipeline.py), 4 epochs of minibatches of 1024, card net 128/64/32 "
                     f"with two trunks; engine {resolve_engine()}"),
+                run("train.ppo --pipeline off", SYNCHRONOUS_TRAINING,
+                    "the synchronous loop, one process, one torch thread (the default before the pipeline)"),
                 *numpy_row,
                 run("train.ppo --shared-trunk", FAST_LEARNER, "one trunk for actor and critic"),
                 run("train.ppo --shared-trunk --n-epochs 2 --batch-size 2048", FASTEST_LEARNER,
