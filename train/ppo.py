@@ -48,8 +48,22 @@ are sized for one torch thread: 128 games x 32 steps = 4,096 decisions per rollo
 before: 4 x 1,024), minibatches of 1,024 (fewer, larger matrix products), and the
 card-aware network with trunks of 128 -> 64 and a 32-unit per-card scorer (the shipped
 policy's; the imitation policy hgin_ppo.zip uses 256 -> 128 and 64, about 3x the FLOPs per
-sample). One torch thread and one process leave the second core to evaluation, plots or
-other jobs.
+sample).
+
+Both cores (``--pipeline``, default ``auto`` = on with the batched engine): a rollout
+worker process owns the environments and a CPU copy of the policy and samples the next
+rollout while this process updates on the last one (train/pipeline.py: every rollout is
+one update old, and the update is decoupled PPO's, which corrects for that). The callbacks
+run here and see every step's infos as in a synchronous run; what they change in the
+environments (snapshots, the league's weights) reaches the worker one rollout later.
+``--pipeline off`` is SB3's synchronous loop (with ``--torch-threads 1``, main's numbers
+bit for bit: ``python -m eval.trainer_parity``). ``--torch-threads 0`` (auto) gives each
+process that runs torch its share of the cores (``OMP_NUM_THREADS`` when set).
+``--device auto|cpu|cuda`` puts the learner (and, synchronous, the rollout's forward) on
+the GPU when asked (``auto``: when torch sees one); the engine and the opponents stay on
+the CPU, and checkpoints load on a CPU-only machine. A script that calls :func:`train` in
+a pipelined run must guard its entry point (``if __name__ == "__main__":``): the worker is
+a spawned process, which imports the script again.
 
 Resuming (after a crash or a kill):
 
@@ -287,9 +301,14 @@ def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float], 
     A pipelined run's are built in its rollout worker (:class:`train.pipeline.PipelinedEnv`;
     ``here`` builds them in this process, as the worker does)."""
     if args.pipelined and not here:
+        import importlib
+
         from train.pipeline import make_pipelined_env
 
-        return make_pipelined_env(make_envs, args, rules, specs, weights, here=True,
+        # By the module's importable name and plain values: the spawned worker unpickles
+        # them also when this module runs as ``__main__`` (python -m train.ppo).
+        worker_envs = importlib.import_module("train.ppo").worker_envs
+        return make_pipelined_env(worker_envs, dataclasses.asdict(args), rules, specs, weights,
                                   threads=run.torch_threads(args.torch_threads, processes=2))
     if args.vec_env == "batched":
         from train.envs import BatchedVecEnv
@@ -316,6 +335,11 @@ def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float], 
 
     vec_cls = SubprocVecEnv if args.vec_env == "subproc" and args.n_envs > 1 else DummyVecEnv
     return vec_cls([make_env(i) for i in range(args.n_envs)])
+
+
+def worker_envs(fields: dict, rules: Rules, specs: list[str], weights: list[float]) -> VecEnv:
+    """A pipelined run's environments, built in its rollout worker (:func:`make_envs`)."""
+    return make_envs(Args(**fields), rules, specs, weights, here=True)
 
 
 def algorithm(args: Args) -> type[MaskablePPO]:
