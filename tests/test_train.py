@@ -397,6 +397,7 @@ def test_the_pipelined_default_is_repeatable_and_resumes_on_both_paths(tmp_path)
     gives the same weights, its callbacks write what a synchronous run writes, and its
     checkpoint resumes on the pipelined path and on the synchronous one."""
     assert Args().pipelined and not Args(vec_env="dummy").pipelined and not Args(pipeline="off").pipelined
+    assert not Args(total_timesteps=0).pipelined  # imitation only: no worker to start
     first = train(Args(run_name="a", out_dir=str(tmp_path), **PIPELINE_TOY))
     again = train(Args(run_name="b", out_dir=str(tmp_path), **PIPELINE_TOY))
     a, b = _policy_state(first), _policy_state(again)

@@ -212,8 +212,10 @@ class Args(Recipe):
 
     @property
     def pipelined(self) -> bool:
-        """Whether this run samples in a worker process (``--pipeline``, train/pipeline.py)."""
-        return self.pipeline == "on" or (self.pipeline == "auto" and self.vec_env == "batched")
+        """Whether this run samples in a worker process (``--pipeline``, train/pipeline.py);
+        never for a run of no PPO steps (``--total-timesteps 0``: imitation only)."""
+        return self.total_timesteps > 0 and (self.pipeline == "on" or
+                                             (self.pipeline == "auto" and self.vec_env == "batched"))
 
 
 #: Arguments a resumed run does not take over from the run it continues: the shared ones,
