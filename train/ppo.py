@@ -56,9 +56,9 @@ rollout while this process updates on the last one (train/pipeline.py: every rol
 one update old, and the update is decoupled PPO's, which corrects for that). The callbacks
 run here and see every step's infos as in a synchronous run; what they change in the
 environments (snapshots, the league's weights) reaches the worker one rollout later.
-``--pipeline off`` is SB3's synchronous loop (with ``--torch-threads 1``, main's numbers
-bit for bit: ``python -m eval.trainer_parity``). ``--torch-threads 0`` (auto) gives each
-process that runs torch its share of the cores (``OMP_NUM_THREADS`` when set).
+``--pipeline off`` is SB3's synchronous loop (with one torch thread, main's numbers bit for
+bit: ``python -m eval.trainer_parity``). ``--torch-threads 0`` (auto) gives each process that
+runs torch its share of half the cores (``OMP_NUM_THREADS`` when set; train.run.torch_threads).
 ``--device auto|cpu|cuda`` puts the learner (and, synchronous, the rollout's forward) on
 the GPU when asked (``auto``: when torch sees one); the engine and the opponents stay on
 the CPU, and checkpoints load on a CPU-only machine. A script that calls :func:`train` in
@@ -164,8 +164,8 @@ class Args(Recipe):
         "help": "where the learner runs: 'cpu', 'cuda' or 'auto' (CUDA when torch sees it); the engine and "
                 "the opponents run on the CPU"})
     torch_threads: int = field(default=0, metadata={
-        "help": "torch CPU threads per process (0 = auto: OMP_NUM_THREADS if set, else the cores shared by the "
-                "processes that run torch, train.run.torch_threads)"})
+        "help": "torch CPU threads per process (0 = auto: OMP_NUM_THREADS if set, else half the cores shared by "
+                "the processes that run torch, train.run.torch_threads)"})
 
     def validate(self) -> None:
         """Check the flags against each other before anything is built or written; a
