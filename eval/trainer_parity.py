@@ -4,6 +4,10 @@ tree, same flags and seed, then every weight compared bit for bit.
 
     python -m eval.trainer_parity --before /tmp/base --after .
 
+``--after-args`` adds flags to the after tree's runs only: a flag the before tree does not
+have that selects its unchanged recipe (``--after-args="--pipeline off"`` for
+``train.ppo``'s synchronous loop, which the pipelined default replaced).
+
 A refactor of the trainers that changes nothing they compute leaves every tensor equal
 (same dtype, shape and bytes); the report names any that differ. Each run is its own
 process (``cwd`` and ``PYTHONPATH`` = its tree), one at a time, with one torch thread.
@@ -83,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", required=True, help="the source tree before the change")
     parser.add_argument("--after", default=".", help="the source tree after it (default: here)")
     parser.add_argument("--only", choices=("sb3", "rllib"), help="one trainer only")
+    parser.add_argument("--after-args", default="", help="flags added to the after tree's runs "
+                        "(space-separated, e.g. '--pipeline off')")
     args = parser.parse_args(argv)
     trees = {"before": Path(args.before).resolve(), "after": Path(args.after).resolve()}
     trainers = {"sb3": (lambda tree: "train.ppo", SB3, sb3_weights),
@@ -94,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             weights = {}
             for label, tree in trees.items():
-                run_dir = train(tree, module_of(tree), flags, Path(tmp) / name / label)
+                extra = args.after_args.split() if label == "after" else []
+                run_dir = train(tree, module_of(tree), flags + extra, Path(tmp) / name / label)
                 weights[label] = weights_of(run_dir)
             diff = differences(weights["before"], weights["after"])
             total = sum(v.size for v in weights["after"].values())

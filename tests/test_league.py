@@ -69,8 +69,12 @@ def test_records_decay_and_the_pool_keeps_the_newest_snapshots():
     assert league.specs == ["simple", "expert", "random"]
 
 
-def test_toy_league_run_logs_members_and_resumes_with_its_league(tmp_path):
-    common = dict(out_dir=str(tmp_path), n_envs=8, n_steps=64, batch_size=256, n_epochs=1, eval_every=0,
+@pytest.mark.parametrize("pipeline", ["on", "off"])
+def test_toy_league_run_logs_members_and_resumes_with_its_league(tmp_path, pipeline):
+    """On both of train.ppo's paths: the pipelined learner (the league's pushes reach the
+    rollout worker) and the synchronous loop (--pipeline off)."""
+    common = dict(pipeline=pipeline, out_dir=str(tmp_path), n_envs=8, n_steps=64, batch_size=256, n_epochs=1,
+                  eval_every=0,
                   opponents="simple", league=True, self_play_every=512, self_play_pool=2,
                   checkpoint_every=1024, privileged_critic=True, shared_trunk=True, progress_bar=False,
                   hidden=32, summary=16, card_hidden=8)

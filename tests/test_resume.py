@@ -193,3 +193,27 @@ def test_a_resumed_event_file_sorts_after_one_made_in_the_same_second(tmp_path):
     out.close()
     names = sorted(p.name for p in tmp_path.glob("events.out.tfevents.*"))
     assert len(names) == 2 and names[0] == crashed.name
+
+
+def test_a_pipelined_run_resumes_in_its_folder_and_deals_on(tmp_path):
+    """train.ppo --pipeline on (train/pipeline.py): a checkpoint saved while the worker
+    was already sampling the next rollout holds a deal state, and the run resumed from it
+    in its folder keeps the rows up to the checkpoint and logs every update once."""
+    from train.callbacks import read_resume_state
+
+    common = ["--n-envs", "8", "--n-steps", "32", "--batch-size", "128", "--n-epochs", "1", "--hidden", "32",
+              "--summary", "16", "--card-hidden", "8", "--opponents", "simple", "--eval-every", "0",
+              "--checkpoint-every", "512", "--no-progress-bar", "--out-dir", str(tmp_path), "--pipeline", "on"]
+    assert train_main(["--total-timesteps", "1024", "--run-name", "p", *common]) == 0
+    run = tmp_path / "p"
+    first = pd.read_csv(run / "episodes.csv")
+    ckpt = run / "checkpoints" / "ppo_512_steps.zip"
+    assert read_resume_state(ckpt)["generator_state"]
+    assert train_main(["--resume", str(ckpt), "--total-timesteps", "1024", "--no-progress-bar"]) == 0
+    assert read_meta(run / "model.zip")["timesteps"] == 1024
+    progress = pd.read_csv(run / "progress.csv")
+    rollouts = progress[progress["time/fps"].notna()]["time/total_timesteps"].tolist()
+    assert rollouts == list(range(256, 1025, 256))  # every update logged once
+    episodes = pd.read_csv(run / "episodes.csv")
+    assert episodes["timesteps"].is_monotonic_increasing
+    assert episodes[episodes.timesteps <= 512].equals(first[first.timesteps <= 512])

@@ -409,7 +409,10 @@ def test_flag_combinations_are_refused_by_the_arguments():
                            "--partner plays the learner's partner on the batched engine"),
                           (Args(league=True), "--league adds a snapshot every --self-play-every steps"),
                           (Args(privileged_critic=True, imitation_matches=5), "--privileged-critic is for the card"),
-                          (Args(opponents=""), "no opponents")):
+                          (Args(opponents=""), "no opponents"),
+                          (Args(pipeline="maybe"), "--pipeline must be auto, on or off"),
+                          (Args(pipeline="on", vec_env="dummy"), "--pipeline on samples the batched engine"),
+                          (Args(device="gpu"), "--device must be one of auto, cpu, cuda")):
         with pytest.raises(ValueError, match=message):
             args.validate()
 
@@ -420,3 +423,112 @@ def test_the_demo_says_how_many_steps_its_bar_counts():
     assert training_steps(50_000, 2_048) == ("50,000 steps (the bar counts to 51,200: PPO learns in whole "
                                              "rollouts of 2,048 decisions)")
     assert training_steps(4_096, 2_048) == "4,096 steps"
+
+
+# ---------------------------------------------------------------------- the pipelined learner and --device
+PIPELINE_TOY = dict(total_timesteps=1024, n_envs=8, n_steps=32, batch_size=128, n_epochs=2, eval_every=0,
+                    checkpoint_every=512, self_play_every=512, opponents="simple:1,expert:1,self:1",
+                    progress_bar=False, hidden=32, summary=16, card_hidden=8, seed=5, pipeline="on")
+
+
+def _policy_state(path):
+    import io
+
+    import torch
+
+    with zipfile.ZipFile(path) as z:  # no map_location: the tensors must have been saved on the CPU
+        return torch.load(io.BytesIO(z.read("policy.pth")), weights_only=True)
+
+
+def test_the_pipelined_learner_is_repeatable_and_resumes_on_both_paths(tmp_path):
+    """``train.ppo --pipeline on`` samples in a worker process (train/pipeline.py): the same seed
+    gives the same weights, its callbacks write what a synchronous run writes, and its
+    checkpoint resumes on the pipelined path and on the synchronous one."""
+    assert not Args().pipelined  # the synchronous loop until the pipeline measures faster
+    assert Args(pipeline="auto").pipelined and not Args(pipeline="auto", vec_env="dummy").pipelined
+    assert not Args(total_timesteps=0).pipelined  # imitation only: no worker to start
+    first = train(Args(run_name="a", out_dir=str(tmp_path), **PIPELINE_TOY))
+    again = train(Args(run_name="b", out_dir=str(tmp_path), **PIPELINE_TOY))
+    a, b = _policy_state(first), _policy_state(again)
+    assert a.keys() == b.keys() and all(a[k].equal(b[k]) for k in a)
+    run = tmp_path / "a"
+    header = (run / "progress.csv").read_text().splitlines()[0]
+    assert "train/behaviour_weight" in header and "charts/match_win_rate" in header
+    steps = [int(line.split(",")[0]) for line in (run / "episodes.csv").read_text().splitlines()[1:]]
+    assert steps and steps == sorted(steps) and all(s % 8 == 0 and 0 < s <= 1024 for s in steps)
+    assert (run / "snapshots" / "snapshot_000000512.zip").exists()
+    ckpt = run / "checkpoints" / "ppo_512_steps.zip"
+    assert "generator_state" in json.loads((run / "checkpoints" / "ppo_512_steps.resume.json").read_text())
+    for pipeline in ("on", "off"):
+        resumed = train(Args(run_name=f"resumed_{pipeline}", out_dir=str(tmp_path), resume=str(ckpt),
+                             pipeline=pipeline, **{**PIPELINE_TOY, "total_timesteps": 768}))
+        assert read_meta(resumed)["timesteps"] == 768
+
+
+def test_the_decoupled_loss_is_ppos_on_a_synchronous_rollout():
+    """The pipelined buffer's minibatch advantages are SB3's normalised ones times the
+    truncated behaviour weight: unchanged where the weights are 1 (a synchronous rollout)."""
+    import gymnasium
+    import numpy as np
+    import torch
+
+    from train.pipeline import DecoupledRolloutBuffer
+
+    buffer = DecoupledRolloutBuffer(4, gymnasium.spaces.Box(-1, 1, (3,)), gymnasium.spaces.Discrete(2), "cpu",
+                                    n_envs=2)
+    buffer.reset()
+    rng = np.random.default_rng(0)
+    buffer.advantages[:] = rng.normal(size=(4, 2))
+    buffer.full = True
+    plain = buffer.swap_and_flatten(buffer.advantages.copy()).flatten()
+    order = np.arange(8)
+    batch = next(buffer.get(8))  # flattens the arrays; indices are drawn at random
+    expected = torch.as_tensor((plain - plain.mean()) / (plain.std(ddof=1) + 1e-8), dtype=torch.float32)
+    assert torch.allclose(torch.sort(batch.advantages).values, torch.sort(expected).values, atol=1e-6)
+    buffer.behaviour_weights[:] = 0.5
+    assert torch.allclose(buffer._get_samples(order).advantages, 0.5 * expected, atol=1e-6)
+    buffer.normalize = False
+    assert torch.allclose(buffer._get_samples(order).advantages, 0.5 * torch.as_tensor(plain, dtype=torch.float32))
+
+
+def test_a_failing_rollout_worker_is_reported_with_its_traceback():
+    import functools
+
+    from train.pipeline import PipelinedEnv, WorkerError
+
+    with pytest.raises(WorkerError, match="(?s)rollout worker failed.*ValueError"):
+        PipelinedEnv(functools.partial(int, "not an environment"))
+
+
+def test_device_and_thread_choices(monkeypatch):
+    import torch
+
+    from train.run import available_cores, torch_device, torch_threads
+
+    assert torch_device("cpu") == "cpu"
+    assert torch_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="--device cuda: torch .* was built"):
+            torch_device("cuda")
+        with pytest.raises(ValueError, match="--device cuda"):
+            Args(device="cuda").validate()
+    with pytest.raises(ValueError, match="--device must be one of"):
+        torch_device("tpu")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert torch_threads(3) == 3
+    assert torch_threads(0) == max(1, available_cores() // 2)
+    assert torch_threads(0, processes=2) == max(1, available_cores() // 4)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert torch_threads(0, processes=2) == 1 and torch_threads(4) == 4
+    with pytest.raises(ValueError, match="--torch-threads must be >= 0"):
+        torch_threads(-1)
+
+
+def test_a_model_trained_with_a_device_saves_weights_that_load_on_the_cpu(tmp_path):
+    """``--device`` (here cpu, the same code path as cuda) on both paths: the checkpoint's
+    tensors are saved on the CPU and the ``ppo:`` agent loads it."""
+    for pipeline in ("on", "off"):
+        path = train(Args(run_name=f"dev_{pipeline}", out_dir=str(tmp_path), device="cpu", pipeline=pipeline,
+                          **{**PIPELINE_TOY, "total_timesteps": 256, "checkpoint_every": 0, "self_play_every": 0}))
+        assert all(t.device.type == "cpu" for t in _policy_state(path).values())
+        assert PPOAgent.load(path).model.device.type == "cpu"

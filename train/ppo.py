@@ -48,8 +48,23 @@ are sized for one torch thread: 128 games x 32 steps = 4,096 decisions per rollo
 before: 4 x 1,024), minibatches of 1,024 (fewer, larger matrix products), and the
 card-aware network with trunks of 128 -> 64 and a 32-unit per-card scorer (the shipped
 policy's; the imitation policy hgin_ppo.zip uses 256 -> 128 and 64, about 3x the FLOPs per
-sample). One torch thread and one process leave the second core to evaluation, plots or
-other jobs.
+sample).
+
+Both cores (``--pipeline on``; the default is ``off`` until it measures faster: on the shared
+2-core machine it ran at 1.0x the synchronous loop, docs/learning.md): a rollout
+worker process owns the environments and a CPU copy of the policy and samples the next
+rollout while this process updates on the last one (train/pipeline.py: every rollout is
+one update old, and the update is decoupled PPO's, which corrects for that). The callbacks
+run here and see every step's infos as in a synchronous run; what they change in the
+environments (snapshots, the league's weights) reaches the worker one rollout later.
+``--pipeline off`` is SB3's synchronous loop (with one torch thread, main's numbers bit for
+bit: ``python -m eval.trainer_parity``). ``--torch-threads 0`` (auto) gives each process that
+runs torch its share of half the cores (``OMP_NUM_THREADS`` when set; train.run.torch_threads).
+``--device auto|cpu|cuda`` puts the learner (and, synchronous, the rollout's forward) on
+the GPU when asked (``auto``: when torch sees one); the engine and the opponents stay on
+the CPU, and checkpoints load on a CPU-only machine. A script that calls :func:`train` in
+a pipelined run must guard its entry point (``if __name__ == "__main__":``): the worker is
+a spawned process, which imports the script again.
 
 Resuming (after a crash or a kill):
 
@@ -143,7 +158,16 @@ class Args(Recipe):
     distill_holdout: float = field(default=0.1, metadata={
         "help": "share of the recorded matches held out (agreement logged, never trained on)"})
     progress_bar: bool = field(default=True, metadata={"help": "show a progress bar"})
-    torch_threads: int = field(default=1, metadata={"help": "torch CPU threads (1 avoids contention)"})
+    pipeline: str = field(default="off", metadata={
+        "help": "'on': a worker process samples the next rollout while this one updates (train/pipeline.py); "
+                "'off' (default: the pipeline measured no faster on 2 cores): SB3's synchronous loop; "
+                "'auto' = on with --vec-env batched, else off"})
+    device: str = field(default="auto", metadata={
+        "help": "where the learner runs: 'cpu', 'cuda' or 'auto' (CUDA when torch sees it); the engine and "
+                "the opponents run on the CPU"})
+    torch_threads: int = field(default=0, metadata={
+        "help": "torch CPU threads per process (0 = auto: OMP_NUM_THREADS if set, else half the cores shared by "
+                "the processes that run torch, train.run.torch_threads)"})
 
     def validate(self) -> None:
         """Check the flags against each other before anything is built or written; a
@@ -181,6 +205,19 @@ class Args(Recipe):
             raise ValueError("--vec-env batched plays whole matches; use --vec-env subproc for --episode hand")
         if "self" in parse_mixture(self.opponents)[0] and not batched:  # (an empty mixture is refused too)
             raise ValueError("the 'self' opponent needs --vec-env batched")
+        if self.pipeline not in ("auto", "on", "off"):
+            raise ValueError(f"--pipeline must be auto, on or off, not {self.pipeline!r}")
+        if self.pipeline == "on" and not batched:
+            raise ValueError("--pipeline on samples the batched engine in its worker (--vec-env batched); "
+                             f"--vec-env {self.vec_env} trains with --pipeline off")
+        run.torch_device(self.device)  # refuses an unknown name, or cuda without CUDA
+
+    @property
+    def pipelined(self) -> bool:
+        """Whether this run samples in a worker process (``--pipeline``, train/pipeline.py);
+        never for a run of no PPO steps (``--total-timesteps 0``: imitation only)."""
+        return self.total_timesteps > 0 and (self.pipeline == "on" or
+                                             (self.pipeline == "auto" and self.vec_env == "batched"))
 
 
 #: Arguments a resumed run does not take over from the run it continues: the shared ones,
@@ -240,7 +277,7 @@ def find_start(args: Args, rules: Rules) -> Start:
         else:
             check_layout(meta, path, layout=layout)
         try:  # the whole checkpoint loads, before any environment or file is made
-            weights = load_model(path, device="cpu")
+            weights = load_model(path, device="cpu")  # checked on the CPU; the model moves to --device
         except Exception as exc:  # SB3 raises many kinds on damaged files
             raise load_error(path, exc) from None
     return Start(run_dir, Path(args.resume) if args.resume else None, step, resume_meta, league, weights)
@@ -262,9 +299,21 @@ def run_meta(args: Args, rules: Rules, run_dir: Path, distillation: Distillation
     return meta
 
 
-def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float]) -> VecEnv:
+def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float], here: bool = False) -> VecEnv:
     """The learner's environments against the opponent mixture, one seat at random: the
-    batched engine (``--vec-env batched``), or one ``TrainingEnv`` per process or in a loop."""
+    batched engine (``--vec-env batched``), or one ``TrainingEnv`` per process or in a loop.
+    A pipelined run's are built in its rollout worker (:class:`train.pipeline.PipelinedEnv`;
+    ``here`` builds them in this process, as the worker does)."""
+    if args.pipelined and not here:
+        import importlib
+
+        from train.pipeline import make_pipelined_env
+
+        # By the module's importable name and plain values: the spawned worker unpickles
+        # them also when this module runs as ``__main__`` (python -m train.ppo).
+        worker_envs = importlib.import_module("train.ppo").worker_envs
+        return make_pipelined_env(worker_envs, dataclasses.asdict(args), rules, specs, weights,
+                                  threads=run.torch_threads(args.torch_threads, processes=2))
     if args.vec_env == "batched":
         from train.envs import BatchedVecEnv
 
@@ -292,11 +341,26 @@ def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float]) 
     return vec_cls([make_env(i) for i in range(args.n_envs)])
 
 
-def new_model(args: Args, envs: VecEnv, rules: Rules, start: Start) -> MaskablePPO:
-    """A fresh MaskablePPO (the card-aware policy or an MLP), started from ``--init-from``'s
-    weights when given."""
+def worker_envs(fields: dict, rules: Rules, specs: list[str], weights: list[float]) -> VecEnv:
+    """A pipelined run's environments, built in its rollout worker (:func:`make_envs`)."""
+    return make_envs(Args(**fields), rules, specs, weights, here=True)
+
+
+def algorithm(args: Args) -> type[MaskablePPO]:
+    """The PPO class of the run: :class:`train.pipeline.PipelinedPPO` when pipelined, else
+    sb3-contrib's MaskablePPO (their checkpoints are the same)."""
+    if args.pipelined:
+        from train.pipeline import PipelinedPPO
+
+        return PipelinedPPO
     from sb3_contrib import MaskablePPO
 
+    return MaskablePPO
+
+
+def new_model(args: Args, envs: VecEnv, rules: Rules, start: Start) -> MaskablePPO:
+    """A fresh MaskablePPO (the card-aware policy or an MLP) on ``--device``, started from
+    ``--init-from``'s weights when given."""
     from agents.nets.policy import CardAwarePolicy, load_start_weights
     from hgin_env.batch import privileged_size
 
@@ -309,19 +373,19 @@ def new_model(args: Args, envs: VecEnv, rules: Rules, start: Start) -> MaskableP
                          "shared_trunk": args.shared_trunk}
     else:
         policy, policy_kwargs = "MlpPolicy", {"net_arch": [256, 256]}
-    model = MaskablePPO(policy, envs, learning_rate=args.learning_rate, n_steps=args.n_steps,
+    model = algorithm(args)(policy, envs, learning_rate=args.learning_rate, n_steps=args.n_steps,
                         batch_size=args.batch_size, n_epochs=args.n_epochs, gamma=args.gamma,
                         gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
-                        policy_kwargs=policy_kwargs, seed=args.seed, device="cpu", verbose=0,
-                        target_kl=args.target_kl or None)
+                        policy_kwargs=policy_kwargs, seed=args.seed, device=run.torch_device(args.device),
+                        verbose=0, target_kl=args.target_kl or None)
     if start.weights is not None:  # --init-from
         load_start_weights(model.policy, start.weights.policy, args.knock_start_gap or None)
     return model
 
 
 def resumed_model(args: Args, envs: VecEnv) -> tuple[MaskablePPO, int, dict]:
-    """``--resume``: the checkpoint's model on ``envs`` with the run's PPO settings, its step,
-    and what was saved beside it (``train.callbacks.save_resume_state``); the environments
+    """``--resume``: the checkpoint's model on ``envs`` and ``--device`` with the run's PPO
+    settings, its step, and what was saved beside it (``train.callbacks.save_resume_state``); the environments
     deal on from the saved generator state. The environments are closed on a refusal."""
     from agents.nets.policy import load_model
     from agents.ppo import load_error
@@ -330,7 +394,8 @@ def resumed_model(args: Args, envs: VecEnv) -> tuple[MaskablePPO, int, dict]:
     try:
         # The run's (possibly overridden) hyperparameters replace the saved ones, so that
         # e.g. `--resume ... --learning-rate 1e-4` anneals the run as args.json says.
-        model = load_model(args.resume, env=envs, device="cpu", custom_objects=resumed_hyperparameters(args))
+        model = load_model(args.resume, env=envs, device=run.torch_device(args.device),
+                           custom_objects=resumed_hyperparameters(args), algorithm=algorithm(args))
     except Exception as exc:  # SB3 raises many kinds on damaged files or other spaces
         envs.close()
         raise load_error(args.resume, exc) from None
@@ -417,9 +482,9 @@ def train(args: Args) -> Path:
     from train.plots import plot_learning_curves
     from train.summary import run_summary
 
-    run.configure_torch(args.torch_threads)
     args = resolved(args)
     args.validate()
+    run.configure_torch(run.torch_threads(args.torch_threads, processes=2 if args.pipelined else 1))
     rules = get_rules(args.rules)
     start = find_start(args, rules)
     distillation = None
@@ -463,12 +528,14 @@ def train(args: Args) -> Path:
     if distillation is not None:
         callbacks.append(distillation.callback())
     began = time.perf_counter()
-    if args.total_timesteps > 0:  # 0: imitation only; on resume the total counts from step 0
-        model.learn(total_timesteps=args.total_timesteps - (start_step or 0), callback=CallbackList(callbacks),
-                    reset_num_timesteps=start_step is None)
+    try:
+        if args.total_timesteps > 0:  # 0: imitation only; on resume the total counts from step 0
+            model.learn(total_timesteps=args.total_timesteps - (start_step or 0), callback=CallbackList(callbacks),
+                        reset_num_timesteps=start_step is None)
+    finally:
+        envs.close()  # a pipelined run's worker process ends here, whatever happened
     seconds = time.perf_counter() - began
     model_path = save_checkpoint(model, run_dir / "model.zip", meta)
-    envs.close()
     curve = plot_learning_curves(run_dir)
     print(run_summary(run_dir, model.num_timesteps, model.num_timesteps - (start_step or 0), seconds, curve))
     return model_path

@@ -250,11 +250,13 @@ def format_input_columns(policy: CardAwarePolicy | MaskableActorCriticPolicy,
 POLICY_MODULES = ("agents.nets.policy", "train.policy")
 
 
-def load_model(path: str | Path, **kwargs: Any) -> Any:
+def load_model(path: str | Path, algorithm: Any = None, **kwargs: Any) -> Any:
     """``MaskablePPO.load(path, **kwargs)`` for this project's checkpoints: a card-aware
     policy is handed to SB3 as the class here (``custom_objects``) instead of unpickled by the
     module name it was saved under, so a checkpoint that names ``train.policy`` loads without
-    importing the trainers (the agents sit below them). Other policies load as SB3 saved them."""
+    importing the trainers (the agents sit below them). Other policies load as SB3 saved them.
+    ``algorithm``: a subclass of MaskablePPO to load into (``train.pipeline.PipelinedPPO``:
+    the checkpoints are the same)."""
     import json
     import zipfile
 
@@ -266,4 +268,4 @@ def load_model(path: str | Path, **kwargs: Any) -> Any:
     if isinstance(entry, dict) and entry.get("__module__") in POLICY_MODULES \
             and "CardAwarePolicy." in str(entry.get("__init__", "")):
         custom.setdefault("policy_class", CardAwarePolicy)
-    return MaskablePPO.load(str(path), custom_objects=custom, **kwargs)
+    return (algorithm or MaskablePPO).load(str(path), custom_objects=custom, **kwargs)

@@ -211,6 +211,8 @@ PREVIOUS_TRAIN_DEFAULTS = {"vec_env": "subproc", "n_envs": 4, "n_steps": 1024, "
 #: two trunks), which learns as much per step; and the same with two epochs of minibatches
 #: of 2,048 (four of 1,024 today), faster still but it learns less per step.
 FAST_LEARNER = {"shared_trunk": True}
+#: ``train.ppo --pipeline on``: the pipelined learner beside the synchronous default.
+PIPELINED_TRAINING = {"pipeline": "on"}
 FASTEST_LEARNER = {"shared_trunk": True, "n_epochs": 2, "batch_size": 2048}
 
 

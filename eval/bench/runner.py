@@ -13,6 +13,7 @@ from eval.bench.anchors import AnchorWorker
 from eval.bench.drivers import (
     FAST_LEARNER,
     FASTEST_LEARNER,
+    PIPELINED_TRAINING,
     PREVIOUS_TRAIN_DEFAULTS,
     drive_aec,
     drive_batch,
@@ -398,8 +399,10 @@ class Runner:
         numpy_row = [run("train.ppo (batched, numpy engine)", {}, "the default recipe on HGIN_ENGINE=numpy",
                          engine="numpy")] if "numba" in self.engines else []
         return [run("ours train.ppo (batched, default)", {},
-                    "128 games in one process, 4 epochs of minibatches of 1024, card net 128/64/32 "
+                    "the synchronous loop: 128 games, 4 epochs of minibatches of 1024, card net 128/64/32 "
                     f"with two trunks; engine {resolve_engine()}"),
+                run("train.ppo --pipeline on", PIPELINED_TRAINING,
+                    "pipelined: a rollout worker process samples during the update (train/pipeline.py)"),
                 *numpy_row,
                 run("train.ppo --shared-trunk", FAST_LEARNER, "one trunk for actor and critic"),
                 run("train.ppo --shared-trunk --n-epochs 2 --batch-size 2048", FASTEST_LEARNER,
