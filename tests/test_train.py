@@ -461,7 +461,7 @@ def test_the_pipelined_learner_is_repeatable_and_resumes_on_both_paths(tmp_path)
     assert "generator_state" in json.loads((run / "checkpoints" / "ppo_512_steps.resume.json").read_text())
     for pipeline in ("on", "off"):
         resumed = train(Args(run_name=f"resumed_{pipeline}", out_dir=str(tmp_path), resume=str(ckpt),
-                             pipeline=pipeline, **{**PIPELINE_TOY, "total_timesteps": 768}))
+                             **{**PIPELINE_TOY, "total_timesteps": 768, "pipeline": pipeline}))
         assert read_meta(resumed)["timesteps"] == 768
 
 
@@ -528,7 +528,8 @@ def test_a_model_trained_with_a_device_saves_weights_that_load_on_the_cpu(tmp_pa
     """``--device`` (here cpu, the same code path as cuda) on both paths: the checkpoint's
     tensors are saved on the CPU and the ``ppo:`` agent loads it."""
     for pipeline in ("on", "off"):
-        path = train(Args(run_name=f"dev_{pipeline}", out_dir=str(tmp_path), device="cpu", pipeline=pipeline,
-                          **{**PIPELINE_TOY, "total_timesteps": 256, "checkpoint_every": 0, "self_play_every": 0}))
+        path = train(Args(run_name=f"dev_{pipeline}", out_dir=str(tmp_path), device="cpu",
+                          **{**PIPELINE_TOY, "pipeline": pipeline, "total_timesteps": 256,
+                             "checkpoint_every": 0, "self_play_every": 0}))
         assert all(t.device.type == "cpu" for t in _policy_state(path).values())
         assert PPOAgent.load(path).model.device.type == "cpu"
