@@ -80,7 +80,7 @@ test: $(VENV)/.test browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # The edit loop: ruff and every test not marked slow (tests/conftest.py lists the slow ones):
-# 607 tests, 87 s on 2 cores shared with other jobs (load average 4.5), 51 s of CPU; no docs
+# 662 tests, 37 s on a quiet 2-core machine (64 s of CPU); no docs
 # build, no browser. `make test` still runs everything.
 test-quick: $(VENV)/.test
 	$(VENV)/bin/ruff check .
