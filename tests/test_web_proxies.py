@@ -19,9 +19,9 @@ from hgin_web.server import ConnectionBook
 from hgin_web.store import Limits
 
 try:
-    from tests.web_helpers import BASE_URL, serving
+    from tests.web_helpers import BASE_URL, serving, web_starter
 except ImportError:  # pragma: no cover - pytest run without the repo root on sys.path
-    from web_helpers import BASE_URL, serving
+    from web_helpers import BASE_URL, serving, web_starter
 
 PROXY = "10.0.0.1"
 #: A game body that deals at once (no agent to load).
@@ -142,21 +142,9 @@ def test_a_proxys_connections_have_no_per_client_share() -> None:
 def test_hgin_web_forwarded_allow_ips(tmp_path: Path, monkeypatch, capsys) -> None:
     """The option reaches the app and the connections; a bad entry is a one-line error; a
     trusted proxy lets other machines in, so a server token is made as for another --host."""
-    import uvicorn
-
-    from hgin_cli.cli import build_parser
     from hgin_web import cli as web_cli
 
-    started: list = []
-    monkeypatch.setattr(uvicorn.Server, "run", lambda self: started.append(self.config))
-    monkeypatch.setattr(uvicorn.Config, "configure_logging", lambda self: None)
-    monkeypatch.delenv(web_cli.TOKEN_VARIABLE, raising=False)
-
-    def start(*argv: str):
-        capsys.readouterr()
-        assert web_cli.run(build_parser().parse_args(["web", "--save-dir", str(tmp_path / "g"), *argv])) == 0
-        return started[-1], capsys.readouterr().out
-
+    start = web_starter(tmp_path, monkeypatch, capsys)
     config, out = start("--forwarded-allow-ips", "127.0.0.1, 10.0.0.0/8")
     app_config = config.app.state.config
     assert app_config.proxies.spec == "127.0.0.1/32,10.0.0.0/8" and config.proxy_headers is False

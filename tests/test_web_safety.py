@@ -20,9 +20,9 @@ from hgin_web.games import MAX_STEP_MOVES
 from hgin_web.store import Limits
 
 try:
-    from tests.web_helpers import BASE_URL, bearer, greedy_choice, new_game, play_through
+    from tests.web_helpers import BASE_URL, bearer, greedy_choice, new_game, play_through, web_starter
 except ImportError:  # pragma: no cover - pytest run without the repo root on sys.path
-    from web_helpers import BASE_URL, bearer, greedy_choice, new_game, play_through
+    from web_helpers import BASE_URL, bearer, greedy_choice, new_game, play_through, web_starter
 
 
 def _app(tmp_path: Path, **config):
@@ -268,21 +268,13 @@ def test_non_loopback_host_needs_a_server_token(tmp_path: Path, monkeypatch, cap
         assert "httponly" in r.headers["set-cookie"].lower() and "samesite=strict" in r.headers["set-cookie"].lower()
         c.cookies.set("hgin_web_token", "s3cret")
         assert c.get("/api/meta").status_code == 200
-    import uvicorn
-
-    from hgin_cli.cli import build_parser
     from hgin_web import cli as web_cli
 
-    started: list = []
-    monkeypatch.setattr(uvicorn.Server, "run", lambda self: started.append(self.config.app.state.config))
-    # uvicorn's Config sets up logging on sys.stderr, here capsys's stream (closed after the test).
-    monkeypatch.setattr(uvicorn.Config, "configure_logging", lambda self: None)
-    monkeypatch.delenv(web_cli.TOKEN_VARIABLE, raising=False)
+    start_uvicorn = web_starter(tmp_path, monkeypatch, capsys)
 
-    def start(*argv: str):
-        capsys.readouterr()
-        assert web_cli.run(build_parser().parse_args(["web", "--save-dir", str(tmp_path / "g"), *argv])) == 0
-        return started[-1], capsys.readouterr().out
+    def start(*argv: str):  # the app's settings, and what the command printed
+        config, out = start_uvicorn(*argv)
+        return config.app.state.config, out
 
     config, out = start("--host", "0.0.0.0")
     assert config.server_token and f"?token={config.server_token}" in out and config.allowed_hosts == ("*",)

@@ -208,3 +208,25 @@ def serving(app: Any) -> Iterator[int]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def web_starter(tmp_path: Any, monkeypatch: Any, capsys: Any) -> Callable[..., tuple[Any, str]]:
+    """``start(*argv)`` runs ``hgin web ARGV`` without serving (uvicorn's ``Server.run`` only
+    records its config) and returns (uvicorn's config, what the command printed)."""
+    import uvicorn
+
+    from hgin_cli.cli import build_parser
+    from hgin_web import cli as web_cli
+
+    started: list = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self: started.append(self.config))
+    # uvicorn's Config sets up logging on sys.stderr, here capsys's stream (closed after the test).
+    monkeypatch.setattr(uvicorn.Config, "configure_logging", lambda self: None)
+    monkeypatch.delenv(web_cli.TOKEN_VARIABLE, raising=False)
+
+    def start(*argv: str) -> tuple[Any, str]:
+        capsys.readouterr()
+        assert web_cli.run(build_parser().parse_args(["web", "--save-dir", str(tmp_path / "g"), *argv])) == 0
+        return started[-1], capsys.readouterr().out
+
+    return start
