@@ -44,13 +44,19 @@ def rllib_module_name(tree: Path) -> str:
     return "train.rllib.ppo" if (tree / "train" / "rllib" / "ppo.py").is_file() else "train.rllib_ppo"
 
 
-def train(tree: Path, module: str, flags: list[str], out: Path) -> Path:
-    """Run ``python -m module flags`` in ``tree`` into ``out/run``; returns the run folder."""
+def run_in_tree(tree: Path, args: list[str]) -> None:
+    """Run ``python ARGS`` with ``tree``'s code (its own process: ``cwd`` and ``PYTHONPATH``
+    = the tree, one torch thread); a failure exits with the command's output."""
     env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", module, *flags, "--out-dir", str(out), "--run-name", "run"]
+    cmd = [sys.executable, *args]
     done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"{' '.join(cmd)} in {tree} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+
+
+def train(tree: Path, module: str, flags: list[str], out: Path) -> Path:
+    """Run ``python -m module flags`` in ``tree`` into ``out/run``; returns the run folder."""
+    run_in_tree(tree, ["-m", module, *flags, "--out-dir", str(out), "--run-name", "run"])
     return out / "run"
 
 

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -80,15 +78,14 @@ def worker(updates: int, out: Path | str, dense: bool = False) -> None:
 
 def measure(tree: Path, updates: int, out: Path, dense: bool) -> dict:
     """Run :func:`worker` in ``tree`` (its own process); its timings."""
-    env = dict(os.environ, PYTHONPATH=str(tree), OMP_NUM_THREADS="1")
+    # Imported here, in the driver: the worker runs this file inside the measured tree, whose
+    # eval package may be older.
+    from eval.trainer_parity import run_in_tree
+
     # The worker is this file's function, run inside the measured tree: ``-c`` puts the
     # tree (the working directory), not this file's folder, first on the path.
     script = str(Path(__file__).resolve())
-    code = f"import runpy; runpy.run_path({script!r})['worker']({updates}, {str(out)!r}, {dense})"
-    cmd = [sys.executable, "-c", code]
-    done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
-    if done.returncode:
-        raise SystemExit(f"{' '.join(cmd)} in {tree} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    run_in_tree(tree, ["-c", f"import runpy; runpy.run_path({script!r})['worker']({updates}, {str(out)!r}, {dense})"])
     return json.loads(out.read_text())
 
 

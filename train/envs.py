@@ -258,8 +258,14 @@ class BatchedVecEnv(VecEnv):
         return [False] * len(self._get_indices(indices))
 
     def _get_indices(self, indices) -> list[int]:
-        if indices is None:
-            return list(range(self.num_envs))
-        if isinstance(indices, int):
-            return [indices]
-        return list(indices)
+        return env_indices(self.num_envs, indices)
+
+
+def env_indices(num_envs: int, indices) -> list[int]:
+    """SB3's ``indices`` argument of a VecEnv method (None: every environment; an int; or a
+    sequence) as a list."""
+    if indices is None:
+        return list(range(num_envs))
+    if isinstance(indices, int):
+        return [indices]
+    return list(indices)

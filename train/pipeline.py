@@ -70,6 +70,8 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer, MaskableRolloutBufferSamples
 from stable_baselines3.common.vec_env import VecEnv
 
+from train.envs import env_indices
+
 #: Truncation of the importance weight pi_prox / pi_behaviour (V-trace's rho-bar), as
 #: RLlib's pipelined learner (:data:`train.rllib.learner.BEHAVIOUR_WEIGHT_MAX`).
 BEHAVIOUR_WEIGHT_MAX = 1.0
@@ -324,9 +326,7 @@ class PipelinedEnv(VecEnv):
         return [False] * len(self._indices(indices))
 
     def _indices(self, indices) -> list[int]:
-        if indices is None:
-            return list(range(self.num_envs))
-        return [indices] if isinstance(indices, int) else list(indices)
+        return env_indices(self.num_envs, indices)
 
 
 # ---------------------------------------------------------------------- the learner
