@@ -2,25 +2,28 @@
 replay``, ``hgin play --resume`` and the web table's replays read, and the one-line
 description of a move that every front shows in its move log.
 
-Two formats, both a JSON object with the rules, the seed, the first dealer and every action
-in the order it was applied:
+One format for every match format (duel, three-hand, partnership): ``hgin-match``
+(:data:`MATCH_FORMAT`), written by :func:`save_match` from a
+:class:`~hgin_env.match.Match` and read back by :func:`load_match` as one::
 
-- ``hgin-match`` (:data:`MATCH_FORMAT`, :func:`save_match` / :func:`load_match`), a duel::
-
-    {"format": "hgin-match", "rules_version": 1, "rules": {...all Rules options...},
+    {"format": "hgin-match", "rules_version": 2, "rules": {...all Rules options...},
      "seed": 7, "first_dealer": null, "single_hand": false, "actions": [105, 12, ...],
      "players": ["human", "expert"], "complete": true}
 
-- ``hgin-format-match`` (:data:`FORMAT_MATCH`, :func:`save_format_match` /
-  :func:`load_format_match`), a three-hand or partnership match: the same keys without
-  ``single_hand``, ``actions`` in the order ``Match.apply`` took them.
+``seed``, ``first_dealer`` (``null`` = drawn from the seed; a seat, or a partnership's
+dealing team), ``single_hand`` (a one-hand duel) and the rules rebuild the deals, so
+replaying ``actions`` (in the order ``Match.apply`` took them) gives back the same match.
+``players`` names each seat (``"human"`` marks the seat ``hgin play --resume`` gives the
+person); ``complete`` (false for an unfinished match) is informative. Every match has a
+seed (an unseeded one draws one and keeps it), so every saved file replays; a file without
+one is refused.
 
-``seed``, ``first_dealer`` (``null`` = drawn from the seed) and the rules rebuild the deals,
-so replaying ``actions`` gives back the same match. ``players`` and ``complete`` (false for
-an unfinished match) are informative. Every game has a seed (an unseeded ``Game`` draws one
-and keeps it), so every saved file replays; a file without one is refused.
+Files written before issue 55 still load: a duel's ``hgin-match`` file is this format
+already, and three-hand and partnership matches were saved as ``hgin-format-match``
+(:data:`OLD_FORMAT_MATCH`, the same keys), which is read as ``hgin-match`` and never written
+(``tests/data/saved_matches`` holds files of both old writers; ``tests/test_saved_matches.py``).
 
-A loader checks the whole file before anything uses it and raises :class:`MatchFileError`
+The loader checks the whole file before anything uses it and raises :class:`MatchFileError`
 (a ``ValueError``) with a one-line reason: unreadable or not JSON, a missing or mistyped
 key, another format or rules version, a rule option or number out of range, or the first
 action that is illegal where it occurs (by its number, 1-based).
@@ -40,12 +43,15 @@ from hgin_env import actions as A
 from hgin_env.cards import format_card
 from hgin_env.game import MAX_SEED, Game, Phase
 from hgin_env.match import Match
-from hgin_env.rules import RULES_VERSION, Rules, get_rules
+from hgin_env.rules import RULES_VERSION, Rules
 
-#: The ``format`` of a saved duel.
+#: The ``format`` of a saved match, of every match format.
 MATCH_FORMAT = "hgin-match"
-#: The ``format`` of a saved three-hand or partnership match.
-FORMAT_MATCH = "hgin-format-match"
+#: The ``format`` three-hand and partnership matches were saved under before issue 55 gave
+#: every match one file format: read as :data:`MATCH_FORMAT`, never written.
+OLD_FORMAT_MATCH = "hgin-format-match"
+#: Every ``format`` a saved match file may name.
+SAVED_MATCH_FORMATS = (MATCH_FORMAT, OLD_FORMAT_MATCH)
 #: The largest value of an integer rule option in a saved match (the profiles' are below
 #: 10,000; anything larger is not a match that was played).
 MAX_RULE_NUMBER = 2**31 - 1
@@ -92,31 +98,28 @@ def _write(path: str | Path, data: dict[str, Any]) -> Path:
     return path
 
 
-def save_match(game: Game, path: str | Path, players: Sequence[str] | None = None) -> Path:
-    """Write ``game`` (finished or not) as a ``hgin-match`` JSON file; returns the path.
+def save_match(match: Match, path: str | Path, players: Sequence[str] | None = None) -> Path:
+    """Write ``match`` (any format, finished or not) as a ``hgin-match`` JSON file; returns
+    the path. ``players`` names each seat (default ``player_<seat>``).
 
-    The game must have been dealt from its seed (``Game(rules, seed, first_dealer=...)``);
-    a game with a stacked ``deck`` cannot be rebuilt from a seed and raises ``ValueError``.
-    """
-    if game.deck is not None:
-        raise ValueError("a game dealt from a stacked deck cannot be saved as a seed replay")
-    rules = get_rules(game.rules)
+    The match must have been dealt from its seed; a duel with a stacked ``deck`` cannot be
+    rebuilt from a seed and raises ``ValueError``."""
+    if match.deck is not None:
+        raise ValueError("a match dealt from a stacked deck cannot be saved as a seed replay")
+    names = list(players) if players is not None else default_players(match.num_players)
+    if len(names) != match.num_players:
+        raise ValueError(f"players must name the {match.num_players} seats of the match, got {names!r}")
     return _write(path, {
-        "format": MATCH_FORMAT, "rules_version": RULES_VERSION, "rules": rules.to_dict(),
-        "seed": game.seed, "first_dealer": game.first_dealer, "single_hand": bool(game.single_hand),
-        "actions": [int(a) for a in game.action_history],
-        "players": list(players) if players is not None else ["player_0", "player_1"],
-        "complete": bool(game.is_over),
+        "format": MATCH_FORMAT, "rules_version": RULES_VERSION, "rules": match.rules.to_dict(),
+        "seed": match.seed, "first_dealer": match.first_dealer, "single_hand": bool(match.single_hand),
+        "actions": [int(a) for a in match.action_history], "players": names,
+        "complete": bool(match.is_over),
     })
 
 
-def save_format_match(match: Match, path: str | Path, players: Sequence[str]) -> Path:
-    """Write a format match (finished or not) as ``hgin-format-match`` JSON."""
-    return _write(path, {
-        "format": FORMAT_MATCH, "rules_version": RULES_VERSION, "rules": match.rules.to_dict(),
-        "seed": match.seed, "first_dealer": match.first_dealer, "players": list(players),
-        "actions": list(match.action_history), "complete": bool(match.is_over),
-    })
+def default_players(num_players: int) -> list[str]:
+    """The seats' names of a file that names none: ``player_<seat>``."""
+    return [f"player_{s}" for s in range(num_players)]
 
 
 # --------------------------------------------------------------------------- reading
@@ -144,22 +147,19 @@ def read_json(path: str | Path) -> Any:
     return parse_json(raw, path)
 
 
-def is_format_match_file(data: Any) -> bool:
-    """Whether parsed JSON claims to be a ``hgin-format-match`` file."""
-    return isinstance(data, dict) and data.get("format") == FORMAT_MATCH
-
-
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _common(path: str | Path, data: Any, fmt: str, keys: Sequence[str]) -> Rules:
-    """The checks both formats share; returns the file's rules."""
+def _checked_rules(path: str | Path, data: Any) -> Rules:
+    """The checks of the file's keys, rules, seed, first dealer and action ids; returns
+    the file's rules."""
     if not isinstance(data, dict):
         raise MatchFileError(f"{path}: not a saved match (expected a JSON object)")
-    if data.get("format") != fmt:
-        raise MatchFileError(f"{path}: not a saved match (format {data.get('format')!r}, expected {fmt!r})")
-    missing = [k for k in keys if k not in data]
+    if data.get("format") not in SAVED_MATCH_FORMATS:
+        raise MatchFileError(f"{path}: not a saved match (format {data.get('format')!r}, "
+                             f"expected {MATCH_FORMAT!r})")
+    missing = [k for k in ("rules_version", "rules", "seed", "first_dealer", "actions") if k not in data]
     if missing:
         raise MatchFileError(f"{path}: saved match is missing {', '.join(missing)}")
     if data["rules_version"] != RULES_VERSION:
@@ -182,64 +182,45 @@ def _common(path: str | Path, data: Any, fmt: str, keys: Sequence[str]) -> Rules
         raise MatchFileError(f"{path}: 'seed' must be an integer in 0..2**63-1, got {seed!r}")
     if data["first_dealer"] not in (None, 0, 1, 2, 3) or isinstance(data["first_dealer"], bool):
         raise MatchFileError(f"{path}: 'first_dealer' must be null or a seat, got {data['first_dealer']!r}")
+    if not isinstance(data.get("single_hand", False), bool):
+        raise MatchFileError(f"{path}: 'single_hand' must be true or false, got {data['single_hand']!r}")
     actions = data["actions"]
     if not isinstance(actions, list) or not all(_is_int(a) for a in actions):
         raise MatchFileError(f"{path}: 'actions' must be a list of action ids (integers)")
     return rules
 
 
-def load_match(path: str | Path, data: Any = None) -> tuple[dict[str, Any], Game]:
-    """Read and check a saved duel (``data``: its JSON when already read); returns
-    ``(data, game)`` with the game replayed to its end. See the module for what is refused."""
-    if data is None:
-        data = read_json(path)
-    rules = _common(path, data, MATCH_FORMAT, ("rules_version", "rules", "seed", "first_dealer", "actions"))
-    if data["first_dealer"] not in (None, 0, 1):
-        raise MatchFileError(f"{path}: 'first_dealer' must be null, 0 or 1, got {data['first_dealer']!r}")
-    single_hand = data.get("single_hand", False)
-    if not isinstance(single_hand, bool):
-        raise MatchFileError(f"{path}: 'single_hand' must be true or false, got {single_hand!r}")
-    try:
-        game = Game(rules=rules, seed=data["seed"], single_hand=single_hand, first_dealer=data["first_dealer"])
-    except ValueError as exc:
-        raise MatchFileError(f"{path}: {exc}") from None
-    for i, action in enumerate(data["actions"]):
-        if game.is_over:
-            raise MatchFileError(f"{path}: action #{i + 1} ({action}) comes after the end of the match")
-        if action not in game.legal_actions():
-            name = A.describe_action(action) if 0 <= action < A.NUM_ACTIONS else "not an action id"
-            raise MatchFileError(
-                f"{path}: action #{i + 1} ({action}: {name}) is illegal in hand "
-                f"{game.hand_number} for player_{game.current_player}; the file is corrupt")
-        game.apply(action)
-    return data, game
-
-
-def load_format_match(path: str | Path, data: Any = None) -> Match:
-    """The match of a saved ``hgin-format-match`` (``data``: its JSON when already read),
-    replayed to its last action; a corrupt file raises :class:`MatchFileError` with one line."""
-    if data is None:
-        data = read_json(path)
-    rules = _common(path, data, FORMAT_MATCH,
-                    ("rules_version", "rules", "seed", "first_dealer", "actions", "players"))
-    if rules.format == "duel":
-        raise MatchFileError(f"{path}: a duel is saved as {MATCH_FORMAT!r}, not {FORMAT_MATCH!r}")
-    if "single_hand" in data:
-        raise MatchFileError(f"{path}: 'single_hand' is a duel's option ({MATCH_FORMAT!r} files)")
-    try:
-        match = Match(rules, seed=data["seed"], first_dealer=data["first_dealer"])
-    except (TypeError, ValueError) as exc:
-        raise MatchFileError(f"{path}: bad first dealer: {exc}") from None
-    players = data["players"]
-    if not (isinstance(players, list) and len(players) == rules.num_players
+def _checked_players(path: str | Path, data: dict, num_players: int) -> list[str]:
+    """The file's names of the seats (``player_<seat>`` when it names none)."""
+    players = data.get("players")
+    if players is None:
+        return default_players(num_players)
+    if not (isinstance(players, list) and len(players) == num_players
             and all(isinstance(p, str) for p in players)):
-        raise MatchFileError(f"{path}: 'players' must name {rules.num_players} seats")
+        raise MatchFileError(f"{path}: 'players' must name {num_players} seats")
+    return players
+
+
+def load_match(path: str | Path, data: Any = None) -> tuple[dict[str, Any], Match]:
+    """Read and check a saved match of any format (``data``: its JSON when already read);
+    returns ``(data, match)``, the match replayed to its last action and ``data["players"]``
+    naming every seat. A corrupt file raises :class:`MatchFileError` with one line (see the
+    module for what is refused)."""
+    if data is None:
+        data = read_json(path)
+    rules = _checked_rules(path, data)
+    try:
+        match = Match(rules, seed=data["seed"], first_dealer=data["first_dealer"],
+                      single_hand=data.get("single_hand", False))
+    except (TypeError, ValueError) as exc:
+        raise MatchFileError(f"{path}: {exc}") from None
+    data = {**data, "players": _checked_players(path, data, match.num_players)}
     for i, action in enumerate(data["actions"]):
         if match.is_over:
             raise MatchFileError(f"{path}: action #{i + 1} ({action}) comes after the end of the match")
         if action not in match.legal_actions():
             name = A.describe_action(action) if 0 <= action < A.NUM_ACTIONS else "not an action id"
             raise MatchFileError(f"{path}: action #{i + 1} ({action}: {name}) is illegal in hand "
-                                 f"{match.hand_number} for seat {match.current_seat}; the file is corrupt")
+                                 f"{match.hand_number} for player_{match.current_seat}; the file is corrupt")
         match.apply(action)
-    return match
+    return data, match

@@ -11,9 +11,10 @@ fronts for the tournament, training and benchmark scripts.
 
 One module per subcommand, each with a ``register(sub)`` that adds its parser (and sets
 ``func``); :data:`SUBCOMMANDS` lists them, so a new subcommand is a new module plus one line
-there. Below them: :mod:`hgin_cli.human` (the terminal duel), :mod:`hgin_cli.cli_formats`
-(three-hand and partnership) and :mod:`hgin_cli.common` (errors, printing, card text); every
-import points down. Saved matches are :mod:`arena.records`, shared with the web table.
+there. Below them: :mod:`hgin_cli.narration` (what a match says, in each format's words),
+:mod:`hgin_cli.human` (the person's prompt at a table) and :mod:`hgin_cli.common` (errors,
+printing, card text); every import points down. ``hgin play`` and ``hgin replay`` are one
+path for every format. Saved matches are :mod:`arena.records`, shared with the web table.
 
 Importing this module is light: torch is imported only when a PPO opponent is loaded.
 """

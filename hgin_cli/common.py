@@ -4,7 +4,6 @@ move descriptions are :mod:`arena.records`, shared with the web table."""
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -57,15 +56,6 @@ def _can_print_symbols() -> bool:
 def _column_names(n: int) -> list[str]:
     return ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"][:n]
 
-
-
-def _peek_json(path: str | Path) -> Any:
-    """The JSON of a saved match file, or None when it cannot be read (the loaders then
-    report why)."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
 
 
 #: The exit code of a match or tournament stopped by Ctrl-C (128 + SIGINT), as shells report it.

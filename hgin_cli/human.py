@@ -1,55 +1,19 @@
-"""The terminal duel: :class:`HumanMatch` (a person's seat as a policy that prompts, the
-agent's moves told in words), its help text and the end-of-match lines."""
+"""A person's seat in the terminal: :class:`SeatPrompt` (the table as the person sees it,
+the legal moves in words, the prompt that reads a move and the reasons a move is refused)
+and its help text. The match around it, of any format, is :mod:`hgin_cli.play`."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-from arena.records import describe_move
 from hgin_env import actions as A
 from hgin_env.cards import format_card, format_cards
-from hgin_env.game import Game, HandRecord, Phase
-from hgin_env.loop import run_match
+from hgin_env.game import Game, Phase
 from hgin_env.match import Match
-from hgin_env.render import grouped_hand, hand_order, render_hand_result, render_table
-from hgin_env.rules import get_rules
+from hgin_env.render import grouped_hand, hand_order, render_seat_table
 
-from .common import CliError, _card, _column_names, _out, _say
-
-
-def _winner_line(game: Game, names: Sequence[str]) -> str:
-    board = game.scoreboard
-    won = board.columns_won
-    hands = len(game.hand_history)
-    if game.truncated:
-        head = f"Match stopped after {hands} hands (the rules' max_hands cap)"
-    else:
-        head = f"Match over after {hands} hands"
-    winner = board.match_winner
-    # Profiles with game, shutout and box bonuses (004, 001) are paid on the settlement.
-    settled = f"; {board.settlement_text(names)}" if board.is_settled else ""
-    if winner is None:
-        return f"{head}: a draw, columns {won[0]}-{won[1]}{settled}."
-    if board.num_columns == 1 or board.rules.short_session:
-        totals = board.columns.sum(axis=1)
-        return (f"{head}: {names[winner]} wins, {int(totals[winner])} to "
-                f"{int(totals[1 - winner])}{settled}.")
-    return f"{head}: {names[winner]} wins, {won[winner]} columns to {won[1 - winner]}{settled}."
-
-
-def _hand_summary(record: HandRecord, game: Game, names: Sequence[str], symbols: bool) -> list[str]:
-    lines = [render_hand_result(record, symbols)]
-    if record.knock_discard is not None:
-        lines.append(f"  (knock discard, face down: {_card(record.knock_discard, symbols)})")
-    for j in record.columns_decided:
-        w = game.scoreboard.column_winners[j]
-        lines.append(f"  Column {_column_names(game.scoreboard.num_columns)[j]} is decided: "
-                     f"won by {names[w] if w is not None else '-'}")
-    lines.append(str(game.scoreboard))
-    return lines
-
+from .common import _card, _out, _say
 
 HELP_TEXT = """\
 Moves:
@@ -62,30 +26,25 @@ Moves:
 Also: help (this text, and the deadwood after each discard), show (the table again), quit."""
 
 
-class _Quit(Exception):
+class Quit(Exception):
+    """The person ended the match (``quit`` or the end of input); ``reason`` says which."""
+
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
 
 
-class HumanMatch:
-    """A terminal duel: the human in seat ``human`` against ``agent``, played by
-    :func:`hgin_env.loop.run_match` (the human is a policy that prompts) on the match's one ``Game``."""
+class SeatPrompt:
+    """The person at ``seat`` of ``match`` (any format): before each prompt the caller sets
+    :attr:`game` to the table ``Game`` the seat plays at and :attr:`player` to the seat's
+    player index there (a format's table changes every hand)."""
 
-    def __init__(self, match: Match, human: int, agent: Any, agent_label: str, symbols: bool = True):
+    def __init__(self, match: Match, seat: int, symbols: bool = True):
         self.match = match
-        self.game = match.current_game
-        self.human = human
-        self.agent = agent
+        self.seat = seat
         self.symbols = symbols
-        self.names = ["", ""]
-        self.names[human] = f"player_{human} (you)"
-        self.names[1 - human] = f"player_{1 - human} ({agent_label})"
-        self.labels = ["", ""]
-        self.labels[human] = "human"
-        self.labels[1 - human] = agent_label
-        #: The move being made, as said before it was applied, and the mover's hand then.
-        self._told: tuple[str | None, int] = (None, 0)
+        self.game: Game = match.current_game
+        self.player = 0
 
     # ------------------------------------------------------------------ text
     def cards(self, cards: Sequence[int]) -> str:
@@ -160,10 +119,10 @@ class HumanMatch:
     def show_table(self) -> None:
         g = self.game
         if g.phase == Phase.DISCARD:
-            hand = grouped_hand(g.hands[self.human], self.symbols)
+            hand = grouped_hand(g.hands[self.player], self.symbols)
             _say(f"Your hand: {hand}", self.legal_moves_text())
             return
-        _say("", render_table(g, self.human, self.symbols, you=True))
+        _say("", render_seat_table(self.match, self.seat, self.symbols, you=True))
         _say(self.legal_moves_text())
 
     def show_help(self) -> None:
@@ -196,14 +155,14 @@ class HumanMatch:
         while True:
             line = self.read_line("your move> ")
             if line is None:
-                raise _Quit("end of input")
+                raise Quit("end of input")
             text = line.strip()
             low = text.lower()
             if not text:
                 _say(self.legal_moves_text())
                 continue
             if low in ("quit", "exit", "q", "resign"):
-                raise _Quit("you quit")
+                raise Quit("you quit")
             if low in ("help", "h", "?"):
                 self.show_help()
                 continue
@@ -223,7 +182,7 @@ class HumanMatch:
                 continue
             return action
 
-    # ------------------------------------------------------------------ loop
+    # ------------------------------------------------------------------ telling
     def your_move(self, action: int) -> str | None:
         g = self.game
         top = _card(g.discard_top, self.symbols)
@@ -240,61 +199,3 @@ class HumanMatch:
         if A.DISCARD <= action < A.KNOCK:
             return f"You discard {_card(action - A.DISCARD, self.symbols)}"
         return None  # a draw is told after it, with the card drawn
-
-    # The policies say what a move does before it is applied (the table changes with it);
-    # after_move prints it once the match has applied it.
-    def human_policy(self, obs: dict) -> int:
-        """The human's seat: prompt until a legal move is typed."""
-        action = self.ask_move()
-        self._told = self.your_move(action), self.game.hands[self.human]
-        return action
-
-    def agent_policy(self, obs: dict) -> int:
-        g = self.game
-        action = int(self.agent(obs))
-        if action not in g.legal_actions():
-            raise CliError(f"the opponent agent chose an illegal action {action} "
-                           f"({A.describe_action(action)}); this is a bug in the agent")
-        self._told = describe_move(g, action, self.names[g.current_player], self.symbols), 0
-        return action
-
-    def after_move(self, seat: int, obs: dict, action: int, finished: list) -> None:
-        g = self.game
-        move, before = self._told
-        if seat == self.human and action == A.DRAW_STOCK:
-            drawn = (g.hands[seat] & ~before).bit_length() - 1
-            move = f"You draw {_card(drawn, self.symbols)} from the stock"
-        if move:
-            _say(move)
-        if finished:
-            _say("", *_hand_summary(finished[0].record, g, self.names, self.symbols))
-            if not g.is_over:
-                _say("", f"=== Hand {g.hand_number}: player_{g.dealer} deals, "
-                         f"upcard {_card(g.discard_top, self.symbols)} ===")
-
-    def run(self, resumed_from: str | None = None) -> bool:
-        """Play until the match ends (True) or the human quits / input ends (False).
-
-        ``resumed_from`` names the saved match the game was loaded from: the greeting then
-        says where the match stands instead of announcing the first deal.
-        """
-        g = self.game
-        _say(f"Hollywood Gin, rules '{get_rules(g.rules).name}', seed {g.seed}. "
-             f"You are player_{self.human}; {self.names[1 - self.human]} is your opponent.",
-             "Type 'help' for the moves.")
-        if resumed_from is None:
-            _say(f"=== Hand 1: player_{g.dealer} deals, upcard {_card(g.discard_top, self.symbols)} ===")
-        else:
-            _say(f"Resuming {resumed_from} in hand {g.hand_number} (player_{g.dealer} deals), after "
-                 f"{len(g.hand_history)} finished hand(s) and {len(g.action_history)} moves.",
-                 str(g.scoreboard))
-        policies = [self.agent_policy, self.agent_policy]
-        policies[self.human] = self.human_policy
-        try:
-            run_match(self.match, policies, on_move=self.after_move)
-        except _Quit as q:  # the match stays at its last applied move (it can be saved)
-            _say(f"Match abandoned ({q.reason}) in hand {g.hand_number}, after "
-                 f"{len(g.hand_history)} finished hand(s).", str(g.scoreboard))
-            return False
-        _say("", _winner_line(g, self.names))
-        return True

@@ -1,89 +1,170 @@
-"""``hgin play``: a match against an agent in the terminal (the duel here, three-hand and
-partnership through :mod:`hgin_cli.cli_formats`), new or resumed from a saved file."""
+"""``hgin play``: a match of any format against agents in the terminal, new or resumed
+from a saved file. One path for every format: the person's seat prompts
+(:class:`~hgin_cli.human.SeatPrompt`), the agents play every other seat, and
+:func:`hgin_env.loop.run_match` plays the :class:`~hgin_env.match.Match` (a duel is its
+two-seat case); only the words differ by format (:mod:`hgin_cli.narration`)."""
 
 from __future__ import annotations
 
 import argparse
 import random
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from arena.records import is_format_match_file, load_match, save_match
-from hgin_env.game import Game, draw_seed
+from arena.records import describe_move, load_match, save_match
+from hgin_env import actions as A
+from hgin_env.game import draw_seed
+from hgin_env.loop import run_match
 from hgin_env.match import Match
-from hgin_env.rules import PROFILES, get_rules
+from hgin_env.rules import PROFILES, Rules, get_rules
 
-from .cli_formats import play_format
-from .common import OPPONENT_KINDS, CliError, _can_print_symbols, _peek_json, end_of_play
-from .human import HumanMatch
+from .common import OPPONENT_KINDS, CliError, _can_print_symbols, _card, _say, end_of_play
+from .human import Quit, SeatPrompt
+from .narration import narration_for
 from .opponents import make_opponent
 
 
-def _resume(args: argparse.Namespace) -> tuple[Match, int, str, list[str]]:
-    """The saved match of ``--resume``: (match at its last move, human seat, opponent spec, labels)."""
+class TerminalMatch:
+    """A terminal match of any format: the person at seat ``human``, ``agents[seat]`` at
+    every other seat (``labels[seat]`` names each seat's player: ``"human"`` or the agent)."""
+
+    def __init__(self, match: Match, human: int, agents: Sequence[Any], labels: Sequence[str],
+                 symbols: bool = True):
+        self.match = match
+        self.human = human
+        self.agents = agents
+        self.labels = list(labels)
+        self.symbols = symbols
+        self.names = [f"player_{s} (you)" if s == human else f"player_{s} ({labels[s]})"
+                      for s in range(match.num_players)]
+        self.prompt = SeatPrompt(match, human, symbols)
+        self.narration = narration_for(match, self.names, symbols)
+        #: The move being made, as said before it was applied; the mover's hand then; its table.
+        self._told: tuple[str | None, int, int] = (None, 0, 0)
+
+    def _watching(self, table_index: int) -> bool:
+        """Moves the person sees: those at its own table (one table: every move)."""
+        return len(self.match.tables) == 1 or self.match.table_of(self.human) == table_index
+
+    # The policies say what a move does before it is applied (the table changes with it);
+    # after_move prints it once the match has applied it.
+    def human_policy(self, obs: dict) -> int:
+        """The person's seat: prompt on its table until a legal move is typed."""
+        table = self.match.tables[self.match.current_table]
+        self.prompt.game, self.prompt.player = table.game, table.player_of(self.human)
+        action = self.prompt.ask_move()
+        self._told = self.prompt.your_move(action), table.game.hands[self.prompt.player], table.index
+        return action
+
+    def agent_policy(self, seat: int) -> Callable[[dict], int]:
+        def policy(obs: dict) -> int:
+            m = self.match
+            action = int(self.agents[seat](obs))
+            if action not in m.legal_actions():
+                raise CliError(f"the opponent agent at player_{seat} chose an illegal action {action} "
+                               f"({A.describe_action(action)}); this is a bug in the agent")
+            self._told = (describe_move(m.current_game, action, self.names[seat], self.symbols), 0,
+                          m.current_table)
+            return action
+        return policy
+
+    def after_move(self, seat: int, obs: dict, action: int, finished: list) -> None:
+        move, before, table = self._told
+        if seat == self.human and action == A.DRAW_STOCK:  # a draw never ends a hand: same table
+            drawn = (self.match.tables[table].game.hands[self.prompt.player] & ~before).bit_length() - 1
+            move = f"You draw {_card(drawn, self.symbols)} from the stock"
+        if move and self._watching(table):
+            _say(move)
+        if finished:
+            _say(*self.narration.results(finished))
+            if self.narration.deals_anew(finished):
+                _say(*self.narration.deal())
+
+    def run(self, resumed_from: str | None = None) -> bool:
+        """Play until the match ends (True) or the person quits / the input ends (False).
+        ``resumed_from`` names the saved match it was loaded from (a duel then says where
+        the match stands instead of announcing the first deal)."""
+        told = self.narration
+        _say(told.greeting(self.human), "Type 'help' for the moves.")
+        _say(*told.opening(resumed_from))
+        policies = [self.human_policy if s == self.human else self.agent_policy(s)
+                    for s in range(self.match.num_players)]
+        try:
+            run_match(self.match, policies, on_move=self.after_move)
+        except Quit as q:  # the match stays at its last applied move (it can be saved)
+            _say(*told.abandoned(q.reason))
+            return False
+        _say("", told.winner())
+        return True
+
+
+def _resume(args: argparse.Namespace) -> tuple[Match, int, str]:
+    """The saved match of ``--resume`` (any format): (match at its last move, the person's
+    seat, the opponent spec)."""
     given = [flag for flag, value in (("--seed", args.seed), ("--rules", args.rules), ("--seat", args.seat))
              if value is not None]
     if given:
         raise CliError(f"--resume takes the seed, rules and seat from {args.resume}; drop {', '.join(given)}")
-    data, game = load_match(args.resume)
-    if game.is_over:
+    data, match = load_match(args.resume)
+    if match.is_over:
         raise CliError(f"{args.resume}: the match is already finished; watch it with: hgin replay {args.resume}")
-    players = data.get("players")
-    if not (isinstance(players, list) and len(players) == 2 and players.count("human") == 1):
+    players = data["players"]
+    if players.count("human") != 1:
         raise CliError(f"{args.resume}: no human seat in the saved match (players {players!r}); "
                        "only matches saved by 'hgin play --save' can be resumed")
     human = players.index("human")
-    label = players[1 - human]
     opponent = args.opponent
     if opponent is None:
-        known = isinstance(label, str) and (label in OPPONENT_KINDS
-                                            or label.startswith(("ppo:", "search:")))
-        if not known:
+        label = next(p for s, p in enumerate(players) if s != human)
+        if not (label in OPPONENT_KINDS or label.startswith(("ppo:", "search:"))):
             raise CliError(f"{args.resume}: the opponent was {label!r}; say which agent to resume against "
                            "with --opponent (e.g. --opponent PATH.zip)")
         opponent = label
-    return _duel_match(game), human, opponent, list(players)
+    return match, human, opponent
 
 
-def _duel_match(game: Game) -> Match:
-    """The duel ``Match`` of a replayed saved ``game`` (its moves already checked by
-    :func:`load_match`): the same seed and moves, so ``run_match`` can play on."""
-    match = Match(game.rules, seed=game.seed, first_dealer=game.first_dealer, single_hand=game.single_hand)
-    for action in game.action_history:
-        match.apply(action)
-    return match
+def _human_seat(seat: str | None, rules: Rules, seed: int) -> int:
+    """The person's seat of a new match: ``--seat`` (default 0; ``random``: drawn from the seed)."""
+    n = rules.num_players
+    human = random.Random(seed).randrange(n) if seat == "random" else int(seat or "0")
+    if not 0 <= human < n:
+        raise CliError(f"--seat {seat}: format {rules.format!r} has seats 0..{n - 1}")
+    return human
+
+
+def _opponents(spec: str, match: Match, human: int) -> tuple[list[Any], str]:
+    """An instance of the ``spec`` agent at every seat but the person's (partners too), and
+    its label. The duel's one opponent is seeded with the match's seed (so a duel's transcript
+    is what it always was), a format's seat s with seed + s."""
+    agents: list[Any] = [None] * match.num_players
+    label = spec
+    for s in range(match.num_players):
+        if s != human:
+            seed = match.seed if match.num_players == 2 else match.seed + s
+            agents[s], label = make_opponent(spec, seed, match.rules)
+    return agents, label
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    """``hgin play``: a new match, or (``--resume FILE``) the rest of a saved unfinished one.
-    Three-hand and partnership matches are played by :mod:`hgin_cli.cli_formats`."""
+    """``hgin play``: a new match of any format, or (``--resume FILE``) the rest of a saved
+    unfinished one, saved (``--save``, or back to the resumed FILE) when it ends."""
     if args.seed is not None and args.seed < 0:  # numpy takes seeds >= 0 only
         raise CliError(f"--seed {args.seed}: a seed is an integer >= 0")
     if args.resume is not None:
-        data = _peek_json(args.resume)
-        if is_format_match_file(data):
-            return play_format(args, data)
-    elif get_rules(args.rules or "hollywood").format != "duel":
-        return play_format(args)
-    if args.seat not in (None, "0", "1", "random"):
-        raise CliError(f"--seat {args.seat}: the duel has seats 0 and 1")
-    if args.resume is not None:
-        duel, human, opponent, _ = _resume(args)
-        rules = get_rules(duel.rules)
-        seed = duel.seed if duel.seed is not None else 0
+        match, human, opponent = _resume(args)
         save = args.save if args.save is not None else args.resume
     else:
         rules = get_rules(args.rules or "hollywood")
         seed = args.seed if args.seed is not None else draw_seed()
-        seat = args.seat or "0"
-        human = random.Random(seed).randrange(2) if seat == "random" else int(seat)
+        human = _human_seat(args.seat, rules, seed)
+        match = Match(rules, seed=seed)
         opponent = args.opponent or "expert"
-        duel = Match(rules, seed=seed)
         save = args.save
-    agent, label = make_opponent(opponent, seed, rules)
-    symbols = not args.ascii and _can_print_symbols()
-    match = HumanMatch(duel, human, agent, label, symbols=symbols)
-    return end_of_play(lambda: match.run(resumed_from=args.resume),
-                       lambda: save_match(match.game, save, players=match.labels) if save else None)
+    agents, label = _opponents(opponent, match, human)
+    labels = ["human" if s == human else label for s in range(match.num_players)]
+    play = TerminalMatch(match, human, agents, labels, symbols=not args.ascii and _can_print_symbols())
+    return end_of_play(lambda: play.run(resumed_from=args.resume),
+                       lambda: save_match(match, save, players=play.labels) if save else None)
 
 
 def register(sub: Any) -> None:

@@ -1,6 +1,6 @@
-"""Match files for the web table: the formats ``hgin play --save`` writes and ``hgin replay``
-reads (``hgin-match`` for a duel, ``hgin-format-match`` for three-hand and partnership),
-through :mod:`arena.records`, as the CLI does; the listing of the replay folder; and matches
+"""Match files for the web table: the one format ``hgin play --save`` writes and ``hgin
+replay`` reads (``hgin-match``, every match format), through :mod:`arena.records`, as the
+CLI does; the listing of the replay folder; and matches
 of a tournament folder (``tournament.json`` + ``matches.csv`` of ``eval.tournament``),
 played again from their seed with the same agents.
 
@@ -19,20 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from arena.records import (
-    FORMAT_MATCH,
-    MATCH_FORMAT,
-    MatchFileError,
-    is_format_match_file,
-    load_format_match,
-    load_match,
-    parse_json,
-    read_json,
-    save_format_match,
-    save_match,
-)
+from arena.records import SAVED_MATCH_FORMATS, MatchFileError, load_match, parse_json, read_json, save_match
 from hgin_env.match import Match
-from hgin_env.rules import Rules, get_rules
+from hgin_env.rules import Rules
 
 #: The longest path text a request may name (a file name is at most 255 bytes on most disks).
 MAX_PATH_TEXT = 1024
@@ -76,14 +65,11 @@ class Recording:
 
 # --------------------------------------------------------------------------- saving
 def save(match: Match, path: str | Path, players: list[str]) -> Path:
-    """Save ``match`` (finished or not) as the CLI does: a duel as ``hgin-match`` (so
-    ``hgin play --resume`` can play it on), a format match as ``hgin-format-match``."""
+    """Save ``match`` (finished or not) as the CLI does (so ``hgin replay`` and ``hgin play
+    --resume`` read it)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")  # a reader never sees a half-written file
-    if match.duel_game is not None:
-        save_match(match.duel_game, tmp, players)
-    else:
-        save_format_match(match, tmp, players)
+    save_match(match, tmp, players)
     os.replace(tmp, path)
     return path
 
@@ -140,29 +126,16 @@ def is_dir(path: Path) -> bool:
 
 
 # --------------------------------------------------------------------------- loading
-def _recording(data: dict, match_or_game: Any, name: str) -> Recording:
-    players = data.get("players")
-    rules = get_rules(match_or_game.rules)
-    if not (isinstance(players, list) and len(players) == rules.num_players
-            and all(isinstance(p, str) for p in players)):
-        players = [f"player_{i}" for i in range(rules.num_players)]
-    return Recording(rules=rules, seed=data["seed"], first_dealer=data["first_dealer"],
-                     single_hand=bool(data.get("single_hand", False)), actions=tuple(data["actions"]),
-                     players=tuple(players), name=name, complete=bool(match_or_game.is_over))
-
-
 def load_data(data: Any, where: str, name: str) -> Recording:
-    """A parsed match file (``where`` names it in the loaders' errors, replaced by ``name``),
-    checked to its last action by :mod:`arena.records`."""
+    """A parsed match file (``where`` names it in the loader's errors, replaced by ``name``),
+    checked to its last action by :func:`arena.records.load_match`."""
     try:
-        if is_format_match_file(data):
-            match = load_format_match(where, data)
-            recording = _recording(data, match, name)
-        else:
-            data, game = load_match(where, data)
-            recording = _recording(data, game, name)
+        data, match = load_match(where, data)
     except MatchFileError as exc:
         raise FileRefused(str(exc).replace(where, name)) from None
+    recording = Recording(rules=match.rules, seed=data["seed"], first_dealer=data["first_dealer"],
+                          single_hand=match.single_hand, actions=tuple(data["actions"]),
+                          players=tuple(data["players"]), name=name, complete=match.is_over)
     if len(recording.actions) > MAX_REPLAY_ACTIONS:
         raise FileRefused(f"{name}: {len(recording.actions)} actions; a replay holds at most {MAX_REPLAY_ACTIONS}")
     return recording
@@ -215,7 +188,7 @@ class Listing:
         except OSError:
             return False
         self.reads += 1
-        found = MATCH_FORMAT.encode() in head or FORMAT_MATCH.encode() in head
+        found = any(name.encode() in head for name in SAVED_MATCH_FORMATS)
         self._known[key] = (mtime, size, found)
         return found
 

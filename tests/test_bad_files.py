@@ -13,7 +13,7 @@ import pytest
 
 from agents.ppo import META_NAME, CheckpointError, read_meta
 from hgin_cli.cli import MatchFileError, load_match, main, save_match
-from hgin_env.game import Game
+from hgin_env.match import Match
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,7 +85,7 @@ def files(tmp_path_factory) -> dict[str, Path]:
     out["not_a_zip"].write_bytes(b"this is not a zip file at all")
     out["not_utf8"].write_bytes("{\"format\": \"hgin-match\", \"é\": 1}".encode("latin-1"))
     out["replay_list"].write_text("[1, 2]")
-    match = save_match(Game(seed=4), d / "match.json")
+    match = save_match(Match(seed=4), d / "match.json")
     data = json.loads(match.read_text())
     data["single_hand"] = "no"
     out["replay_single_hand_no"].write_text(json.dumps(data))

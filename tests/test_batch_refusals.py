@@ -17,6 +17,7 @@ from hgin_env.batch import BatchGame
 from hgin_env.batch.vector import HollywoodVectorEnv, LearnerBatch
 from hgin_env.envs.single_agent import SingleAgentEnv
 from hgin_env.game import Game, replay
+from hgin_env.match import Match
 from hgin_env.rules import Rules
 from train.envs import BatchedVecEnv
 
@@ -205,14 +206,15 @@ def test_raw_env_partnership_illegal_action_names_the_seat():
 def test_save_match_of_an_unseeded_game_records_a_seed(tmp_path):
     from hgin_cli.cli import load_match, save_match
 
-    game = Game(seed=None)
+    match = Match(seed=None)
     for _ in range(30):
-        game.apply(game.legal_actions()[-1])
-    assert isinstance(game.seed, int)
-    data = json.loads(save_match(game, tmp_path / "m.json").read_text())
+        match.apply(match.legal_actions()[-1])
+    game = match.current_game
+    assert isinstance(match.seed, int) and match.seed == game.seed
+    data = json.loads(save_match(match, tmp_path / "m.json").read_text())
     assert data["seed"] == game.seed
     _, loaded = load_match(tmp_path / "m.json")
-    assert loaded.action_history == game.action_history and loaded.hands == game.hands
+    assert loaded.action_history == match.action_history and loaded.current_game.hands == game.hands
     again = replay(None, game.seed, game.action_history)
     assert again.hands == game.hands
     assert Game(seed=None).seed != Game(seed=None).seed  # fresh entropy each time

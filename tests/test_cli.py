@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from hgin_cli import cli
-from hgin_env.game import Game, replay
+from hgin_env.game import replay
+from hgin_env.match import Match
 from hgin_env.rules import RULES_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,9 +153,9 @@ def test_replay_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     code, moves, _ = run_cli(["replay", str(save), "--moves"], "", monkeypatch, capsys)
     assert code == 0 and "draws from the stock" in moves and "player_0 (human):" in moves
     # The library pair save_match / load_match round-trips too.
-    data, game = cli.load_match(save)
+    data, match = cli.load_match(save)
     again = tmp_path / "again.json"
-    cli.save_match(game, again, players=data["players"])
+    cli.save_match(match, again, players=data["players"])
     assert json.loads(again.read_text()) == json.loads(save.read_text())
 
 
@@ -173,10 +174,10 @@ def test_abandoned_match_ends_gracefully_and_replays(tmp_path: Path, monkeypatch
 
 
 def _corrupt_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
-    game = Game(seed=4)
-    while not game.is_over and len(game.action_history) < 40:
-        game.apply(game.legal_actions()[0])
-    good = json.loads(cli.save_match(game, tmp_path / "good.json").read_text())
+    match = Match(seed=4)
+    while not match.is_over and len(match.action_history) < 40:
+        match.apply(match.legal_actions()[0])
+    good = json.loads(cli.save_match(match, tmp_path / "good.json").read_text())
     cases: dict[str, tuple[object, str]] = {
         "bad_json": ("{not json", "invalid JSON"),
         "not_object": ([1, 2], "expected a JSON object"),

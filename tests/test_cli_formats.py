@@ -7,7 +7,7 @@ import json
 import pytest
 
 from hgin_cli import cli
-from hgin_cli.cli_formats import _SeatPrompt
+from hgin_cli.human import SeatPrompt
 from hgin_env import actions as A
 from hgin_env.cards import format_card
 
@@ -32,7 +32,7 @@ def _auto_human(monkeypatch, stop_after: int | None = None):
         typed.append(word)
         return word + "\n"
 
-    monkeypatch.setattr(_SeatPrompt, "read_line", read_line)
+    monkeypatch.setattr(SeatPrompt, "read_line", read_line)
     return typed
 
 
@@ -45,7 +45,7 @@ def test_play_any_seat_save_and_replay(profile, seat, monkeypatch, tmp_path, cap
     out = capsys.readouterr().out
     assert f"You are player_{seat}" in out and "Match over" in out and typed
     data = json.loads(path.read_text())
-    assert data["format"] == "hgin-format-match" and data["players"][int(seat)] == "human"
+    assert data["format"] == "hgin-match" and data["players"][int(seat)] == "human"
     assert data["complete"] is True
     assert cli.main(["replay", str(path), "--ascii"]) == 0
     replay = capsys.readouterr().out

@@ -8,8 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 from helpers import play_random
 
-from hgin_cli.cli_formats import _winner_text
-from hgin_cli.human import _winner_line
+from hgin_cli.narration import DuelNarration, TablesNarration
 from hgin_env.game import Game
 from hgin_env.render import render_table
 from hgin_env.render.image import table_image
@@ -55,12 +54,13 @@ def test_profiles_without_bonuses_show_no_settlement(rng):
     g = play_random(Game(rules="gin_us_uk", seed=1), rng, prefer_knock=True)
     assert not g.scoreboard.is_settled
     assert "settled" not in str(g.scoreboard)
-    assert "settled" not in _winner_line(g, ["a", "b"])
+    match = SimpleNamespace(sheet=g.scoreboard, hand_history=g.hand_history, truncated=g.truncated)
+    assert "settled" not in DuelNarration(match, ["a", "b"], True).winner()
 
 
 def test_cli_result_line_gives_running_and_settled_totals():
-    fake = SimpleNamespace(scoreboard=board_101_to_62(), hand_history=[None] * 12, truncated=False)
-    assert _winner_line(fake, ["ann", "bob"]) == (
+    fake = SimpleNamespace(sheet=board_101_to_62(), hand_history=[None] * 12, truncated=False)
+    assert DuelNarration(fake, ["ann", "bob"], True).winner() == (
         "Match over after 12 hands: ann wins, 101 to 62; settled with the bonuses: ann 361, "
         "bob 142; bob pays ann 219.")
 
@@ -92,4 +92,4 @@ def test_format_sheets_show_the_settlement_and_what_each_pays():
     assert sheet.settlement_text() == text
     assert str(sheet).splitlines()[-1] == text
     match = SimpleNamespace(truncated=False, match_winner=0, format="three_hand", sheet=sheet)
-    assert _winner_text(match, ["ann", "bob", "cy"]) == f"Match over: ann wins; {text}."
+    assert TablesNarration(match, ["ann", "bob", "cy"], True).winner() == f"Match over: ann wins; {text}."

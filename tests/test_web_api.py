@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from hgin_cli.cli import main as hgin_main
 from hgin_cli.cli import save_match
-from hgin_env.game import Game
+from hgin_env.match import Match
 from hgin_env.rules import PROFILES
 from hgin_web.app import WebConfig, create_app
 from hgin_web.games import MAX_STEP_MOVES
@@ -187,10 +187,10 @@ def test_replay_steps_through_a_saved_match(client: TestClient) -> None:
 
 
 def test_replay_reads_uploads_and_only_inside_its_folder(client: TestClient, tmp_path: Path) -> None:
-    game = Game("hollywood", seed=9)
+    match = Match("hollywood", seed=9)
     for _ in range(30):
-        game.apply(game.legal_actions()[0])
-    cli_file = save_match(game, tmp_path / "cli.json", players=["human", "expert"])
+        match.apply(match.legal_actions()[0])
+    cli_file = save_match(match, tmp_path / "cli.json", players=["human", "expert"])
     r = client.post("/api/replays", json={"upload": cli_file.read_text(), "name": "cli.json"})
     assert r.status_code == 201 and r.json()["steps"] == 30 and not r.json()["complete"]
     r = client.post("/api/replays", json={"upload": "{broken", "name": "x.json"})
