@@ -72,3 +72,40 @@ def test_old_file_saved_again_loads_the_same(name, tmp_path):
     data2, match2 = load_match(again)
     assert data2["actions"] == data["actions"] and data2["players"] == data["players"]
     assert match2.sheet.to_dict() == match.sheet.to_dict() and match2.is_over == match.is_over
+
+
+@pytest.mark.parametrize("name", OLD_FILES)
+def test_web_table_reads_old_files_with_the_same_reader(name):
+    from hgin_web.files import load_path
+
+    data, match = load_match(SAVED / name)
+    recording = load_path(ROOT / SAVED / name, name)
+    assert list(recording.actions) == data["actions"] and list(recording.players) == data["players"]
+    assert recording.complete == match.is_over and recording.rules == match.rules
+    again = recording.new_match()
+    for action in recording.actions:
+        again.apply(action)
+    assert again.sheet.to_dict() == match.sheet.to_dict()
+
+
+def test_one_format_written_for_every_format(tmp_path):
+    """Every match format is written as ``hgin-match`` with the same keys; a one-hand file is
+    a duel's, and a format's file claiming one is refused naming the option."""
+    keys = None
+    for rules in ("hollywood", "hollywood_three_hand", "gin_partnership"):
+        match = Match(rules, seed=3)
+        for _ in range(12):
+            match.apply(match.legal_actions()[-1])
+        data = json.loads(save_match(match, tmp_path / f"{rules}.json").read_text())
+        assert data["format"] == "hgin-match" and data["players"] == [f"player_{s}" for s in
+                                                                       range(match.num_players)]
+        assert keys is None or set(data) == keys
+        keys = set(data)
+        _, loaded = load_match(tmp_path / f"{rules}.json")
+        assert loaded.action_history == match.action_history
+    data["single_hand"] = True
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="single_hand"):
+        load_match(tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="players must name the 4 seats"):
+        save_match(match, tmp_path / "x.json", players=["a", "b"])
