@@ -108,14 +108,16 @@ def render_seat_table(match: Match, seat: int | None = None, symbols: bool = Tru
     table's players named by their seats (``names[seat]``, default ``player_<seat>``), who
     dealt and the match's hand number (three-hand: the dealer sits out; a partnership: the
     round's number, both tables' hands), and the match's sheet.
-    A duel is :func:`render_table` of its game, from ``seat``'s side."""
+    A duel is :func:`render_table` of its table game, from ``seat``'s side, with the match's
+    hand number and sheet (the same as the game's own while ``Game`` plays the duel's hands)."""
     who = seat if seat is not None else match.current_seat
     index = None if who is None else match.table_of(who)
     table = match.tables[match.current_table if index is None else index]
     game = table.game
     player = None if index is None else table.player_of(who)  # type: ignore[arg-type]
     if match.format == "duel":
-        return render_table(game, player, symbols, you=you, names=names)
+        return render_table(game, player, symbols, you=you, names=names, number=match.hand_number,
+                            sheet=match.sheet)
     seat_names = [f"player_{s}" for s in range(match.num_players)] if names is None else list(names)
     # Three-hand: the table game's "dealer" only plays the dealer's part; say who dealt, and
     # count the match's hands (one table, a new table game every hand).
