@@ -57,12 +57,6 @@ class Narration:
         """The results of the hands (and round) one action finished."""
         raise NotImplementedError
 
-    def deals_anew(self, finished: Finished) -> bool:
-        """Whether the match dealt anew after ``finished``: after every hand of a duel or
-        three-hand, after a partnership's round."""
-        return not self.match.is_over and (self.match.format != "partnership"
-                                           or any(isinstance(f, RoundResult) for f in finished))
-
     def winner(self) -> str:
         """The last line of a finished match."""
         raise NotImplementedError

@@ -77,7 +77,7 @@ class TerminalMatch:
             _say(move)
         if finished:
             _say(*self.narration.results(finished))
-            if self.narration.deals_anew(finished):
+            if self.match.dealt_anew(finished):
                 _say(*self.narration.deal())
 
     def run(self, resumed_from: str | None = None) -> bool:

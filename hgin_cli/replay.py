@@ -32,7 +32,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             _say("  " + told.replayed_move(text, action, game, player, before))
         if finished:
             _say(*told.results(finished))
-            if told.deals_anew(finished):
+            if match.dealt_anew(finished):
                 _say(*told.replayed_deal(args.moves))
     _say("", told.winner() if match.is_over else told.unfinished())
     return 0

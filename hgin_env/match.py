@@ -539,6 +539,13 @@ class Match:
         return [result]
 
     # ------------------------------------------------------------------ results
+    def dealt_anew(self, finished: list[SeatHand | RoundResult]) -> bool:
+        """Whether the :meth:`apply` that returned ``finished`` dealt new hands: after every
+        hand of a duel or three-hand, after a partnership's round, unless the match ended
+        (where the fronts announce a deal or mark one in a replay)."""
+        return bool(finished) and not self.is_over and (
+            self.format != "partnership" or any(isinstance(f, RoundResult) for f in finished))
+
     @property
     def match_winner(self) -> int | None:
         """The winning sheet row: a seat (duel, three-hand) or a team (partnership); None

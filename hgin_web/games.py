@@ -434,8 +434,7 @@ class Replay:
                                    "occurs; the file is corrupt")
             finished = m.apply(action)
             self.event_counts.append(self.event_counts[-1] + 1 + len(finished))
-            if finished and not m.is_over and (m.format != "partnership"
-                                               or any(isinstance(f, RoundResult) for f in finished)):
+            if m.dealt_anew(finished):
                 self.marks.append(self._mark(m, i + 1))
 
     @staticmethod

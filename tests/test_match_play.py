@@ -82,3 +82,20 @@ def test_observe_is_the_env_and_match_dict() -> None:
     while not over.is_over:
         over.apply(over.legal_actions()[0])
     assert not observe(over, over.current_player)["action_mask"].any()
+
+
+@pytest.mark.parametrize("rules", ["hollywood", "gin_three_hand", "gin_partnership"])
+def test_dealt_anew_says_when_an_action_dealt_new_hands(rules):
+    """``Match.dealt_anew``, what the fronts announce a deal on: exactly when the match's
+    hand counter moved on (a partnership: its round), never at the match's end."""
+    rng = np.random.default_rng(5)
+    match = Match(rules, seed=11)
+    deals = 0
+    while not match.is_over:
+        before = (match.hand_number, match.round_number)
+        finished = match.apply(int(rng.choice(match.legal_actions())))
+        counter = 1 if match.format == "partnership" else 0
+        moved_on = (match.hand_number, match.round_number)[counter] > before[counter]
+        assert match.dealt_anew(finished) == moved_on
+        deals += moved_on
+    assert deals >= 2 and not match.dealt_anew([])
