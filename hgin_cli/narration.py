@@ -12,6 +12,7 @@ over every table, and draw the match sheet after each hand (three-hand) or round
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from hgin_env import actions as A
@@ -31,7 +32,7 @@ def seat_names(labels: Sequence[str]) -> list[str]:
     return [label if label == f"player_{s}" else f"player_{s} ({label})" for s, label in enumerate(labels)]
 
 
-class Narration:
+class Narration(ABC):
     """The words of one match (``names[seat]``: how each seat is named; ``symbols``: ♣ ♦ ♥ ♠
     or C D H S)."""
 
@@ -40,32 +41,40 @@ class Narration:
         self.names = list(names)
         self.symbols = symbols
 
+    @abstractmethod
     def greeting(self, human: int) -> str:
         """The first line of ``hgin play`` (``human``: the person's seat)."""
         raise NotImplementedError
 
+    @abstractmethod
     def opening(self, resumed_from: str | None) -> list[str]:
         """What ``hgin play`` says before the first prompt: the deal, or (``resumed_from``,
         a saved match played on) where the match stands."""
         raise NotImplementedError
 
+    @abstractmethod
     def deal(self) -> list[str]:
         """The announcement of the deal now at the tables."""
         raise NotImplementedError
 
+    @abstractmethod
     def results(self, finished: Finished) -> list[str]:
         """The results of the hands (and round) one action finished."""
         raise NotImplementedError
 
+    @abstractmethod
     def winner(self) -> str:
         """The last line of a finished match."""
         raise NotImplementedError
 
+    @abstractmethod
     def abandoned(self, reason: str) -> list[str]:
         """What ``hgin play`` says when the person quits or the input ends."""
         raise NotImplementedError
 
+    @abstractmethod
     def replay_header(self, path: str, actions: int) -> str:
+        """The first line of ``hgin replay`` (``path``: the file; ``actions``: how many it holds)."""
         raise NotImplementedError
 
     def replayed_move(self, text: str, action: int, game: Game, player: int, before: int) -> str:
@@ -74,9 +83,11 @@ class Narration:
         return text
 
     def replayed_deal(self, moves: bool) -> list[str]:
-        """What ``hgin replay`` says of a new deal (``moves``: with ``--moves``)."""
+        """What ``hgin replay`` says of a new deal (``moves``: with ``--moves``): nothing by
+        default (a format's replay tells the results, and with ``--moves`` the moves)."""
         return []
 
+    @abstractmethod
     def unfinished(self) -> str:
         """The last line of the replay of a match that was not finished."""
         raise NotImplementedError
