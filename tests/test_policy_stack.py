@@ -124,3 +124,13 @@ def test_the_league_plays_as_with_one_forward_per_opponent(monkeypatch):
     for (o1, r1), (o2, r2) in zip(stacked, reference, strict=True):
         np.testing.assert_array_equal(o1, o2)
         np.testing.assert_array_equal(r1, r2)
+
+
+def test_the_side_by_side_measurement_runs(capsys):
+    """``python -m eval.league_opponents`` (docs/training.md's figure) at toy size: both
+    paths play the same moves."""
+    from eval.league_opponents import main
+
+    assert main(["--snapshots", "2", "--steps", "3", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "same moves: True" in out and "stacked:" in out
