@@ -197,15 +197,22 @@ def policy_probabilities(policy: Any, observations: np.ndarray, masks: np.ndarra
     same floats): the actor's forward pass, then :func:`masked_probabilities`. Every PPO
     agent reads its probabilities here, one observation or a batch."""
     import torch
-    from stable_baselines3.common.policies import BaseModel
 
     with torch.no_grad():
         # Straight to a tensor (not policy.obs_to_tensor, which checks the shape against the
         # model's space: wider than the observation for a privileged critic's policy).
-        obs_t = torch.as_tensor(np.asarray(observations, dtype=np.float32))
-        features = BaseModel.extract_features(policy, obs_t, policy.pi_features_extractor)
-        logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
-        return masked_probabilities(logits, masks).cpu().numpy()
+        obs_t = torch.as_tensor(np.asarray(observations, dtype=np.float32), device=policy.device)
+        return masked_probabilities(actor_logits(policy, obs_t), masks).cpu().numpy()
+
+
+def actor_logits(policy: Any, observations: Any) -> Any:
+    """A MaskablePPO policy's actor logits (unmasked) on a float32 tensor of observations:
+    the forward pass of ``policy.get_distribution``, alone (:func:`policy_probabilities`)
+    or with other policies' weights stacked (:mod:`agents.policy_stack`)."""
+    from stable_baselines3.common.policies import BaseModel
+
+    features = BaseModel.extract_features(policy, observations, policy.pi_features_extractor)
+    return policy.action_net(policy.mlp_extractor.forward_actor(features))
 
 
 def masked_probabilities(logits: Any, masks: np.ndarray) -> Any:
@@ -249,6 +256,23 @@ class BatchedPolicy:
 
     def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return self.choose(self.probabilities(observations, masks), masks)
+
+    @staticmethod
+    def act_together(jobs: list[tuple[BatchedPolicy, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+        """Several policies' :meth:`act` on their own rows (``(agent, observations, masks)``
+        jobs), the policies of one architecture in one stacked forward
+        (:mod:`agents.policy_stack`); each agent then chooses with its own generator, in
+        the jobs' order. :meth:`hgin_env.batch.vector.LearnerBatch` asks the opponents of
+        a pass this way (the league's snapshots: one forward, not one each). A subclass
+        with probabilities of its own (an RLlib module's agent) acts alone."""
+        from .policy_stack import STACKS
+
+        stacked = [i for i, (agent, _, _) in enumerate(jobs)
+                   if type(agent).probabilities is BatchedPolicy.probabilities]
+        probs = dict(zip(stacked, STACKS.probabilities([(jobs[i][0].model.policy, *jobs[i][1:]) for i in stacked]),
+                         strict=True))
+        return [agent.choose(probs[i], masks) if i in probs else agent.act(obs, masks)
+                for i, (agent, obs, masks) in enumerate(jobs)]
 
     def choose(self, probs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The moves :meth:`act` plays given the move probabilities it computed (for a

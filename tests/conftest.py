@@ -95,6 +95,8 @@ SLOW_TESTS = {
     "tests/test_formats.py::test_partnership_matches_against_model",
     "tests/test_brute_settle.py::test_settle_random_knock_limits_and_multiplier",
     "tests/test_batched_agents.py::test_policy_one_call_equals_ppo_agent",
+    "tests/test_policy_stack.py::test_stacked_forward_equals_each_policys_own",
+    "tests/test_policy_stack.py::test_the_league_plays_as_with_one_forward_per_opponent",
     "tests/test_train.py::test_the_pinned_demo_trains_the_same_network_whatever_the_kernels_and_threads",
     # 1 s or more in the quick lane (measured 2026-12-04, README "Two commands"):
     "tests/test_format_warm_start.py::test_widened_duel_network_reads_the_duel_columns_alone",

@@ -622,3 +622,47 @@ def test_pipelined_loss_is_decoupled_ppo():
         torch.testing.assert_close(loss(batch) - loss(plain), -((weight - 1) * base[Postprocessing.ADVANTAGES]).mean(),
                                    rtol=1e-4, atol=1e-5)
     assert (weight < 1).any() and (weight == 1).any()  # the stale batch: truncated and down-weighted rows
+
+
+def test_device_chooses_the_learners_gpus(monkeypatch):
+    """``--device``: the learner's GPUs (RLlib's ``num_gpus_per_learner``) as torch sees the
+    machine, the same choice as ``train.ppo``'s (``train.run.torch_device``)."""
+    import torch
+
+    from train.rllib.config import build_config, learner_gpus
+    from train.rllib.ppo import parse_args
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert learner_gpus(parse_args([])) == 0.0  # auto on a CPU-only machine
+    assert learner_gpus(parse_args(["--device", "cpu"])) == 0.0
+    with pytest.raises(ValueError, match="--device cuda: torch .* was built"):
+        learner_gpus(parse_args(["--device", "cuda"]))
+    with pytest.raises(ValueError, match="torch sees no GPU here"):
+        learner_gpus(parse_args(["--num-gpus-per-learner", "1"]))
+    with pytest.raises(ValueError, match="--device cpu keeps the learner on the CPU"):
+        learner_gpus(parse_args(["--device", "cpu", "--num-gpus-per-learner", "1"]))
+    with pytest.raises(ValueError, match="--device must be one of auto, cpu, cuda"):
+        parse_args(["--device", "gpu"]).validate()
+    # Remote learners may have GPUs on other nodes: cuda is taken as said.
+    assert learner_gpus(parse_args(["--device", "cuda", "--num-learners", "1"])) == 1.0
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert learner_gpus(parse_args([])) == 1.0  # auto picks the GPU when torch sees one
+    assert learner_gpus(parse_args(["--device", "cuda", "--num-gpus-per-learner", "0.5"])) == 0.5
+    assert learner_gpus(parse_args(["--device", "cpu"])) == 0.0
+    from train.rllib.config import run_rules
+
+    args = parse_args(["--device", "cuda", *TOY])
+    assert build_config(args, run_rules(args), ["simple"], [1.0]).num_gpus_per_learner == 1.0
+
+
+def test_device_cuda_without_cuda_is_one_line(monkeypatch, tmp_path: Path, capsys):
+    import torch
+
+    from train.rllib.ppo import main
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main(["--device", "cuda", "--run-name", "x", "--out-dir", str(tmp_path), *TOY]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --device cuda"), err
+    assert not (tmp_path / "x").exists()  # refused before anything is written

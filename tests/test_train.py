@@ -524,6 +524,20 @@ def test_device_and_thread_choices(monkeypatch):
         torch_threads(-1)
 
 
+def test_device_cuda_without_cuda_is_one_line(monkeypatch, tmp_path, capsys):
+    """The command line refuses ``--device cuda`` on a machine without CUDA in one line
+    (exit status 2, nothing written), as ``train.rllib.ppo`` does (tests/test_rllib.py)."""
+    import torch
+
+    from train.ppo import main
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main(["--device", "cuda", "--run-name", "x", "--out-dir", str(tmp_path), "--total-timesteps", "64"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --device cuda"), err
+    assert not (tmp_path / "x").exists()
+
+
 def test_a_model_trained_with_a_device_saves_weights_that_load_on_the_cpu(tmp_path):
     """``--device`` (here cpu, the same code path as cuda) on both paths: the checkpoint's
     tensors are saved on the CPU and the ``ppo:`` agent loads it."""

@@ -108,6 +108,9 @@ class LivePolicy(BatchedPolicy):
     trainer sets with ``BatchedVecEnv.set_live_model``."""
 
     name = "self"
+    #: Not stacked with the snapshots (agents.policy_stack caches stacked weights; the
+    #: learner's change every update): one forward of its own.
+    act_together = None
 
     def __init__(self, seed: int | None = None):
         super().__init__(model=None, deterministic=False, seed=seed)

@@ -143,12 +143,16 @@ def torch_threads(requested: int, processes: int = 1) -> int:
 DEVICES = ("auto", "cpu", "cuda")
 
 
+class DeviceError(ValueError):
+    """A ``--device`` that this machine cannot give (printed as one line by :func:`main`)."""
+
+
 def torch_device(name: str) -> str:
     """The torch device of ``--device``: ``cpu``, ``cuda``, or ``auto`` (``cuda`` when
     torch sees a CUDA device, else ``cpu``). ``cuda`` on a machine where torch sees none is
-    refused with the reason (``ValueError``)."""
+    refused with the reason (:class:`DeviceError`)."""
     if name not in DEVICES:
-        raise ValueError(f"--device must be one of {', '.join(DEVICES)}, not {name!r}")
+        raise DeviceError(f"--device must be one of {', '.join(DEVICES)}, not {name!r}")
     if name == "cpu":
         return "cpu"
     import torch
@@ -157,7 +161,7 @@ def torch_device(name: str) -> str:
         return "cuda"
     if name == "cuda":
         built = "without CUDA" if torch.version.cuda is None else f"with CUDA {torch.version.cuda}, but sees no GPU"
-        raise ValueError(f"--device cuda: torch {torch.__version__} was built {built}; use --device cpu or auto")
+        raise DeviceError(f"--device cuda: torch {torch.__version__} was built {built}; use --device cpu or auto")
     return "cpu"
 
 
@@ -403,7 +407,8 @@ class Trainer:
 def main(trainer: Trainer, argv: list[str] | None = None) -> int:
     """The trainers' command line: the flags; with ``--resume``, the run's own arguments
     overridden by the flags given again (:func:`resume_args`); then the training. A refusal
-    (a checkpoint that cannot be resumed or started from) is one line and exit status 2."""
+    (a checkpoint that cannot be resumed or started from, a ``--device`` the machine lacks)
+    is one line and exit status 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse_args(argv, None, trainer.args, trainer.description)
@@ -411,7 +416,7 @@ def main(trainer: Trainer, argv: list[str] | None = None) -> int:
             args = resume_args(argv, trainer.saved_args(args.resume), trainer.args, trainer.not_resumed,
                                trainer.description)
         path = trainer.train(args)
-    except trainer.refusals as exc:
+    except (DeviceError, *trainer.refusals) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(trainer.saved(path))

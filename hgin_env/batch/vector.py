@@ -290,12 +290,33 @@ class LearnerBatch:
                 todo &= ~at_partner
             index = self.opponent_index[rows]
             groups += [(todo & (index == k), opponent) for k, opponent in enumerate(self.opponents)]
-            for sel, agent in groups:
-                idx = np.flatnonzero(sel)
-                if idx.size:
-                    # Checked as the learner's are (an int64 buffer would truncate floats).
-                    actions[rows[idx]] = as_actions(agent.act(obs[idx], masks[idx]), idx.size, masks[idx])
+            jobs = [(np.flatnonzero(sel), agent) for sel, agent in groups]
+            jobs = [(idx, agent) for idx, agent in jobs if idx.size]
+            chosen = act_together([(agent, obs[idx], masks[idx]) for idx, agent in jobs])
+            for (idx, _), moves in zip(jobs, chosen, strict=True):
+                # Checked as the learner's are (an int64 buffer would truncate floats).
+                actions[rows[idx]] = as_actions(moves, idx.size, masks[idx])
             self._apply(actions)
+
+
+def act_together(jobs: Sequence[tuple[Any, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+    """Each ``(agent, observations, masks)`` job's moves, in the jobs' order. Agents whose
+    class gives the same ``act_together`` function (``agents.batched.BatchedPolicy``'s: the
+    policies of one architecture in one stacked torch forward) are asked once for all their
+    jobs; any other agent acts alone (``agent.act``). Each agent draws from its own
+    generator, so the order in which the agents are asked changes no move."""
+    out: list[Any] = [None] * len(jobs)
+    together: dict[Any, list[int]] = {}
+    for i, (agent, obs, masks) in enumerate(jobs):
+        method = getattr(agent, "act_together", None)
+        if method is None:
+            out[i] = agent.act(obs, masks)
+        else:
+            together.setdefault(method, []).append(i)
+    for method, members in together.items():
+        for i, moves in zip(members, method([jobs[i] for i in members]), strict=True):
+            out[i] = moves
+    return out
 
 
 class HollywoodVectorEnv(gymnasium.vector.VectorEnv):

@@ -39,7 +39,11 @@ class Args(Recipe):
     address: str = field(default="", metadata={"help": "Ray cluster address (default: $RAY_ADDRESS, else local)"})
     working_dir: str = field(default="", metadata={"help": "folder shipped to the cluster as the working dir"})
     num_learners: int = field(default=0, metadata={"help": "Learner actors (0 = update in the driver)"})
-    num_gpus_per_learner: float = field(default=0.0, metadata={"help": "GPUs per Learner"})
+    num_gpus_per_learner: float = field(default=0.0, metadata={
+        "help": "GPUs per Learner (0 = by --device: 1 when the learner runs on CUDA)"})
+    device: str = field(default="auto", metadata={
+        "help": "where the learner runs: 'cpu', 'cuda' or 'auto' (CUDA when torch sees it); the env runners "
+                "(the engine, the opponents, the sampling forward) run on the CPU"})
     sample_timeout_s: float = field(default=600.0, metadata={"help": "wait this long for a runner's samples"})
     restart_failed_env_runners: bool = field(default=True, metadata={
         "help": "replace an env runner that died (its node lost) and go on"})
@@ -56,6 +60,7 @@ class Args(Recipe):
 
     def validate(self) -> None:
         self.validate_league()
+        learner_gpus(self)  # refuses an unknown --device, cuda without CUDA, or GPUs with --device cpu
         if self.self_play_every and not self.league:
             raise ValueError("--self-play-every adds the learner's snapshots to the league here "
                              "(train.rllib.ppo has no plain self-play pool): give --league")
@@ -73,6 +78,36 @@ def run_rules(args: Args) -> Any:
 
     rules = get_rules(args.rules)
     return get_rules(dict(rules.to_dict(), max_hands=args.max_hands)) if args.max_hands else rules
+
+
+def learner_gpus(args: Args) -> float:
+    """RLlib's ``num_gpus_per_learner`` for ``--device``: 0 with ``cpu``; with ``cuda`` or
+    ``auto`` an explicit ``--num-gpus-per-learner``, else 1 when the learner is on CUDA
+    (:func:`train.run.torch_device`: ``auto`` = when torch sees a GPU here). A learner in
+    the driver (``--num-learners 0``) is checked against the driver's torch: ``cuda`` (or
+    GPUs asked for) without CUDA is refused in one line (:class:`train.run.DeviceError`); remote learners
+    (``--num-learners`` >= 1) may have GPUs on other nodes, so ``cuda`` or an explicit count
+    is taken as said there. Checkpoints hold numpy arrays (RLlib's ``get_state``), so a GPU
+    run's load on a CPU-only machine and resume on either device."""
+    from train.run import DEVICES, DeviceError, torch_device
+
+    if args.device not in DEVICES:
+        raise DeviceError(f"--device must be one of {', '.join(DEVICES)}, not {args.device!r}")
+    if args.num_gpus_per_learner < 0:
+        raise DeviceError(f"--num-gpus-per-learner must be >= 0, not {args.num_gpus_per_learner}")
+    if args.device == "cpu":
+        if args.num_gpus_per_learner:
+            raise DeviceError(f"--num-gpus-per-learner {args.num_gpus_per_learner} asks for GPUs; "
+                             f"--device cpu keeps the learner on the CPU")
+        return 0.0
+    explicit = args.num_gpus_per_learner
+    if args.num_learners and (explicit or args.device == "cuda"):
+        return explicit or 1.0
+    on_cuda = torch_device(args.device) == "cuda"
+    if explicit and not on_cuda:
+        raise DeviceError(f"--num-gpus-per-learner {explicit}: the learner runs in this process "
+                         f"(--num-learners 0) and torch sees no GPU here; use --device cpu or auto")
+    return (explicit or 1.0) if on_cuda else 0.0
 
 
 # ---------------------------------------------------------------------- the RLlib config
@@ -110,7 +145,7 @@ def build_config(args: Args, rules: Any, specs: list[str], weights: list[float])
                      num_cpus_per_env_runner=args.num_cpus_per_env_runner,
                      sample_timeout_s=args.sample_timeout_s, env_runner_cls=BatchedEnvRunner)
         .fault_tolerance(restart_failed_env_runners=args.restart_failed_env_runners)
-        .learners(num_learners=args.num_learners, num_gpus_per_learner=args.num_gpus_per_learner,
+        .learners(num_learners=args.num_learners, num_gpus_per_learner=learner_gpus(args),
                   learner_class=CardPPOLearner)
         .rl_module(rl_module_spec=RLModuleSpec(module_class=CardRLModule, model_config=net_config(args, rules)))
         .training(lr=args.learning_rate, gamma=args.gamma, lambda_=args.gae_lambda, clip_param=args.clip_range,

@@ -21,6 +21,11 @@ minibatch.
 the learner updates on this one (:mod:`train.rllib.pipeline`): both cores busy, each batch
 one update old when it is learned from.
 
+``--device auto|cpu|cuda`` (as ``train.ppo``'s): the learner on the GPU when asked (``auto``:
+when torch sees one; RLlib's ``num_gpus_per_learner``, :func:`train.rllib.config.learner_gpus`),
+the env runners (the engine, the opponents, the sampling forward) on the CPU cores;
+checkpoints hold numpy arrays, so they load on a CPU-only machine and resume on either.
+
 ``--league``: the PFSP league of ``train/league.py`` (the ``--opponents`` plus a snapshot of
 the learner every ``--self-play-every`` steps, the newest ``--self-play-pool`` kept), drawn
 by the learner's running win rates; snapshots are saved in ``snapshots/`` and their weights
