@@ -47,6 +47,10 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--vs-first", action="store_true",
                    help="play only the first agent against each other one (not a full round-robin)")
     p.add_argument("--chunk", type=int, default=4, help="seeds per worker task")
+    p.add_argument("--reduce-variance", action="store_true",
+                   help="also the luck-adjusted win rate (the duel): the shipped critic values every deal and "
+                        "stock card, and the luck is taken out of each match without bias (arena.variance; "
+                        "docs/evaluation.md); adds a few tenths of a second per match")
     p.add_argument("--no-plot", action="store_true", help="skip the matplotlib plot")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--resume", action="store_true",
@@ -94,6 +98,8 @@ def main(argv: Sequence[str] | None = None) -> TournamentResult | int:
         rules = get_rules(args.rules)
         for spec in specs:  # refuse bad specs and checkpoints here, not in the workers
             spec.build(rules)
+        if args.reduce_variance and rules.format != "duel":
+            raise ValueError(f"--reduce-variance covers the duel only, not --rules {args.rules} ({rules.format})")
         if args.resume and not (Path(args.out) / "matches.csv").is_file():
             raise ValueError(f"--resume: {args.out} holds no matches.csv to continue")
     except (ValueError, TypeError, KeyError) as exc:  # CheckpointError is a ValueError
@@ -103,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> TournamentResult | int:
     try:
         result = run_tournament(specs, matches=args.matches, seed=args.seed, workers=args.workers,
                                 rules=rules, pairs=pairs, chunk=args.chunk, progress=not args.quiet,
-                                out=args.out)
+                                out=args.out, reduce_variance=args.reduce_variance)
     except KeyboardInterrupt:
         print(f"interrupted: the matches played so far are in {Path(args.out) / 'matches.csv'}; "
               "run the same command again (or add --resume) to play the rest", file=sys.stderr)

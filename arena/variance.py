@@ -1,0 +1,318 @@
+"""Evaluation with less noise: the luck of the cards measured by the critic and taken out
+of a match's (or a hand's) outcome, AIVAT-style, without bias.
+
+Why: a duel's outcome is mostly the cards (±4.5 points of win rate at 400 matches). Where
+an agent's score is ``Y`` (1, ½, 0 for a match; signed points for a hand), the estimate is
+``Y − β·C``: ``C`` sums, over the **chance events** of the game, how much the event's actual
+outcome was worth to agent A more than the event's average outcome, as a value function
+``V`` sees it::
+
+    C = Σ_events  V(state after the actual outcome) − E_outcome[ V(state after the outcome) ]
+
+Each term has mean zero given everything that happened before the event, whatever ``V``
+is, as long as the expectation is over the event's true distribution: so ``E[C] = 0`` and
+``Y − β·C`` has the mean of ``Y`` for any ``β`` fixed independently of the unit it corrects
+(:func:`reduced_mean` fits ``β`` on the other half of the units: cross-fitting, so exactly
+unbiased). Players' own moves are not corrected (AIVAT corrects them too where the policy's
+probabilities are known; every agent we rate plays deterministically given its seed).
+
+The events of a duel, as the engine draws them (the deck is one uniform permutation at the
+deal, so the stock still to be drawn is a uniform permutation of its cards given everything
+the players did: they never see its order):
+
+* **the deal**: both hands, the upcard, and the first stock card. Its expectation is over
+  :data:`DEAL_SAMPLES` fresh decks dealt from the same scoreboard and dealer (a Monte-Carlo
+  mean from a generator of its own, independent of the real deck: its mean is the exact
+  expectation, so the term still has mean zero);
+* **each stock draw reveals the next stock card**: the card now on top of the stock.
+  Its expectation is exact: the mean over every card left in the stock.
+
+The value function is the shipped ``ppo:`` policy's critic (:func:`agents.ppo.shipped_policy`),
+trained with privileged features (``privileged_critic``): it reads the acting seat's
+observation **and** the opponent's hand, its deadwood and the next stock card. Which hidden
+cards may it read? Anything the chance events so far have fixed, and nothing they have not:
+the correction needs only that the outcomes it averages over are weighted by their true
+probabilities given what ``V`` reads. The opponent's hand was fixed by the deal and the next
+stock card by the event that revealed it (hence the events above: a draw "reveals" the card
+beneath, which the critic reads), so ``V`` may read them: after the fact, all cards are
+known. What ``V`` must not read is the stock below the next card (a later event's outcome):
+``V`` would then "know" the average it is compared with, and no privileged feature holds
+it. A critic reading the acting seat's observation alone would be legitimate too, just a
+weaker control (it could not see the card it is dealt next).
+
+The critic values a state for the acting seat in the units it was trained in (hand points
+/ 100 plus the match bonus, discounted), not in win probability or points; ``β`` scales it
+to the outcome's units. Three-hand and partnership are refused for now: their critics value
+a seat's own view (``agents.search_batched``), and their chance events (the sitter, the
+second table's deal) are not modelled here.
+
+Cost: one batch load per event (Python) and one critic forward per :data:`FLUSH_ROWS`
+events, a few hundred milliseconds per match; :class:`LuckRecorder` reports its seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hgin_env import actions as A
+from hgin_env.batch import BatchGame, MatchState, load_matches
+from hgin_env.cards import NUM_CARDS
+from hgin_env.game import Game
+from hgin_env.match import Match
+from hgin_env.rules import Rules
+
+#: Fresh decks dealt to estimate a deal's expected value (the Monte-Carlo mean; more only
+#: adds the cost of loading them: the mean's own noise is a small part of the correction's).
+DEAL_SAMPLES = 16
+#: Rows of the batch a hand's events are loaded into (more are loaded in turns).
+FLUSH_ROWS = 512
+
+
+def chance_correction(actual: float, outcomes: Sequence[float] | np.ndarray,
+                      probabilities: Sequence[float] | np.ndarray | None = None) -> float:
+    """One chance event's term: the value after the actual outcome minus the expected value
+    over the outcomes (``probabilities``, uniform without; a Monte-Carlo sample of outcomes
+    drawn independently of the actual one is uniform too). Mean zero under the event."""
+    values = np.asarray(outcomes, dtype=np.float64)
+    if values.size == 0:
+        raise ValueError("a chance event needs at least one outcome")
+    if probabilities is None:
+        return float(actual - values.mean())
+    p = np.asarray(probabilities, dtype=np.float64)
+    if p.shape != values.shape or (p < 0).any() or not math.isclose(float(p.sum()), 1.0, rel_tol=1e-9):
+        raise ValueError(f"probabilities must be {values.shape} non-negative weights summing to 1")
+    return float(actual - p @ values)
+
+
+def reduced_mean(outcomes: Sequence[float], corrections: Sequence[float], z: float = 1.96) -> dict[str, Any]:
+    """The control-variate estimate of the mean outcome over independent units (duplicate
+    seeds, deals): ``mean(Y − β·C)`` with its normal 95% interval, beside the plain
+    ``mean(Y)`` and its interval.
+
+    ``β`` is cross-fitted: the units are split into two halves (even and odd positions) and
+    each half is corrected with the least-squares ``β = cov(Y, C) / var(C)`` of the other
+    half, so a unit's ``β`` never depends on the unit itself and the estimate stays exactly
+    unbiased when ``E[C] = 0``. Fewer than 4 units (two per half): ``β = 0``, the plain mean."""
+    y = np.asarray(outcomes, dtype=np.float64)
+    c = np.asarray(corrections, dtype=np.float64)
+    if y.shape != c.shape or y.ndim != 1:
+        raise ValueError(f"outcomes and corrections must be 1-d of one length, got {y.shape} and {c.shape}")
+    halves = [np.arange(0, y.size, 2), np.arange(1, y.size, 2)]
+    betas = [0.0, 0.0]
+    if y.size >= 4:
+        for k, other in ((0, halves[1]), (1, halves[0])):
+            var = float(np.var(c[other]))
+            betas[k] = float(np.cov(y[other], c[other], bias=True)[0, 1] / var) if var > 0 else 0.0
+    reduced = y.copy()
+    for k in (0, 1):
+        reduced[halves[k]] -= betas[k] * c[halves[k]]
+
+    def interval(x: np.ndarray) -> tuple[float, float]:
+        if x.size < 2:
+            return (float("nan"), float("nan"))
+        half = z * float(x.std(ddof=1)) / math.sqrt(x.size)
+        return (float(x.mean()) - half, float(x.mean()) + half)
+
+    plain_ci, reduced_ci = interval(y), interval(reduced)
+    plain_w, reduced_w = plain_ci[1] - plain_ci[0], reduced_ci[1] - reduced_ci[0]
+    return {"units": int(y.size), "plain": float(y.mean()) if y.size else float("nan"), "plain_ci": plain_ci,
+            "reduced": float(reduced.mean()) if y.size else float("nan"), "reduced_ci": reduced_ci,
+            "beta": betas, "width_ratio": plain_w / reduced_w if reduced_w > 0 else float("nan"),
+            "correction_mean": float(c.mean()) if c.size else float("nan"), "correction_ci": interval(c)}
+
+
+class CriticValue:
+    """The shipped duel policy's critic as ``V``: values of loaded batch rows for agent A."""
+
+    def __init__(self, rules: Rules, policy: str | None = None):
+        if rules.format != "duel":
+            raise ValueError(f"the variance-reduced estimate covers the duel only, not format={rules.format!r} "
+                             "(docs/evaluation: its critics value a seat's own view and its chance events differ)")
+        from agents.ppo import PPOAgent, shipped_policy
+        from hgin_env.observation import ObservationLayout
+
+        layout = ObservationLayout.for_rules(rules)
+        self.path = policy or shipped_policy(layout)
+        self.net = PPOAgent.load(self.path, layout=layout).model.policy
+        self.privileged = int(getattr(self.net, "privileged", 0))
+
+    def inputs(self, batch: BatchGame, rows: np.ndarray) -> np.ndarray:
+        """The critic's input of the acting seat of ``rows``: observation, then privileged."""
+        x = batch.observations()[rows]
+        if self.privileged:
+            x = np.concatenate([x, batch.privileged_observations()[rows]], axis=1)
+        return x
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        import torch
+
+        with torch.no_grad():
+            return self.net.predict_values(torch.as_tensor(x)).numpy()[:, 0].astype(np.float64)
+
+
+@dataclass
+class _Event:
+    kind: str  # "deal" or "draw"
+    states: list[MatchState]  # the actual state first, then the alternatives
+    sign: float  # +1 when A acts in the state (the critic's seat), else -1
+
+
+class LuckRecorder:
+    """Records a duel's chance events as it is played and sums their corrections for agent A.
+
+    ``start(match, a_seats, seed)`` before the first move, ``on_move`` as
+    :func:`hgin_env.loop.run_match`'s hook, ``finish()`` at the end: the match's ``C`` (in
+    the critic's units, for A), its events and the seconds spent. A hand's events are
+    snapshots, valued together when the hand ends (one batch load and one critic forward
+    per :data:`FLUSH_ROWS` rows: a load's fixed cost is most of a small one's)."""
+
+    def __init__(self, rules: Rules, value: CriticValue | None = None, deal_samples: int = DEAL_SAMPLES):
+        if deal_samples < 1:
+            raise ValueError(f"deal_samples must be >= 1, got {deal_samples}")
+        self.value = value or CriticValue(rules)
+        self.rules = rules
+        self.deal_samples = deal_samples
+        self.batch = BatchGame(FLUSH_ROWS, rules=rules, seed=0)
+        self.seconds = 0.0
+
+    def start(self, match: Match, a_seats: Sequence[int], seed: int) -> None:
+        if match.format != "duel":
+            raise ValueError(f"the variance-reduced estimate covers the duel only, not format={match.format!r}")
+        began = time.perf_counter()
+        self.match = match
+        self.a_seats = set(a_seats)
+        self.rng = np.random.default_rng(np.random.SeedSequence([int(seed) % 2**63, 0x1C4]))
+        self.pending: list[_Event] = []
+        self.total = 0.0
+        self.counts = {"deal": 0, "draw": 0}
+        self.seconds = 0.0
+        self._deal()
+        self.seconds += time.perf_counter() - began
+
+    def on_move(self, seat: int, obs: dict, action: int, finished: list) -> None:
+        began = time.perf_counter()
+        if finished:
+            self._flush()
+            if not self.match.is_over:
+                self._deal()
+        elif action == A.DRAW_STOCK:
+            game = self.match.duel_game
+            self._add("draw", [self._state(g) for g in drawn_instead(game, self.top)], game)
+        game = self.match.duel_game
+        self.top = game.stock[-1] if game.stock else -1
+        self.seconds += time.perf_counter() - began
+
+    def finish(self) -> dict[str, Any]:
+        began = time.perf_counter()
+        self._flush()
+        self.seconds += time.perf_counter() - began
+        return {"a_luck": self.total, "luck_deals": self.counts["deal"], "luck_draws": self.counts["draw"],
+                "luck_seconds": round(self.seconds, 4)}
+
+    # ------------------------------------------------------------------ internals
+    def _state(self, game: Game) -> MatchState:
+        """``game`` (a snapshot: nothing of it changes later) with the hand's sheet as it was."""
+        return MatchState(rules=self.rules, games=(game,), seats=((0, 1),), sheet=self.sheet,
+                          hands_played=self.hands_played, hand_number=game.hand_number)
+
+    def _deal(self) -> None:
+        game = self.match.duel_game
+        self.sheet = game.scoreboard.copy()  # this hand's; the live one changes when it ends
+        self.hands_played = len(game.hand_history)
+        self.top = game.stock[-1]  # the card the next stock draw takes
+        states = [self._state(snapshot(game))]
+        for _ in range(self.deal_samples):  # the same scoreboard and dealer, a fresh deck
+            states.append(self._state(Game(self.rules, seed=0, single_hand=game.single_hand,
+                                           first_dealer=game.dealer,
+                                           deck=self.rng.permutation(NUM_CARDS).tolist())))
+        self._add("deal", states, game)
+
+    def _add(self, kind: str, states: list[MatchState], game: Game) -> None:
+        sign = 1.0 if game.current_player in self.a_seats else -1.0
+        self.pending.append(_Event(kind, states, sign))
+        self.counts[kind] += 1
+
+    def _flush(self) -> None:
+        """Value every pending event's states and add their terms to the match's luck."""
+        if not self.pending:
+            return
+        states = [st for e in self.pending for st in e.states]
+        n = self.batch.n
+        x = []
+        for lo in range(0, len(states), n):
+            chunk = states[lo:lo + n]
+            rows = np.arange(len(chunk))
+            load_matches(self.batch, rows, chunk, np.zeros(len(chunk), dtype=np.int64))
+            x.append(self.value.inputs(self.batch, rows))
+        v = self.value(np.concatenate(x))
+        at = 0
+        for e in self.pending:  # the actual state first, then the alternatives
+            k = len(e.states)
+            self.total += e.sign * chance_correction(v[at], v[at + 1:at + k])
+            at += k
+        self.pending = []
+
+
+def snapshot(game: Game) -> Game:
+    """A copy of ``game``'s hand as it stands, for the batch loader (which reads the hand's
+    fields only): the fields a move changes are copied, the match's history is shared."""
+    out = object.__new__(Game)  # copy.copy's result, five times faster
+    out.__dict__.update(game.__dict__)
+    for name in ("hands", "stock", "discard_pile", "known_cards", "discarded", "passed_upcard"):
+        setattr(out, name, list(getattr(game, name)))
+    return out
+
+
+def drawn_instead(game: Game, drawn: int) -> list[Game]:
+    """The state after a stock draw had the drawer taken each card of the stock instead, the
+    actual one first: the drawn card and that card swap places (the drawer holds the other,
+    the drawn card lies where it lay in the stock). A swap is a bijection of the stock's
+    orders, so each of these states has the law of the actual one given the history before
+    the draw. Snapshots (:func:`snapshot`)."""
+    drawer = game.current_player
+    if not game.hands[drawer] >> drawn & 1:
+        raise ValueError(f"the drawer holds no card {drawn}: not the state right after its stock draw")
+    out = []
+    for card in [drawn, *game.stock]:
+        alt = snapshot(game)
+        if card != drawn:
+            alt.hands[drawer] ^= (1 << drawn) | (1 << card)
+            alt.stock = [drawn if c == card else c for c in game.stock]
+        out.append(alt)
+    return out
+
+
+_RECORDERS: dict[str, LuckRecorder] = {}
+
+
+def recorder_for(rules: Rules) -> LuckRecorder:
+    """This process's recorder for ``rules`` (made once: loading the critic and compiling the
+    batch engine take seconds, a tournament's worker plays many chunks)."""
+    key = json.dumps(rules.to_dict(), sort_keys=True)
+    if key not in _RECORDERS:
+        _RECORDERS[key] = LuckRecorder(rules)
+    return _RECORDERS[key]
+
+
+def luck_summary(rows: Sequence[dict[str, Any]], score_key: str, unit_key: str = "seed") -> dict[str, Any] | None:
+    """The variance-reduced estimate of the mean ``score_key`` over rows grouped into units
+    by ``unit_key`` (a duplicate seed's seatings; a deal's two hands): :func:`reduced_mean` of
+    the units' mean score and mean ``a_luck``, and the seconds per row the luck cost. None
+    when the rows hold no luck (played without the estimate)."""
+    if not rows or any("a_luck" not in r for r in rows):
+        return None
+    units: dict[Any, list[tuple[float, float]]] = {}
+    for r in rows:
+        units.setdefault(r[unit_key], []).append((float(r[score_key]), float(r["a_luck"])))
+    y = [float(np.mean([s for s, _ in v])) for v in units.values()]
+    c = [float(np.mean([lk for _, lk in v])) for v in units.values()]
+    out = reduced_mean(y, c)
+    out["luck_seconds"] = float(np.mean([r["luck_seconds"] for r in rows]))
+    return out
