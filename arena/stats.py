@@ -98,8 +98,8 @@ def summarize_pair(rows: Sequence[dict[str, Any]], label_a: str, label_b: str) -
 
         luck = luck_summary([{**r, "score": x} for r, x in zip(rows, score, strict=True)], "score")
         if luck is not None:
-            out.update({"reduced_win_rate": luck["reduced"], "reduced_ci_low": luck["reduced_ci"][0],
-                        "reduced_ci_high": luck["reduced_ci"][1], "luck_beta": luck["beta"],
+            out.update({"reduced_win_rate": luck["reduced"], "reduced_low": luck["reduced_ci"][0],
+                        "reduced_high": luck["reduced_ci"][1], "luck_beta": luck["beta"],
                         "ci_width_ratio": luck["width_ratio"], "luck_mean": luck["correction_mean"],
                         "luck_ci": list(luck["correction_ci"]), "luck_seconds_per_match": luck["luck_seconds"]})
     for side in "ab":

@@ -4,6 +4,7 @@ the tournament (and resuming) and eval.hands, the formats refused."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -62,8 +63,14 @@ def test_the_tournament_reports_the_luck_adjusted_rate_and_resumes_it(tmp_path):
     rows = result.rows
     assert all(isinstance(r["a_luck"], float) and r["luck_deals"] >= 1 for r in rows)
     s = result.summaries()[0]
-    assert {"reduced_win_rate", "reduced_ci_low", "ci_width_ratio", "luck_beta"} <= set(s)
+    assert {"reduced_win_rate", "reduced_low", "reduced_high", "ci_width_ratio", "luck_beta"} <= set(s)
     assert "luck-adjusted A win %" in result.markdown()
+    # enough seeds for intervals (the two played ones repeated under other seeds)
+    many = dataclasses.replace(result, rows=[{**r, "seed": r["seed"] + 100 * k} for k in range(6) for r in rows])
+    line = next(ln for ln in many.markdown().splitlines() if ln.startswith("| simple | random |") and "β" not in ln
+                and ln.count("|") == 10)
+    lo, hi = many.summaries()[0]["reduced_low"], many.summaries()[0]["reduced_high"]
+    assert f"{100 * lo:.1f}–{100 * hi:.1f}" in line
     result.save(tmp_path, plot=False)
     assert json.loads((tmp_path / "tournament.json").read_text())["reduce_variance"] is True
     again = run_tournament(["simple", "random"], matches=4, seed=7, workers=1, progress=False,
