@@ -294,7 +294,7 @@ def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches
     an interrupted tournament keeps its matches; a run into a folder that holds matches of
     the same tournament (same agents and rules, :class:`MatchLog`) plays only the missing ones.
 
-    ``reduce_variance`` (the duel): every match also records its luck (:mod:`arena.variance`),
+    ``reduce_variance``: every match also records its luck (:mod:`arena.variance`),
     and each pair's summary holds the luck-adjusted win rate beside the plain one.
     """
     if matches < 1:
@@ -311,8 +311,6 @@ def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches
     seeds = [seed + i for i in range(n_seeds)]
     pair_idx = list(pairs) if pairs is not None else list(combinations(range(len(specs)), 2))
     rules_dict = rules_obj.to_dict()
-    if reduce_variance and rules_obj.format != "duel":
-        raise ValueError(f"reduce_variance covers the duel only, not format={rules_obj.format!r}")
     log = MatchLog(out, specs, rules_dict, reduce_variance) if out is not None else None
     wanted = {(labels[i], labels[j], sd) for i, j in pair_idx for sd in seeds}
     rows: list[dict[str, Any]] = [r for r in log.rows if (r["agent_a"], r["agent_b"], r["seed"]) in wanted] \

@@ -52,6 +52,7 @@ events, a few hundred milliseconds per match; :class:`LuckRecorder` reports its 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -129,12 +130,10 @@ def reduced_mean(outcomes: Sequence[float], corrections: Sequence[float], z: flo
 
 
 class CriticValue:
-    """The shipped duel policy's critic as ``V``: values of loaded batch rows for agent A."""
+    """The shipped policy's critic of the rules' layout as ``V``: values of loaded batch rows
+    for agent A (module docstring)."""
 
     def __init__(self, rules: Rules, policy: str | None = None):
-        if rules.format != "duel":
-            raise ValueError(f"the variance-reduced estimate covers the duel only, not format={rules.format!r} "
-                             "(docs/evaluation: its critics value a seat's own view and its chance events differ)")
         from agents.ppo import PPOAgent, shipped_policy
         from hgin_env.observation import ObservationLayout
 
@@ -142,13 +141,29 @@ class CriticValue:
         self.path = policy or shipped_policy(layout)
         self.net = PPOAgent.load(self.path, layout=layout).model.policy
         self.privileged = int(getattr(self.net, "privileged", 0))
+        self.format = rules.format
+        self.num_players = rules.num_players
 
-    def inputs(self, batch: BatchGame, rows: np.ndarray) -> np.ndarray:
-        """The critic's input of the acting seat of ``rows``: observation, then privileged."""
-        x = batch.observations()[rows]
+    def inputs(self, batch: BatchGame, rows: np.ndarray, a_seats: set[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The critic's inputs for ``rows`` (observation, then privileged features), ``m`` per
+        row, and float [rows, m] weights: A's value of row ``k`` is the weighted sum of its
+        ``m`` critic values. The duel: the acting seat's value, negated when it is B's (two
+        seats, zero sum). A format: every seat's own view (``BatchGame.seat_observations``,
+        as the format search reads it), A's seats' mean minus B's seats' mean."""
+        if self.format == "duel":
+            x = batch.observations()[rows]
+            if self.privileged:
+                x = np.concatenate([x, batch.privileged_observations()[rows]], axis=1)
+            acting = batch.current_seat[rows]
+            return x, np.where(np.isin(acting, list(a_seats)), 1.0, -1.0)[:, None]
+        m = self.num_players
+        rr, seats = np.repeat(rows, m), np.tile(np.arange(m), rows.size)
+        x = batch.seat_observations(rr, seats)
         if self.privileged:
-            x = np.concatenate([x, batch.privileged_observations()[rows]], axis=1)
-        return x
+            x = np.concatenate([x, batch.seat_privileged(rr, seats)], axis=1)
+        mine = np.array([s in a_seats for s in range(m)])
+        w = np.where(mine, 1.0 / mine.sum(), -1.0 / (m - mine.sum()))
+        return x, np.tile(w, (rows.size, 1))
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         import torch
@@ -161,16 +176,15 @@ class CriticValue:
 class _Event:
     kind: str  # "deal" or "draw"
     states: list[MatchState]  # the actual state first, then the alternatives
-    sign: float  # +1 when A acts in the state (the critic's seat), else -1
 
 
 class LuckRecorder:
-    """Records a duel's chance events as it is played and sums their corrections for agent A.
+    """Records a match's chance events as it is played and sums their corrections for agent A.
 
     ``start(match, a_seats, seed)`` before the first move, ``on_move`` as
     :func:`hgin_env.loop.run_match`'s hook, ``finish()`` at the end: the match's ``C`` (in
     the critic's units, for A), its events and the seconds spent. A hand's events are
-    snapshots, valued together when the hand ends (one batch load and one critic forward
+    snapshots, valued together when a hand ends (one batch load and one critic forward
     per :data:`FLUSH_ROWS` rows: a load's fixed cost is most of a small one's)."""
 
     def __init__(self, rules: Rules, value: CriticValue | None = None, deal_samples: int = DEAL_SAMPLES):
@@ -183,8 +197,8 @@ class LuckRecorder:
         self.seconds = 0.0
 
     def start(self, match: Match, a_seats: Sequence[int], seed: int) -> None:
-        if match.format != "duel":
-            raise ValueError(f"the variance-reduced estimate covers the duel only, not format={match.format!r}")
+        if match.rules != self.rules:
+            raise ValueError(f"the recorder values {self.rules.name!r}, the match plays {match.rules.name!r}")
         began = time.perf_counter()
         self.match = match
         self.a_seats = set(a_seats)
@@ -193,20 +207,16 @@ class LuckRecorder:
         self.total = 0.0
         self.counts = {"deal": 0, "draw": 0}
         self.seconds = 0.0
-        self._deal()
+        self.games: list[Game | None] = [None] * len(match.tables)
+        self._after_move(None)
         self.seconds += time.perf_counter() - began
 
     def on_move(self, seat: int, obs: dict, action: int, finished: list) -> None:
         began = time.perf_counter()
         if finished:
-            self._flush()
-            if not self.match.is_over:
-                self._deal()
-        elif action == A.DRAW_STOCK:
-            game = self.match.duel_game
-            self._add("draw", [self._state(g) for g in drawn_instead(game, self.top)], game)
-        game = self.match.duel_game
-        self.top = game.stock[-1] if game.stock else -1
+            self._flush()  # the sheet changes now; the events so far hold their own copies
+        if not self.match.is_over:
+            self._after_move(action)
         self.seconds += time.perf_counter() - began
 
     def finish(self) -> dict[str, Any]:
@@ -217,26 +227,50 @@ class LuckRecorder:
                 "luck_seconds": round(self.seconds, 4)}
 
     # ------------------------------------------------------------------ internals
-    def _state(self, game: Game) -> MatchState:
-        """``game`` (a snapshot: nothing of it changes later) with the hand's sheet as it was."""
-        return MatchState(rules=self.rules, games=(game,), seats=((0, 1),), sheet=self.sheet,
-                          hands_played=self.hands_played, hand_number=game.hand_number)
+    def _after_move(self, action: int | None) -> None:
+        """Record the move's chance event, if it had one: a stock draw at the table whose
+        stock shrank, or the deal of the tables whose hand is new."""
+        tables = self.match.tables
+        games = [t.game for t in tables]
+        # a new hand: a new Game at the table (a format deals one per hand), or the next hand
+        # of the same one (the duel's Game deals its hands itself)
+        dealt = [k for k, g in enumerate(games)
+                 if k >= len(self.games) or g is not self.games[k] or g.hand_number != self.hand_numbers[k]]
+        if action == A.DRAW_STOCK:
+            drew = [k for k, g in enumerate(games) if k not in dealt and len(g.stock) < self.stock_left[k]]
+            assert len(drew) == 1, "a stock draw shrinks one table's stock"
+            k = drew[0]
+            base = self._state()
+            self._add("draw", [dataclasses.replace(base, games=_with(base.games, k, alt))
+                               for alt in drawn_instead(games[k], self.tops[k])])
+        if dealt:
+            self._deal(dealt)
+        self.games = games
+        self.hand_numbers = [g.hand_number for g in games]
+        self.tops = [g.stock[-1] if g.stock else -1 for g in games]
+        self.stock_left = [len(g.stock) for g in games]
 
-    def _deal(self) -> None:
-        game = self.match.duel_game
-        self.sheet = game.scoreboard.copy()  # this hand's; the live one changes when it ends
-        self.hands_played = len(game.hand_history)
-        self.top = game.stock[-1]  # the card the next stock draw takes
-        states = [self._state(snapshot(game))]
-        for _ in range(self.deal_samples):  # the same scoreboard and dealer, a fresh deck
-            states.append(self._state(Game(self.rules, seed=0, single_hand=game.single_hand,
-                                           first_dealer=game.dealer,
-                                           deck=self.rng.permutation(NUM_CARDS).tolist())))
-        self._add("deal", states, game)
+    def _state(self) -> MatchState:
+        """The match as it stands, as snapshots (nothing of it changes later)."""
+        base = MatchState.of(self.match)
+        return dataclasses.replace(base, games=tuple(snapshot(g) for g in base.games), sheet=base.sheet.copy())
 
-    def _add(self, kind: str, states: list[MatchState], game: Game) -> None:
-        sign = 1.0 if game.current_player in self.a_seats else -1.0
-        self.pending.append(_Event(kind, states, sign))
+    def _deal(self, tables: list[int]) -> None:
+        """The deal of ``tables`` (one, or a partnership round's two): the actual one, then
+        fresh decks dealt at the same tables by the same dealers."""
+        base = self._state()
+        states = [base]
+        for _ in range(self.deal_samples):
+            games = base.games
+            for k in tables:
+                g = games[k]
+                games = _with(games, k, Game(self.rules, seed=0, single_hand=g.single_hand, first_dealer=g.dealer,
+                                             deck=self.rng.permutation(NUM_CARDS).tolist()))
+            states.append(dataclasses.replace(base, games=games))
+        self._add("deal", states)
+
+    def _add(self, kind: str, states: list[MatchState]) -> None:
+        self.pending.append(_Event(kind, states))
         self.counts[kind] += 1
 
     def _flush(self) -> None:
@@ -245,19 +279,26 @@ class LuckRecorder:
             return
         states = [st for e in self.pending for st in e.states]
         n = self.batch.n
-        x = []
+        xs, ws = [], []
         for lo in range(0, len(states), n):
             chunk = states[lo:lo + n]
             rows = np.arange(len(chunk))
             load_matches(self.batch, rows, chunk, np.zeros(len(chunk), dtype=np.int64))
-            x.append(self.value.inputs(self.batch, rows))
-        v = self.value(np.concatenate(x))
+            x, w = self.value.inputs(self.batch, rows, self.a_seats)
+            xs.append(x)
+            ws.append(w)
+        w = np.concatenate(ws)
+        v = (self.value(np.concatenate(xs)).reshape(w.shape) * w).sum(axis=1)  # A's value of each state
         at = 0
         for e in self.pending:  # the actual state first, then the alternatives
             k = len(e.states)
-            self.total += e.sign * chance_correction(v[at], v[at + 1:at + k])
+            self.total += chance_correction(v[at], v[at + 1:at + k])
             at += k
         self.pending = []
+
+
+def _with(games: tuple[Game, ...], k: int, game: Game) -> tuple[Game, ...]:
+    return games[:k] + (game,) + games[k + 1:]
 
 
 def snapshot(game: Game) -> Game:

@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rules", default="hollywood")
     p.add_argument("--reduce-variance", action="store_true",
-                   help="also the luck-adjusted points per hand (the duel; arena.variance, docs/evaluation.md)")
+                   help="also the luck-adjusted points per hand (arena.variance, docs/evaluation.md)")
     args = p.parse_args(argv)
     extra = json.loads(args.agent_kwargs)
     rules = get_rules(args.rules)

@@ -48,7 +48,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="play only the first agent against each other one (not a full round-robin)")
     p.add_argument("--chunk", type=int, default=4, help="seeds per worker task")
     p.add_argument("--reduce-variance", action="store_true",
-                   help="also the luck-adjusted win rate (the duel): the shipped critic values every deal and "
+                   help="also the luck-adjusted win rate: the shipped critic values every deal and "
                         "stock card, and the luck is taken out of each match without bias (arena.variance; "
                         "docs/evaluation.md); adds a few tenths of a second per match")
     p.add_argument("--no-plot", action="store_true", help="skip the matplotlib plot")
@@ -98,8 +98,6 @@ def main(argv: Sequence[str] | None = None) -> TournamentResult | int:
         rules = get_rules(args.rules)
         for spec in specs:  # refuse bad specs and checkpoints here, not in the workers
             spec.build(rules)
-        if args.reduce_variance and rules.format != "duel":
-            raise ValueError(f"--reduce-variance covers the duel only, not --rules {args.rules} ({rules.format})")
         if args.resume and not (Path(args.out) / "matches.csv").is_file():
             raise ValueError(f"--resume: {args.out} holds no matches.csv to continue")
     except (ValueError, TypeError, KeyError) as exc:  # CheckpointError is a ValueError

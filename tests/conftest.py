@@ -127,7 +127,7 @@ SLOW_TESTS = {
     "tests/test_search.py::test_critic_search_ignores_hidden_cards",
     "tests/test_variance_engine.py::test_real_hands_correction_has_mean_zero_within_its_interval_and_tracks_the_points",
     "tests/test_variance_engine.py::test_the_tournament_reports_the_luck_adjusted_rate_and_resumes_it",
-    "tests/test_variance_engine.py::test_the_luck_is_reproducible_and_the_formats_are_refused",
+    "tests/test_variance_engine.py::test_the_luck_is_reproducible_and_leaves_play_alone_in_every_format",
     "tests/test_variance_engine.py::test_eval_hands_prints_both_figures",
     "tests/test_web_api.py::test_partnership_hand_number_is_the_same_everywhere",
     "tests/test_web_safety.py::test_listing_reads_each_file_once",

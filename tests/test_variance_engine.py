@@ -1,21 +1,24 @@
 """The variance-reduced estimate (arena.variance) on the real engine: a stock draw's
 alternatives, the correction's mean ~0 within its interval on many hands, its reporting by
-the tournament (and resuming) and eval.hands, the formats refused."""
+the tournament (and resuming) and eval.hands, the formats' matches played as without it."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 
+import numpy as np
 import pytest
 
 from agents.spec import make_agent
+from arena.matches import as_spec, play_match
 from arena.tournament import run_tournament
 from arena.variance import drawn_instead, recorder_for
 from eval import hands as hands_cli
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS
 from hgin_env.game import Game
+from hgin_env.match import Match
 from hgin_env.rules import get_rules
 
 
@@ -81,18 +84,24 @@ def test_the_tournament_reports_the_luck_adjusted_rate_and_resumes_it(tmp_path):
     assert [r["winner_side"] for r in plain.rows] == [r["winner_side"] for r in rows]  # same play
 
 
-def test_the_luck_is_reproducible_and_the_formats_are_refused():
+def test_the_luck_is_reproducible_and_leaves_play_alone_in_every_format():
     rules = get_rules("hollywood")
     first = hands_cli.play_hand(make_agent("simple", seed=0), make_agent("simple", seed=1), 5, 0, rules,
                                 recorder_for(rules))
     second = hands_cli.play_hand(make_agent("simple", seed=0), make_agent("simple", seed=1), 5, 0, rules,
                                  recorder_for(rules))
     assert first["a_luck"] == second["a_luck"]
-    with pytest.raises(ValueError, match="duel only"):
-        run_tournament(["simple", "random"], matches=2, workers=1, progress=False, rules="hollywood_three_hand",
-                       reduce_variance=True)
-    with pytest.raises(ValueError, match="duel only"):
-        recorder_for(get_rules("hollywood_partnership"))
+    for name in ("hollywood_three_hand", "hollywood_partnership"):
+        fmt = get_rules(name)
+        a, b = as_spec("simple").build(fmt), as_spec("expert").build(fmt)
+        for seating in range(2):
+            plain = play_match(a, b, 3, seating, fmt)
+            luck = play_match(a, b, 3, seating, fmt, luck=recorder_for(fmt))
+            assert {k: v for k, v in luck.items() if k in plain and k != "seconds"} == \
+                {k: v for k, v in plain.items() if k != "seconds"}
+            assert np.isfinite(luck["a_luck"]) and luck["luck_deals"] >= 1 and luck["luck_draws"] >= 1
+    with pytest.raises(ValueError, match="values 'hollywood'"):
+        recorder_for(rules).start(Match("hollywood_three_hand", seed=1), (0,), 1)
 
 
 def test_eval_hands_prints_both_figures(capsys):
