@@ -1,53 +1,31 @@
-"""Evaluation with less noise: the luck of the cards measured by the critic and taken out
-of a match's (or a hand's) outcome, AIVAT-style, without bias.
+"""Evaluation with less noise: the luck of the cards, as the critic sees it, taken out of a
+match's (or a hand's) outcome, AIVAT-style, without bias (docs/evaluation.md holds the
+argument and the measurements).
 
-Why: a duel's outcome is mostly the cards (±4.5 points of win rate at 400 matches). Where
-an agent's score is ``Y`` (1, ½, 0 for a match; signed points for a hand), the estimate is
-``Y − β·C``: ``C`` sums, over the **chance events** of the game, how much the event's actual
-outcome was worth to agent A more than the event's average outcome, as a value function
-``V`` sees it::
+Where agent A's outcome is ``Y`` (1, ½, 0 for a match; signed points for a hand), the
+estimate is ``Y − β·C``, ``C`` A's luck summed over the game's chance events::
 
-    C = Σ_events  V(state after the actual outcome) − E_outcome[ V(state after the outcome) ]
+    C = Σ_events  V(state after the actual outcome) − mean over the alternatives of V(state after it)
 
-Each term has mean zero given everything that happened before the event, whatever ``V``
-is, as long as the expectation is over the event's true distribution: so ``E[C] = 0`` and
-``Y − β·C`` has the mean of ``Y`` for any ``β`` fixed independently of the unit it corrects
-(:func:`reduced_mean` fits ``β`` on the other half of the units: cross-fitting, so exactly
-unbiased). Players' own moves are not corrected (AIVAT corrects them too where the policy's
-probabilities are known; every agent we rate plays deterministically given its seed).
+Each alternative state has, given the whole history before the event, the distribution of
+the actual one, so every term has mean zero for **any** ``V`` (which may therefore read
+every card, hidden ones included), ``E[C] = 0``, and ``Y − β·C`` has the mean of ``Y`` for
+any ``β`` chosen without the unit it corrects (:func:`reduced_mean` cross-fits it). The
+events, at every table of every format:
 
-The events of a duel, as the engine draws them (the deck is one uniform permutation at the
-deal, so the stock still to be drawn is a uniform permutation of its cards given everything
-the players did: they never see its order):
+* **a deal** (a partnership round deals two tables): the actual deal, and
+  :data:`DEAL_SAMPLES` fresh decks dealt at the same tables by the same dealers from the
+  same sheet (a generator of the estimate's own, seeded from the match seed);
+* **a stock draw**: the drawn card swapped with each card of the stock in turn
+  (:func:`drawn_instead`; a swap maps the stock's uniform order onto itself).
 
-* **the deal**: both hands, the upcard, and the first stock card. Its expectation is over
-  :data:`DEAL_SAMPLES` fresh decks dealt from the same scoreboard and dealer (a Monte-Carlo
-  mean from a generator of its own, independent of the real deck: its mean is the exact
-  expectation, so the term still has mean zero);
-* **each stock draw reveals the next stock card**: the card now on top of the stock.
-  Its expectation is exact: the mean over every card left in the stock.
+Players' moves are not corrected (every agent we rate plays deterministically from its
+seed). ``V`` (:class:`CriticValue`) is the critic of the shipped ``ppo:`` policy of the
+rules' layout, privileged features included, in its training units (hand points / 100 plus
+the match bonus); ``β`` converts them into the outcome's.
 
-The value function is the shipped ``ppo:`` policy's critic (:func:`agents.ppo.shipped_policy`),
-trained with privileged features (``privileged_critic``): it reads the acting seat's
-observation **and** the opponent's hand, its deadwood and the next stock card. Which hidden
-cards may it read? Anything the chance events so far have fixed, and nothing they have not:
-the correction needs only that the outcomes it averages over are weighted by their true
-probabilities given what ``V`` reads. The opponent's hand was fixed by the deal and the next
-stock card by the event that revealed it (hence the events above: a draw "reveals" the card
-beneath, which the critic reads), so ``V`` may read them: after the fact, all cards are
-known. What ``V`` must not read is the stock below the next card (a later event's outcome):
-``V`` would then "know" the average it is compared with, and no privileged feature holds
-it. A critic reading the acting seat's observation alone would be legitimate too, just a
-weaker control (it could not see the card it is dealt next).
-
-The critic values a state for the acting seat in the units it was trained in (hand points
-/ 100 plus the match bonus, discounted), not in win probability or points; ``β`` scales it
-to the outcome's units. Three-hand and partnership are refused for now: their critics value
-a seat's own view (``agents.search_batched``), and their chance events (the sitter, the
-second table's deal) are not modelled here.
-
-Cost: one batch load per event (Python) and one critic forward per :data:`FLUSH_ROWS`
-events, a few hundred milliseconds per match; :class:`LuckRecorder` reports its seconds.
+Cost: every alternative is a row loaded into a :class:`~hgin_env.batch.BatchGame` (Python
+per row), one critic forward per hand; :class:`LuckRecorder` reports its seconds.
 """
 
 from __future__ import annotations
