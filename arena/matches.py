@@ -151,7 +151,7 @@ def match_row(seed: int, a_seat: int, a_seats: Sequence[int], rules: Rules, labe
 
 
 def play_match(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules | str | dict | None,
-               label_a: str = "a", label_b: str = "b") -> dict[str, Any]:
+               label_a: str = "a", label_b: str = "b", luck: Any = None) -> dict[str, Any]:
     """Play one whole match (``hgin_env.loop.run_match``, the one match loop), agent A in the seats of
     seating ``a_seat`` (:func:`seatings`; in the duel A's seat), B in the others; returns
     one CSV row (from A's and B's view).
@@ -190,11 +190,16 @@ def play_match(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules 
                 stats[winner]["knock_wins"] += 1
 
     start = time.perf_counter()
-    match = run_match(Match(rules, seed=seed), players, count)
+    match = Match(rules, seed=seed)
+    if luck is not None:
+        luck.start(match, a_seats, seed)
+    run_match(match, players, count, on_move=None if luck is None else luck.on_move)
     board = match.sheet
     row = match_row(seed, a_seat, a_seats, rules, label_a, label_b, sheet_row=match.sheet_row,
                     columns=board.columns, column_winners=board.column_winners, columns_won=board.columns_won,
                     match_winner=match.match_winner, hands=len(match.hand_history), dead_hands=dead,
                     truncated=bool(match.truncated), stats=stats)
+    if luck is not None:
+        row.update(luck.finish())
     row["seconds"] = round(time.perf_counter() - start, 4)
     return row

@@ -93,6 +93,15 @@ def summarize_pair(rows: Sequence[dict[str, Any]], label_a: str, label_b: str) -
         "truncated": sum(1 for r in rows if r["truncated"]),
         "seconds_per_match": mean("seconds"),
     }
+    if rows and "a_luck" in rows[0]:  # played with the variance-reduced estimate (arena.variance)
+        from .variance import luck_summary
+
+        luck = luck_summary([{**r, "score": x} for r, x in zip(rows, score, strict=True)], "score")
+        if luck is not None:
+            out.update({"reduced_win_rate": luck["reduced"], "reduced_low": luck["reduced_ci"][0],
+                        "reduced_high": luck["reduced_ci"][1], "luck_beta": luck["beta"],
+                        "ci_width_ratio": luck["width_ratio"], "luck_mean": luck["correction_mean"],
+                        "luck_ci": list(luck["correction_ci"]), "luck_seconds_per_match": luck["luck_seconds"]})
     for side in "ab":
         for kind in OUTCOME_KINDS:
             key = f"{side}_{kind}_wins"

@@ -54,15 +54,21 @@ __all__ = ["OUTCOME_KINDS", "AgentSpec", "MatchLog", "TournamentResult", "as_spe
 
 
 # --------------------------------------------------------------------------- workers
-def _run_chunk(task: tuple[AgentSpec, AgentSpec, list[int], dict]) -> list[dict[str, Any]]:
-    spec_a, spec_b, seeds, rules_dict = task
+def _run_chunk(task: tuple[AgentSpec, AgentSpec, list[int], dict, bool]) -> list[dict[str, Any]]:
+    spec_a, spec_b, seeds, rules_dict, reduce_variance = task
     rules = Rules.from_dict(rules_dict)
     agent_a = spec_a.build(rules)
     agent_b = spec_b.build(rules)
+    luck = None
+    if reduce_variance:
+        from .variance import recorder_for
+
+        luck = recorder_for(rules)
     rows = []
     for seed in seeds:
         for a_seat in range(len(seatings(rules.format))):
-            rows.append(play_match(agent_a, agent_b, seed, a_seat, rules, spec_a.display, spec_b.display))
+            rows.append(play_match(agent_a, agent_b, seed, a_seat, rules, spec_a.display, spec_b.display,
+                                   luck=luck))
     return rows
 
 
@@ -165,6 +171,18 @@ class TournamentResult:
                 few |= a["ci_too_few_seeds"]
                 lines.append(f"| {name} | {a['matches']} | {100 * a['win_rate']:.1f} | "
                              f"{interval_text(a)} | {r:.0f} |")
+        reduced = [s for s in self.summaries() if "reduced_win_rate" in s]
+        if reduced:
+            lines += ["", "Luck-adjusted (arena.variance: the critic's value of each deal and stock card taken out, "
+                          "unbiased; docs/evaluation.md):", "",
+                      "| A | B | A match win % | 95% CI (dup. pairs) | luck-adjusted A win % | 95% CI | "
+                      "CI width ratio (plain / adjusted) | β (two halves) | luck s/match |", "|" + "---|" * 9]
+            for s in reduced:
+                lines.append(
+                    f"| {s['agent_a']} | {s['agent_b']} | {100 * s['a_win_rate']:.1f} | {interval_text(s)} | "
+                    f"{100 * s['reduced_win_rate']:.1f} | {interval_text(s, 'reduced')} | "
+                    f"{s['ci_width_ratio']:.2f} | {s['luck_beta'][0]:.2f}, {s['luck_beta'][1]:.2f} | "
+                    f"{s['luck_seconds_per_match']:.3f} |")
         if few:
             lines += ["", f"No interval where fewer than {MIN_SEEDS_FOR_CI} duplicate seeds were played: over so "
                           "few the interval means nothing (2 seeds that each split give 50.0–50.0)."]
@@ -264,7 +282,8 @@ def plot_summary(result: TournamentResult, path: str | Path) -> None:
 def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches: int = 200, seed: int = 0,
                    workers: int | None = None, rules: Rules | str | dict | None = "hollywood",
                    pairs: Iterable[tuple[int, int]] | None = None, chunk: int = 4,
-                   progress: bool = True, out: str | Path | None = None) -> TournamentResult:
+                   progress: bool = True, out: str | Path | None = None,
+                   reduce_variance: bool = False) -> TournamentResult:
     """Round-robin (or the given index ``pairs``) over ``matches`` duplicate matches per pair.
 
     ``matches`` counts games: ``matches // 2`` seeds (``seed``, ``seed + 1``, ...), each
@@ -274,6 +293,9 @@ def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches
     With ``out``, every finished match is appended to ``out/matches.csv`` as it arrives, so
     an interrupted tournament keeps its matches; a run into a folder that holds matches of
     the same tournament (same agents and rules, :class:`MatchLog`) plays only the missing ones.
+
+    ``reduce_variance``: every match also records its luck (:mod:`arena.variance`),
+    and each pair's summary holds the luck-adjusted win rate beside the plain one.
     """
     if matches < 1:
         raise ValueError(f"matches must be >= 1, got {matches}")
@@ -289,7 +311,7 @@ def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches
     seeds = [seed + i for i in range(n_seeds)]
     pair_idx = list(pairs) if pairs is not None else list(combinations(range(len(specs)), 2))
     rules_dict = rules_obj.to_dict()
-    log = MatchLog(out, specs, rules_dict) if out is not None else None
+    log = MatchLog(out, specs, rules_dict, reduce_variance) if out is not None else None
     wanted = {(labels[i], labels[j], sd) for i, j in pair_idx for sd in seeds}
     rows: list[dict[str, Any]] = [r for r in log.rows if (r["agent_a"], r["agent_b"], r["seed"]) in wanted] \
         if log is not None else []
@@ -298,7 +320,7 @@ def run_tournament(agents: Sequence[str | AgentSpec | tuple[str, dict]], matches
     for i, j in pair_idx:
         todo = [sd for sd in seeds if (labels[i], labels[j], sd) not in done]
         for k in range(0, len(todo), chunk):
-            tasks.append((specs[i], specs[j], todo[k:k + chunk], rules_dict))
+            tasks.append((specs[i], specs[j], todo[k:k + chunk], rules_dict, reduce_variance))
     workers = workers or os.cpu_count() or 1
     total = per_seed * n_seeds * len(pair_idx)
     start = time.perf_counter()
@@ -345,7 +367,7 @@ def _typed_row(row: dict[str, str]) -> dict[str, Any]:
             out[key] = text
         elif key == "truncated":
             out[key] = text == "True"
-        elif key == "seconds":
+        elif key in ("seconds", "a_luck", "luck_seconds"):
             out[key] = float(text)
         else:
             out[key] = int(text)
@@ -361,12 +383,14 @@ class MatchLog:
     tournament is started afresh.
     """
 
-    def __init__(self, out: str | Path, specs: Sequence[AgentSpec], rules_dict: dict):
+    def __init__(self, out: str | Path, specs: Sequence[AgentSpec], rules_dict: dict, luck: bool = False):
         self.dir = Path(out)
         self.csv = self.dir / "matches.csv"
         self.seatings = len(seatings(Rules.from_dict(rules_dict).format))
         config = {"agents": [[s.name, [list(kv) for kv in s.kwargs], s.display] for s in specs],
                   "rules": rules_dict}
+        if luck:  # rows with the luck columns are another tournament's (a folder without them is not resumed)
+            config["reduce_variance"] = True
         config_path = self.dir / "tournament.json"
         self.rows: list[dict[str, Any]] = []
         try:

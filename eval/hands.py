@@ -9,6 +9,10 @@ hand of a fresh match (empty scoreboard), under the given rules.
 Command line::
 
     python -m eval.hands --agents search expert --deals 100 --seed 900000
+
+``--reduce-variance`` adds the luck-adjusted points per hand (:mod:`arena.variance`: the
+shipped critic's value of the deal and of every stock card taken out, without bias) with
+its interval, the width ratio of the two intervals and the seconds the luck cost per hand.
 """
 
 from __future__ import annotations
@@ -29,28 +33,41 @@ from hgin_env.match import Match
 from hgin_env.rules import Rules, get_rules
 
 
-def play_hand(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules) -> dict[str, Any]:
-    """One hand (deal ``seed``), A in seat ``a_seat``; A's signed points and outcome."""
+def play_hand(agent_a: Any, agent_b: Any, seed: int, a_seat: int, rules: Rules, luck: Any = None) -> dict[str, Any]:
+    """One hand (deal ``seed``), A in seat ``a_seat``; A's signed points and outcome (and, with
+    ``luck``, an :class:`arena.variance.LuckRecorder`, the hand's luck for A)."""
     players = [agent_a, agent_b] if a_seat == 0 else [agent_b, agent_a]
     reset_agent(agent_a, derive_seed(seed, 1))
     reset_agent(agent_b, derive_seed(seed, 2))
-    match = run_match(Match(rules, seed=seed, single_hand=True, first_dealer=0), players)
+    match = Match(rules, seed=seed, single_hand=True, first_dealer=0)
+    if luck is not None:
+        luck.start(match, (a_seat,), seed)
+    run_match(match, players, on_move=None if luck is None else luck.on_move)
     record = match.hand_history[-1].record
     won = record.winner == a_seat
     lost = record.winner == 1 - a_seat
-    return {"seed": seed, "a_seat": a_seat, "a_points": record.points * (won - lost),
-            "a_won": won, "a_lost": lost, "kind": record.kind,
-            "a_knocked": record.knocker == a_seat}
+    row = {"seed": seed, "a_seat": a_seat, "a_points": record.points * (won - lost),
+           "a_won": won, "a_lost": lost, "kind": record.kind,
+           "a_knocked": record.knocker == a_seat}
+    if luck is not None:
+        row.update(luck.finish())
+    return row
 
 
 def duplicate_hands(agent_a: Any, agent_b: Any, deals: int, seed: int = 0,
-                    rules: Rules | str | dict | None = "hollywood") -> dict[str, Any]:
-    """Play ``deals`` deals twice (seats swapped); summary with 95% intervals."""
+                    rules: Rules | str | dict | None = "hollywood", reduce_variance: bool = False) -> dict[str, Any]:
+    """Play ``deals`` deals twice (seats swapped); summary with 95% intervals. With
+    ``reduce_variance`` also the luck-adjusted points per hand (module docstring)."""
     rules = get_rules(rules)
     rows = []
+    luck = None
+    if reduce_variance:
+        from arena.variance import recorder_for
+
+        luck = recorder_for(rules)
     start = time.perf_counter()
     for s in range(seed, seed + deals):
-        rows += [play_hand(agent_a, agent_b, s, seat, rules) for seat in (0, 1)]
+        rows += [play_hand(agent_a, agent_b, s, seat, rules, luck) for seat in (0, 1)]
     per_deal = np.array([rows[i]["a_points"] + rows[i + 1]["a_points"] for i in range(0, len(rows), 2)]) / 2
     mean = float(per_deal.mean())
     half = 1.96 * float(per_deal.std(ddof=1)) / math.sqrt(len(per_deal)) if len(per_deal) > 1 else math.inf
@@ -58,9 +75,19 @@ def duplicate_hands(agent_a: Any, agent_b: Any, deals: int, seed: int = 0,
     lost = sum(r["a_lost"] for r in rows)
     decided = won + lost
     lo, hi = wilson_interval(won, decided) if decided else (0.0, 1.0)
-    return {"hands": len(rows), "points_per_hand": mean, "points_ci": [mean - half, mean + half],
-            "hand_win_rate": won / decided if decided else math.nan, "hand_win_ci": [lo, hi],
-            "dead_hands": len(rows) - decided, "seconds": time.perf_counter() - start}
+    out = {"hands": len(rows), "points_per_hand": mean, "points_ci": [mean - half, mean + half],
+           "hand_win_rate": won / decided if decided else math.nan, "hand_win_ci": [lo, hi],
+           "dead_hands": len(rows) - decided, "seconds": time.perf_counter() - start}
+    if luck is not None:
+        from arena.variance import luck_summary
+
+        reduced = luck_summary(rows, "a_points")
+        assert reduced is not None
+        out.update({"reduced_points_per_hand": reduced["reduced"], "reduced_points_ci": list(reduced["reduced_ci"]),
+                    "points_ci_width_ratio": reduced["width_ratio"], "luck_beta": reduced["beta"],
+                    "luck_mean": reduced["correction_mean"], "luck_ci": list(reduced["correction_ci"]),
+                    "luck_seconds_per_hand": reduced["luck_seconds"]})
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -70,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--deals", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rules", default="hollywood")
+    p.add_argument("--reduce-variance", action="store_true",
+                   help="also the luck-adjusted points per hand (arena.variance, docs/evaluation.md)")
     args = p.parse_args(argv)
     extra = json.loads(args.agent_kwargs)
     rules = get_rules(args.rules)
@@ -78,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         spec = as_spec(text)
         kwargs = {**dict(spec.kwargs), **extra.get(spec.display, {})}
         built.append(type(spec)(spec.name, tuple(sorted(kwargs.items())), spec.display).build(rules))
-    out = duplicate_hands(built[0], built[1], args.deals, args.seed, rules)
+    out = duplicate_hands(built[0], built[1], args.deals, args.seed, rules, args.reduce_variance)
     for agent, label in zip(built, args.agents, strict=True):
         for stat in ("mean_decision_ms", "mean_decision_cpu_ms"):
             if hasattr(agent, stat):

@@ -47,6 +47,10 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--vs-first", action="store_true",
                    help="play only the first agent against each other one (not a full round-robin)")
     p.add_argument("--chunk", type=int, default=4, help="seeds per worker task")
+    p.add_argument("--reduce-variance", action="store_true",
+                   help="also the luck-adjusted win rate: the shipped critic values every deal and "
+                        "stock card, and the luck is taken out of each match without bias (arena.variance; "
+                        "docs/evaluation.md); adds a few tenths of a second per match")
     p.add_argument("--no-plot", action="store_true", help="skip the matplotlib plot")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--resume", action="store_true",
@@ -103,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> TournamentResult | int:
     try:
         result = run_tournament(specs, matches=args.matches, seed=args.seed, workers=args.workers,
                                 rules=rules, pairs=pairs, chunk=args.chunk, progress=not args.quiet,
-                                out=args.out)
+                                out=args.out, reduce_variance=args.reduce_variance)
     except KeyboardInterrupt:
         print(f"interrupted: the matches played so far are in {Path(args.out) / 'matches.csv'}; "
               "run the same command again (or add --resume) to play the rest", file=sys.stderr)
