@@ -1,9 +1,13 @@
-"""The state machine of a Hollywood Gin match: deal, first upcard, turns, showdown, next deal.
+"""The state machine of Hollywood Gin: one hand (deal, first upcard, turns, showdown) and
+the duel's sequence of hands.
 
-``Game`` holds one match (or one hand with ``single_hand=True``). Every random choice
-(first dealer, each shuffle) comes from one ``numpy.random.Generator`` seeded by the
-caller, so ``Game(rules, seed)`` plus the same actions replays the same match. No RL
-framework is imported here: the environment layer wraps this class.
+``Hand`` plays one hand between players 0 and 1, dealt from a deck it is given, and records
+its result onto the scoreboard it is given (or none). ``Game`` is a ``Hand`` that also holds
+the duel's match (or one hand with ``single_hand=True``): its generator, first dealer, the
+next deals and the scoreboard. Every random choice (first dealer, each shuffle) comes from
+one ``numpy.random.Generator`` seeded by the caller, so ``Game(rules, seed)`` plus the same
+actions replays the same match. No RL framework is imported here: the environment layer
+wraps these classes.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import copy
 import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Self
 
 import numpy as np
 
@@ -84,6 +88,23 @@ def draw_first_dealer(how: str, rng: np.random.Generator, players: int) -> int:
     return cut_for_deal(rng, players)
 
 
+def checked_dealer(dealer: object, name: str = "dealer") -> int:
+    """``dealer`` as a player of a two-player hand, 0 or 1; anything else raises
+    ``ValueError`` naming ``name``."""
+    if isinstance(dealer, bool | np.bool_) or dealer not in (0, 1):
+        raise ValueError(f"{name} must be 0 or 1, got {dealer!r}")
+    return int(dealer)  # type: ignore[call-overload]
+
+
+def stacked_deck(deck: list[int] | str) -> list[int]:
+    """A deck to deal (52 card ids or text) as a list of ids, each card once, else
+    ``ValueError``."""
+    ids = list(as_card_ids(deck))
+    if sorted(ids) != list(range(NUM_CARDS)):
+        raise ValueError(f"a stacked deck must hold all 52 cards once, got {len(ids)} cards")
+    return ids
+
+
 @dataclass(frozen=True)
 class HandRecord:
     """One finished hand, as the table saw it (players are 0/1)."""
@@ -123,31 +144,31 @@ class HandRecord:
 
 
 @dataclass
-class Game:
-    """A Hollywood Gin match between players 0 and 1.
+class Hand:
+    """One hand of Hollywood Gin between players 0 and 1.
 
-    Use ``legal_actions()`` / ``legal_action_mask()`` and ``apply(action)``; the action ids
-    are in :mod:`hgin_env.actions`. After a hand ends the next one is dealt at once (unless
-    ``single_hand``), so ``current_player`` always names who acts next.
+    ``dealer`` deals ``deck`` (52 card ids or text): cards 0..19 go alternately to the
+    non-dealer and the dealer, card 20 is the upcard, the rest is the stock in drawing
+    order. Use ``legal_actions()`` / ``legal_action_mask()`` and ``apply(action)``; the
+    action ids are in :mod:`hgin_env.actions`. When the hand ends, ``apply`` returns its
+    :class:`HandRecord`, also kept in ``record``; the result is recorded onto
+    ``scoreboard`` when one is given (a duel's sheet: the record then names the columns it
+    decided), and the phase is HAND_OVER, or MATCH_OVER when that sheet is decided. A hand
+    draws nothing at random: its deal is the deck.
     """
 
-    rules: Rules | str | dict | None = None
-    seed: int | None = None
-    single_hand: bool = False
-    first_dealer: int | None = None  # fix the first dealer instead of drawing it
-    #: Stack the first deal (52 ids or text): cards 0..19 go alternately to the non-dealer
-    #: and the dealer, card 20 is the upcard, the rest is the stock in drawing order.
-    deck: list[int] | str | None = None
+    rules: Rules | str | dict | None
+    dealer: int
+    deck: list[int] | str | None
+    hand_number: int = 1
+    scoreboard: Scoreboard | None = None
 
-    # State (filled by __post_init__ / deals)
-    scoreboard: Scoreboard = field(init=False)
+    # State (filled by ``_deal``)
     hands: list[int] = field(init=False)
     stock: list[int] = field(init=False)
     discard_pile: list[int] = field(init=False)
-    dealer: int = field(init=False)
     current_player: int = field(init=False)
     phase: Phase = field(init=False)
-    hand_number: int = field(init=False, default=0)
     upcard: int = field(init=False)
     knock_limit: int = field(init=False)
     multiplier: int = field(init=False)
@@ -162,51 +183,23 @@ class Game:
     #: Which players passed the first upcard this hand.
     passed_upcard: list[bool] = field(init=False)
     turns: int = field(init=False, default=0)
-    hand_history: list[HandRecord] = field(init=False)
+    #: The finished hand's record (None while it runs).
+    record: HandRecord | None = field(init=False, default=None)
     action_history: list[int] = field(init=False)
-    truncated: bool = field(init=False, default=False)
-    rng: np.random.Generator = field(init=False, repr=False)
     _after_discard: dict[int, int] | None = field(init=False, default=None, repr=False)
     _legal: list[int] | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.rules = get_rules(self.rules)
-        if self.rules.format != "duel" and not self.single_hand:
-            raise ValueError(f"format={self.rules.format!r} is a match of "
-                             f"{self.rules.num_players} seats: play it with hgin_env.match.Match; "
-                             "Game plays one of its hands (single_hand=True) or a duel")
-        self.seed = checked_seed(self.seed)
-        if self.seed is None:
-            # Unseeded: draw a seed from fresh entropy and keep it, so every game (and every
-            # saved match file) can be replayed from its seed.
-            self.seed = draw_seed()
-        self.rng = np.random.default_rng(self.seed)
-        self.scoreboard = Scoreboard(self.rules)
-        self.hand_history = []
-        self.action_history = []
-        if self.first_dealer is None:
-            self.dealer = self._choose_first_dealer()
-        elif self.first_dealer in (0, 1):
-            self.dealer = self.first_dealer
-        else:
-            raise ValueError(f"first_dealer must be 0, 1 or None, got {self.first_dealer!r}")
-        self._deal(self._stacked_deck())
-
-    def _stacked_deck(self) -> list[int] | None:
         if self.deck is None:
-            return None
-        ids = list(as_card_ids(self.deck))
-        if sorted(ids) != list(range(NUM_CARDS)):
-            raise ValueError(f"a stacked deck must hold all 52 cards once, got {len(ids)} cards")
-        return ids
+            raise ValueError("a Hand is dealt from a deck: pass deck= (52 card ids or text)")
+        self.dealer = checked_dealer(self.dealer)
+        self.action_history = []
+        self._deal(stacked_deck(self.deck))
 
     # ------------------------------------------------------------------ dealing
-    def _choose_first_dealer(self) -> int:
-        return draw_first_dealer(self.rules.first_dealer, self.rng, 2)
-
-    def _deal(self, deck: list[int] | None = None) -> None:
-        if deck is None:
-            deck = self.rng.permutation(NUM_CARDS).tolist()
+    def _deal(self, deck: list[int]) -> None:
+        """Deal ``deck`` (``dealer`` deals) and reset the hand's state."""
         non_dealer = 1 - self.dealer
         self.hands = [0, 0]
         for i in range(20):  # one at a time, alternating, non-dealer first
@@ -215,7 +208,6 @@ class Game:
         self.upcard = deck[20]
         self.discard_pile = [self.upcard]
         self.stock = deck[:20:-1]  # stock.pop() draws deck[21], then deck[22], ...
-        self.hand_number += 1
         rank = self.upcard % NUM_RANKS
         if self.rules.oklahoma:
             limit = RANK_VALUES[rank]
@@ -235,7 +227,9 @@ class Game:
         self.discarded = [0, 0]
         self.passed_upcard = [False, False]
         self.turns = 0
+        self.record = None
         self._after_discard = None
+        self._legal = None
 
     # ------------------------------------------------------------------ queries
     @property
@@ -376,13 +370,16 @@ class Game:
 
     def _end_hand(self, result: HandResult, knocker: int | None,
                   knock_discard: int | None) -> HandRecord:
+        sheet = self.scoreboard
+        decided: list[int] = []
         if knocker is None:
             winner = None
-            self.scoreboard.record_dead()
-            decided: list[int] = []
+            if sheet is not None:
+                sheet.record_dead()
         else:
             winner = knocker if result.winner == "knocker" else 1 - knocker
-            decided = self.scoreboard.record(winner, result.points)
+            if sheet is not None:
+                decided = sheet.record(winner, result.points)
         record = HandRecord(
             number=self.hand_number, dealer=self.dealer, upcard=self.upcard,
             knock_limit=self.knock_limit, multiplier=self.multiplier, knocker=knocker,
@@ -390,31 +387,20 @@ class Game:
             final_hands=(self.hand_cards(0), self.hand_cards(1)),
             columns_decided=tuple(decided), turns=self.turns,
         )
-        self.hand_history.append(record)
+        self.record = record
         self._after_discard = None
-        end = self.rules.match_end(self.scoreboard.match_over, self.hand_number)
-        if end == "over":
-            self.phase = Phase.MATCH_OVER
-        elif self.single_hand:
-            self.phase = Phase.HAND_OVER
-        elif end == "truncated":
-            self.phase = Phase.MATCH_OVER
-            self.truncated = True
-        else:
-            self.dealer = self._next_dealer(winner)
-            self._deal()
+        end = None if sheet is None else self.rules.match_end(sheet.match_over, self.hand_number)
+        self._hand_over(record, end)
         return record
 
-    def _next_dealer(self, winner: int | None) -> int:
-        return self.rules.next_dealer(self.dealer, winner, None if winner is None else 1 - winner)
+    def _hand_over(self, record: HandRecord, end: str | None) -> None:
+        """After the hand's record: ``end`` is ``Rules.match_end`` of the sheet it was
+        recorded onto (None without one). One hand stops here; ``Game`` deals on."""
+        self.phase = _MATCH_OVER if end == "over" else _HAND_OVER
 
     # ------------------------------------------------------------------ misc
-    def clone(self) -> Game:
+    def clone(self) -> Self:
         return copy.deepcopy(self)
-
-    @property
-    def match_winner(self) -> int | None:
-        return self.scoreboard.match_winner
 
     def card_count_ok(self) -> bool:
         """All 52 cards are somewhere exactly once (for invariant checks)."""
@@ -423,15 +409,10 @@ class Game:
         for c in self.stock + self.discard_pile:
             seen |= 1 << c
         count += len(self.stock) + len(self.discard_pile)
-        if self.is_over and self.hand_history and self.hand_history[-1].knock_discard is not None:
-            seen |= 1 << self.hand_history[-1].knock_discard
+        if self.is_over and self.record is not None and self.record.knock_discard is not None:
+            seen |= 1 << self.record.knock_discard
             count += 1
         return count == NUM_CARDS and seen == (1 << NUM_CARDS) - 1
-
-    #: The notebook display (Jupyter calls ``_repr_html_`` when a game is a cell's value):
-    #: installed by the render layer (:func:`hgin_env.render.text.game_html`, which
-    #: ``import hgin_env`` loads); the engine itself draws nothing.
-    _repr_html_: ClassVar[Callable[[Game], str] | None] = None
 
     def describe(self) -> str:
         """One-line summary (for logs)."""
@@ -439,6 +420,80 @@ class Game:
                 f"player {self.current_player} hand [{format_cards(self.hand_cards(self.current_player))}] "
                 f"top {format_cards([self.discard_top]) if self.discard_pile else '-'} "
                 f"stock {len(self.stock)}")
+
+
+@dataclass(init=False)
+class Game(Hand):
+    """A Hollywood Gin match between players 0 and 1: a :class:`Hand` that deals on.
+
+    ``Game(rules, seed)`` draws the first dealer (unless ``first_dealer`` fixes it) and
+    each hand's deck from one generator seeded by ``seed`` (drawn and kept when None),
+    records every hand on its :class:`~hgin_env.scoring.Scoreboard` and, after a hand,
+    deals the next one at once until ``Rules.match_end`` ends the match (MATCH_OVER; also
+    after one hand with ``single_hand=True``, else HAND_OVER), so ``current_player`` always
+    names who acts next. ``deck`` stacks the first deal (52 ids or text, dealt as
+    :class:`Hand` deals it).
+    """
+
+    seed: int | None
+    single_hand: bool
+    first_dealer: int | None
+    scoreboard: Scoreboard
+    #: Every finished hand of the match, in order.
+    hand_history: list[HandRecord]
+    truncated: bool
+    rng: np.random.Generator = field(repr=False)
+
+    def __init__(self, rules: Rules | str | dict | None = None, seed: int | None = None,
+                 single_hand: bool = False, first_dealer: int | None = None,
+                 deck: list[int] | str | None = None) -> None:
+        self.rules = rules = get_rules(rules)
+        if rules.format != "duel" and not single_hand:
+            raise ValueError(f"format={rules.format!r} is a match of "
+                             f"{rules.num_players} seats: play it with hgin_env.match.Match; "
+                             "Game plays one of its hands (single_hand=True) or a duel")
+        self.single_hand, self.first_dealer, self.deck = single_hand, first_dealer, deck
+        self.seed = checked_seed(seed)
+        if self.seed is None:
+            # Unseeded: draw a seed from fresh entropy and keep it, so every game (and every
+            # saved match file) can be replayed from its seed.
+            self.seed = draw_seed()
+        self.rng = np.random.default_rng(self.seed)
+        self.scoreboard = Scoreboard(rules)
+        self.hand_history = []
+        self.action_history = []
+        self.truncated = False
+        if first_dealer is None:
+            self.dealer = draw_first_dealer(rules.first_dealer, self.rng, 2)
+        else:
+            self.dealer = checked_dealer(first_dealer, "first_dealer")
+        self.hand_number = 1
+        self._deal(self.rng.permutation(NUM_CARDS).tolist() if deck is None else stacked_deck(deck))
+
+    def _hand_over(self, record: HandRecord, end: str | None) -> None:
+        self.hand_history.append(record)
+        if end == "over":
+            self.phase = _MATCH_OVER
+        elif self.single_hand:
+            self.phase = _HAND_OVER
+        elif end == "truncated":
+            self.phase = _MATCH_OVER
+            self.truncated = True
+        else:
+            winner = record.winner
+            self.dealer = self.rules.next_dealer(self.dealer, winner,
+                                                 None if winner is None else 1 - winner)
+            self.hand_number += 1
+            self._deal(self.rng.permutation(NUM_CARDS).tolist())
+
+    @property
+    def match_winner(self) -> int | None:
+        return self.scoreboard.match_winner
+
+    #: The notebook display (Jupyter calls ``_repr_html_`` when a game is a cell's value):
+    #: installed by the render layer (:func:`hgin_env.render.text.game_html`, which
+    #: ``import hgin_env`` loads); the engine itself draws nothing.
+    _repr_html_: ClassVar[Callable[[Game], str] | None] = None
 
 
 def replay(rules: Rules | str | dict | None, seed: int | None, actions: list[int],

@@ -8,8 +8,9 @@ from helpers import play_greedy, play_random
 
 from hgin_env import actions as A
 from hgin_env.cards import parse_card, parse_cards
-from hgin_env.game import Game, Phase, build_deck, replay
-from hgin_env.rules import PROFILES, Rules, profile_names
+from hgin_env.game import Game, Hand, Phase, build_deck, replay
+from hgin_env.rules import PROFILES, Rules, get_rules, profile_names
+from hgin_env.scoring import Scoreboard
 
 # RULES.md §10 worked example (000 §06): A holds 4♥5♥6♥ 9♣9♦9♠ A♣2♣3♣ K♦ and draws 7♥.
 GIN_HAND = "4H 5H 6H 9C 9D 9S AC 2C 3C KD"
@@ -328,3 +329,49 @@ def test_rules_version_2_and_old_rule_dicts_load_with_the_offer():
     assert Rules.from_dict(old) == PROFILES["hollywood"]
     with pytest.raises(ValueError, match="first_upcard_offer"):
         Rules(first_upcard_offer=0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_hand_dealt_from_the_duels_deck_plays_as_the_duels_first_hand(seed):
+    """``Hand`` is the duel's hand: dealt the deck a ``Game`` draws, given the same actions
+    and a sheet, it reaches the same states and the same record."""
+    game = Game(seed=seed)
+    deck = np.random.default_rng(seed)
+    dealer = int(deck.integers(2))  # the Game's first draw: its first dealer
+    hand = Hand(game.rules, dealer, deck.permutation(52).tolist(), scoreboard=Scoreboard(game.rules))
+    rng = np.random.default_rng(seed)
+    while game.hand_number == 1:
+        assert (hand.hands, hand.stock, hand.discard_pile, hand.phase, hand.current_player) == \
+            (game.hands, game.stock, game.discard_pile, game.phase, game.current_player)
+        assert hand.legal_actions() == game.legal_actions()
+        action = hand.legal_actions()[rng.integers(len(hand.legal_actions()))]
+        ended = hand.apply(action)
+        assert ended == game.apply(action)
+    assert ended is not None and hand.record == ended == game.hand_history[0]
+    assert hand.phase == Phase.HAND_OVER and hand.is_over and hand.card_count_ok()
+    assert hand.scoreboard is not None
+    assert hand.scoreboard.columns.tolist() == game.scoreboard.columns.tolist()
+    with pytest.raises(ValueError, match="over"):
+        hand.apply(A.DRAW_STOCK)
+
+
+def test_a_hand_without_a_sheet_records_nothing_and_stops():
+    hand = Hand("hollywood", 0, build_deck(GIN_HAND, DEFENDER_18, "QC", "7H"))
+    for action in (A.PASS, A.PASS, A.DRAW_STOCK):
+        assert hand.apply(action) is None and hand.record is None
+    record = hand.apply(A.KNOCK + c("KD"))  # the gin of test_first_upcard_offer_...
+    assert record is not None and record.kind == "gin" and record.points == 25 + 18
+    assert record.columns_decided == () and hand.record is record and hand.card_count_ok()
+    assert hand.phase == Phase.HAND_OVER and hand.scoreboard is None and hand.hand_number == 1
+
+
+def test_a_hand_refuses_a_bad_dealer_or_deck():
+    rules = get_rules(None)
+    with pytest.raises(ValueError, match="dealer must be 0 or 1"):
+        Hand(rules, 2, list(range(52)))
+    with pytest.raises(ValueError, match="dealer must be 0 or 1"):
+        Hand(rules, True, list(range(52)))
+    with pytest.raises(ValueError, match="52 cards"):
+        Hand(rules, 0, list(range(51)))
+    with pytest.raises(ValueError, match="deck="):
+        Hand(rules, 0, None)
