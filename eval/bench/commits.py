@@ -9,6 +9,14 @@ timed code uses only public paths both commits have (``hgin_env.batch.BatchGame`
 
     git worktree add /tmp/base <commit>     # the commit to compare with
     python -m eval.bench.commits --other /tmp/base --rounds 7
+
+The batched rows are a sweep: ``--tables`` the batch sizes (a step's fixed cost shows at a
+few tables, the per-table cost at many), ``--profiles`` the formats (three-hand and
+partnership add their seating and hand ends), ``--no-aec`` leaves the AEC rows out. The
+engine's table-state record against 7542a53 (the kernels' 22 separate arrays):
+
+    python -m eval.bench.commits --other /tmp/7542a53 --tables 8 64 512 --no-aec \
+        --profiles hollywood hollywood_three_hand hollywood_partnership --steps 200000
 """
 
 from __future__ import annotations
@@ -23,22 +31,28 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[2]
 
-#: Each contender: a snippet that prints {"seconds", "decisions"} as JSON. Random legal play
-#: that builds what a learner reads every decision (observation and mask).
-CONTENDERS: dict[str, str] = {
-    "batched duel, N=1024 (obs + mask + step)": """
+#: The batched engine's contender: random legal play that builds what a learner reads every
+#: decision (observation and mask), TABLES matches of PROFILE; a short untimed warm-up first,
+#: so that no kernel compiles (or loads from numba's cache) inside the timed loop.
+BATCHED = """
 import json, time, numpy as np
 from hgin_env.batch import BatchGame
-batch = BatchGame(1024, seed=SEED)
+batch = BatchGame(TABLES, rules="PROFILE", seed=SEED)
 rng = np.random.default_rng(SEED)
+def play(calls):
+    for _ in range(calls):
+        batch.observations()
+        masks = batch.legal_action_masks()
+        scores = rng.random(masks.shape) * masks
+        batch.step(scores.argmax(axis=1))
+play(20)
+calls = max(1, STEPS // TABLES)
 t0 = time.perf_counter()
-for _ in range(STEPS // 1024):
-    batch.observations()
-    masks = batch.legal_action_masks()
-    scores = rng.random(masks.shape) * masks
-    batch.step(scores.argmax(axis=1))
-print(json.dumps({"seconds": time.perf_counter() - t0, "decisions": (STEPS // 1024) * 1024}))
-""",
+play(calls)
+print(json.dumps({"seconds": time.perf_counter() - t0, "decisions": calls * TABLES}))
+"""
+#: The AEC env's contenders (STEPS / 20 decisions: it is that much slower).
+AEC: dict[str, str] = {
     "env() (AEC, obs + mask + step)": """
 import json, time, numpy as np
 from hgin_env import hollywood_gin_v0
@@ -63,8 +77,24 @@ while n < STEPS // 20:
 print(json.dumps({"seconds": time.perf_counter() - t0, "decisions": n}))
 """,
 }
-CONTENDERS["raw_env() (AEC, obs + mask + step)"] = CONTENDERS["env() (AEC, obs + mask + step)"].replace(
+AEC["raw_env() (AEC, obs + mask + step)"] = AEC["env() (AEC, obs + mask + step)"].replace(
     "hollywood_gin_v0.env()", "hollywood_gin_v0.raw_env()")
+
+
+def batched_name(profile: str, tables: int) -> str:
+    return f"batched {profile}, N={tables} (obs + mask + step)"
+
+
+def contenders(tables: list[int], profiles: list[str], aec: bool = True) -> dict[str, str]:
+    """The snippets timed: the batched engine at every batch size of every profile, then
+    (``aec``) the AEC env's."""
+    out = {batched_name(p, n): BATCHED.replace("TABLES", str(n)).replace("PROFILE", p)
+           for p in profiles for n in tables}
+    return out | (AEC if aec else {})
+
+
+#: The default run's contenders.
+CONTENDERS = contenders([1024], ["hollywood"])
 
 
 def time_in(checkout: Path, snippet: str, steps: int, seed: int) -> dict:
@@ -81,25 +111,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=400_000, help="batched decisions per run (AEC: 1/20 of it)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tables", type=int, nargs="+", default=[1024], help="batch sizes of the batched rows")
+    parser.add_argument("--profiles", nargs="+", default=["hollywood"], help="rules profiles of the batched rows")
+    parser.add_argument("--no-aec", action="store_true", help="leave out the AEC env's rows")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
+    if min(args.tables) < 1:
+        parser.error(f"--tables must be >= 1, got {args.tables}")
+    timed = contenders(args.tables, args.profiles, aec=not args.no_aec)
     sides = {"this": HERE, "other": args.other.resolve()}
-    rates: dict[str, dict[str, list[float]]] = {name: {s: [] for s in sides} for name in CONTENDERS}
+    rates: dict[str, dict[str, list[float]]] = {name: {s: [] for s in sides} for name in timed}
     for r in range(args.rounds):
         order = list(sides) if r % 2 == 0 else list(sides)[::-1]
-        for name, snippet in CONTENDERS.items():
+        for name, snippet in timed.items():
             for side in order:
                 got = time_in(sides[side], snippet, args.steps, args.seed + r)
                 rates[name][side].append(got["decisions"] / got["seconds"])
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
     print(f"this: {sides['this']}\nother: {sides['other']}\n")
-    print(f"{'contender':44s} {'this dec/s':>12s} {'other dec/s':>12s} {'this/other':>11s}")
+    width = max(len(name) for name in timed)
+    print(f"{'contender':{width}s} {'this dec/s':>12s} {'other dec/s':>12s} {'this/other':>11s}")
     report = {}
     for name, by in rates.items():
         a, b = statistics.median(by["this"]), statistics.median(by["other"])
         ratios = [x / y for x, y in zip(by["this"], by["other"], strict=True)]
         report[name] = {"this": a, "other": b, "ratio_of_medians": a / b, "round_ratios": ratios}
-        print(f"{name:44s} {a:12,.0f} {b:12,.0f} {a / b:10.3f}x   (rounds: "
+        print(f"{name:{width}s} {a:12,.0f} {b:12,.0f} {a / b:10.3f}x   (rounds: "
               + " ".join(f"{x:.2f}" for x in ratios) + ")")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n")
