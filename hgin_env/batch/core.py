@@ -145,7 +145,7 @@ class BatchGame(TableBatch):
         seating_cls = SEATINGS[self.format]
         super().__init__(n * seating_cls.tables_per_match, rules, ObservationLayout.for_rules(rules), engine)
         self.arange = np.arange(n)
-        self.seating = seating_cls(n, rules)
+        self.seating = seating_cls(n, rules, self.engine)
         self._one_table = seating_cls.one_table
         rows = 2 if self.format == "partnership" else self.num_players
         self._row_seats = tuple(self.seating.row_seats(r) for r in range(rows))

@@ -90,8 +90,10 @@ class Seating:
     #: Whether table ``i`` is match ``i`` and the acting table never changes.
     one_table = True
 
-    def __init__(self, n: int, rules: Rules):
+    def __init__(self, n: int, rules: Rules, engine: str = "numpy"):
         self.rules = rules
+        #: The engine of the context rows ("numba": their compiled mirror; the batch's engine).
+        self.engine = engine
         t = n * self.tables_per_match
         #: The seat of each table's players 0 and 1.
         self.table_seats = np.tile(np.array([0, 1], dtype=np.int64), (t, 1))
@@ -154,15 +156,16 @@ class DuelSeating(Seating):
         k = idx.size
         both = np.concatenate([np.zeros(k, dtype=np.int64), np.ones(k, dtype=np.int64)])
         ctx = sheet_context_rows(np.concatenate([columns, columns]), np.concatenate([wins, wins]),
-                                 np.concatenate([winners, winners]), both, 1 - both, self.rules.target)
+                                 np.concatenate([winners, winners]), both, 1 - both, self.rules.target,
+                                 engine=self.engine)
         return ctx.reshape(2, k, -1).swapaxes(0, 1), columns
 
 
 class ThreeHandSeating(Seating):
     """Three-hand (RULES.md §13): one table; ``sitting_out[i]`` is match ``i``'s dealer."""
 
-    def __init__(self, n: int, rules: Rules):
-        super().__init__(n, rules)
+    def __init__(self, n: int, rules: Rules, engine: str = "numpy"):
+        super().__init__(n, rules, engine)
         self.sitting_out = np.zeros(n, dtype=np.int64)
 
     def _deal(self, i: int, dealer: int, rng: np.random.Generator) -> list[Deal]:
@@ -192,7 +195,7 @@ class ThreeHandSeating(Seating):
         opponent = np.where(seats[:, 0] == seat, seats[:, 1], np.where(seats[:, 1] == seat, seats[:, 0], -1))
         ctx = format_context_rows("three_hand", columns[rows], wins[rows], winners[rows], self.rules.target,
                                   seat, opponent=opponent, sitting_out=self.sitting_out[idx][rows],
-                                  hands_played=hands_played[idx][rows])
+                                  hands_played=hands_played[idx][rows], engine=self.engine)
         return ctx.reshape(3, k, -1).swapaxes(0, 1), columns
 
 
@@ -204,8 +207,8 @@ class PartnershipSeating(Seating):
     tables_per_match = 2
     one_table = False
 
-    def __init__(self, n: int, rules: Rules):
-        super().__init__(n, rules)
+    def __init__(self, n: int, rules: Rules, engine: str = "numpy"):
+        super().__init__(n, rules, engine)
         self.round_number = np.zeros(n, dtype=np.int64)
         self.dealing_team = np.zeros(n, dtype=np.int64)
         self.round_points = np.zeros((n, 2), dtype=np.int64)
@@ -272,7 +275,8 @@ class PartnershipSeating(Seating):
         partner_table = np.where((self.table_seats[first] == partner[:, None]).any(axis=1), first, first + 1)
         ctx = format_context_rows("partnership", columns[rows], wins[rows], winners[rows], self.rules.target,
                                   seat, partner_running=state.phase[partner_table] != PHASE_HAND_OVER,
-                                  round_points=self.round_points[match], round_number=self.round_number[match])
+                                  round_points=self.round_points[match], round_number=self.round_number[match],
+                                  engine=self.engine)
         return ctx.reshape(4, k, -1).swapaxes(0, 1), columns
 
 
