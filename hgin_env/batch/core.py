@@ -261,6 +261,9 @@ class BatchGame(TableBatch):
         """bool [N, 108]: the legal actions of each match's acting seat (a view; do not keep)."""
         if self._mask_fresh:
             return self._mask
+        if self._kernels is not None and not self._obs_fresh:
+            self._compiled_views()
+            return self._mask
         if self._kernels is None:  # the compiled masks write every entry
             self._mask.fill(False)
         self.table_masks(None if self._one_table else self.seating.acting_table, self._mask)
@@ -274,6 +277,9 @@ class BatchGame(TableBatch):
         if self._obs_fresh:
             return self._obs
         if self._kernels is not None:
+            if not self._mask_fresh:
+                self._compiled_views()
+                return self._obs
             tables = self.table_range if self._one_table else self.seating.acting_table
             self.observe_tables(self._obs, tables, self.arange, self.current_seat, self.context)
         else:
@@ -281,6 +287,14 @@ class BatchGame(TableBatch):
             self._obs[:, self._ctx_slice] = self.context[self.arange, self.current_seat]
         self._obs_fresh = True
         return self._obs
+
+    def _compiled_views(self) -> None:
+        """The compiled engine's observations and masks of every acting seat, in one kernel
+        call (``kernels.table_views``): whichever the caller asks first brings both."""
+        tables = self.table_range if self._one_table else self.seating.acting_table
+        self._kernels.table_views(self._obs, self._mask, tables, self.arange, self.current_seat, self.context,
+                                  self._obs_offsets, self._kernel_state, self._big_gin)
+        self._obs_fresh = self._mask_fresh = True
 
     def observations_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(observations, masks) of the acting seats of matches ``rows`` only (new arrays,
@@ -292,11 +306,13 @@ class BatchGame(TableBatch):
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         t = rows if self._one_table else self.seating.acting_table[rows]
         obs = np.empty((rows.size, self.layout.size), dtype=np.float32)
-        if self._kernels is not None:
-            self.observe_tables(obs, t, rows, self.current_seat, self.context)
-        else:
-            self.table_observations(obs, t)
-            obs[:, self._ctx_slice] = self.context[rows, self.current_seat[rows]]
+        if self._kernels is not None:  # both in one call; the compiled masks write every entry
+            masks = np.empty((rows.size, A.NUM_ACTIONS), dtype=bool)
+            self._kernels.table_views(obs, masks, np.ascontiguousarray(t, dtype=np.int64), rows, self.current_seat,
+                                      self.context, self._obs_offsets, self._kernel_state, self._big_gin)
+            return obs, masks
+        self.table_observations(obs, t)
+        obs[:, self._ctx_slice] = self.context[rows, self.current_seat[rows]]
         masks = np.zeros((rows.size, A.NUM_ACTIONS), dtype=bool)
         self.table_masks(t, masks)
         return obs, masks
