@@ -53,9 +53,9 @@ def _same(a: dict, b: dict) -> None:
             assert x.bit_generator.state == y.bit_generator.state, k
         elif isinstance(x, list) and x and isinstance(x[0], np.random.Generator):
             assert [g.bit_generator.state for g in x] == [g.bit_generator.state for g in y], k
-        elif hasattr(x, "batch"):  # the format's seating: its own state, without the batch
-            _same({j: v for j, v in vars(x).items() if j != "batch"},
-                  {j: v for j, v in vars(y).items() if j != "batch"})
+        elif hasattr(x, "table_seats"):  # the format's seating: its own state (the rules compared alone)
+            _same({j: v for j, v in vars(x).items() if j != "rules"},
+                  {j: v for j, v in vars(y).items() if j != "rules"})
         else:
             assert x == y, k
 

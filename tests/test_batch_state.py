@@ -46,3 +46,22 @@ def test_put_copies_the_stored_fields_of_the_given_rows():
     for name in S.STORED:
         np.testing.assert_array_equal(getattr(dst, name)[[3, 0]], getattr(src, name)[[1, 2]], err_msg=name)
     assert (dst.after[3] == NO_DW).all()  # derived: the caller refreshes it
+
+
+def test_the_batch_fields_are_read_only_views_of_the_record():
+    """``batch.hands`` and the other field names read the record (one way to reach an array);
+    none can be rebound behind the record's back."""
+    batch = BatchGame(3, seed=0, engine="numpy")
+    for name in TableState._fields:
+        assert getattr(batch, name) is getattr(batch.state, name)
+    with pytest.raises(AttributeError):
+        batch.phase = np.zeros(3, dtype=np.int64)
+
+
+@pytest.mark.parametrize("rules", ["hollywood", "hollywood_three_hand", "hollywood_partnership"])
+def test_a_seating_holds_nothing_of_the_batch(rules):
+    """A batched step reads one way (engine -> formats -> sheets): the seating keeps its own
+    arrays and the rules, never the batch, its sheets or its generators."""
+    batch = BatchGame(2, rules=rules, seed=0)
+    for value in vars(batch.seating).values():
+        assert not isinstance(value, BatchGame | list | np.random.Generator)

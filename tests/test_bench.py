@@ -56,3 +56,19 @@ def test_commits_bench_runs_at_toy_size(tmp_path):
     report = json.loads(out.read_text())
     assert set(report) == set(CONTENDERS)
     assert all(row["this"] > 0 and row["other"] > 0 for row in report.values())
+
+
+def test_commits_bench_sweeps_tables_and_formats(tmp_path):
+    """--tables and --profiles: one batched row per (profile, batch size), the AEC rows left out."""
+    import json
+    from pathlib import Path
+
+    from eval.bench.commits import batched_name, main
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "sweep.json"
+    assert main(["--other", str(root), "--rounds", "1", "--steps", "64", "--tables", "4", "16", "--no-aec",
+                 "--profiles", "hollywood", "hollywood_three_hand", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert set(report) == {batched_name(p, n) for p in ("hollywood", "hollywood_three_hand") for n in (4, 16)}
+    assert all(row["this"] > 0 and row["other"] > 0 for row in report.values())

@@ -220,3 +220,38 @@ def test_a_copied_compiled_batch_steps_its_own_arrays(copy_of):
         masks = games.legal_action_masks()
         games.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
     np.testing.assert_array_equal(games.observations(), twin.observations())
+
+
+@pytest.mark.parametrize("fmt", ["duel", "three_hand", "partnership"])
+def test_compiled_context_rows_equal_the_numpy_reference(fmt):
+    """The context rows' compiled mirror (observation/context_kernels.py) writes exactly the
+    float32 values of ``format_context_rows`` / ``sheet_context_rows`` on random sheets:
+    column totals past the clip, open and won columns, every seat, sitting out or not."""
+    from hgin_env.observation.context import format_context_rows, sheet_context_rows
+
+    rng = np.random.default_rng(7)
+    k, ncols = 200, 3
+    rows = {"duel": 2, "three_hand": 3, "partnership": 2}[fmt]
+    columns = rng.integers(0, 700, size=(k, rows, ncols))
+    wins = rng.integers(0, 40, size=(k, rows))
+    winners = rng.integers(-1, rows, size=(k, ncols))
+    seats = {"duel": 2, "three_hand": 3, "partnership": 4}[fmt]
+    seat = rng.integers(0, seats, size=k)
+    for target in (100, 150):
+        if fmt == "duel":
+            opponent = np.where(rng.random(k) < 0.2, -1, 1 - seat)
+            got = [sheet_context_rows(columns, wins, winners, seat, opponent, target, engine=e)
+                   for e in ("numpy", "numba")]
+        elif fmt == "three_hand":
+            sitting_out = rng.integers(0, 3, size=k)
+            opponent = np.where(seat == sitting_out, -1, 3 - seat - sitting_out)
+            kw = dict(opponent=opponent, sitting_out=sitting_out, hands_played=rng.integers(0, 2000, size=k))
+            got = [format_context_rows(fmt, columns, wins, winners, target, seat, engine=e, **kw)
+                   for e in ("numpy", "numba")]
+        else:
+            kw = dict(partner_running=rng.random(k) < 0.5, round_points=rng.integers(0, 600, size=(k, 2)),
+                      round_number=rng.integers(0, 2000, size=k))
+            got = [format_context_rows(fmt, columns, wins, winners, target, seat, engine=e, **kw)
+                   for e in ("numpy", "numba")]
+        assert got[0].dtype == got[1].dtype == np.float32 and got[0].shape == got[1].shape
+        assert np.array_equal(got[0], got[1])

@@ -58,7 +58,7 @@ from ..observation import KNOCK_LIMIT_SCALE, STOCK_SCALE, ObservationLayout
 from ..rewards import SheetChange, check_match_bonus, check_mode, step_rewards
 from ..rules import Rules, get_rules
 from ..sheets import Sheet
-from .formats import SEATINGS, Deal, SheetEntry
+from .formats import SEATINGS, Deal, SheetEntry, record_entry
 from .tables import FRACTION, TableBatch, bits, cards_of_masks
 
 __all__ = ["HAND_KINDS", "PRIVILEGED_SIZE", "PRIVILEGED_SLICES", "BatchGame", "StepResult", "cards_of_masks",
@@ -145,12 +145,12 @@ class BatchGame(TableBatch):
         seating_cls = SEATINGS[self.format]
         super().__init__(n * seating_cls.tables_per_match, rules, ObservationLayout.for_rules(rules), engine)
         self.arange = np.arange(n)
-        self.seating = seating_cls(self)
+        self.seating = seating_cls(n, rules, self.engine)
         self._one_table = seating_cls.one_table
         rows = 2 if self.format == "partnership" else self.num_players
         self._row_seats = tuple(self.seating.row_seats(r) for r in range(rows))
         #: The seat that acts in each match (a duel's is its table's ``current_player``).
-        self.current_seat = self.current_player if self.format == "duel" else np.zeros(n, dtype=np.int64)
+        self.current_seat = self.state.current_player if self.format == "duel" else np.zeros(n, dtype=np.int64)
         # Match state: the exact scalar sheet per match, mirrored for observations.
         self.rng = np.random.default_rng(seed)
         self.boards: list[Sheet] = []
@@ -190,7 +190,7 @@ class BatchGame(TableBatch):
         for i in range(n):
             self.boards.append(new_sheet(rules))
             self.rngs.append(np.random.default_rng(int(seeds[i])))
-            deals += self.seating.start(i)
+            deals += self.seating.start(i, self.rngs[i])
         self._deal(deals)
         self.update_contexts(self.arange)
         self._after_step(self.table_range)
@@ -217,7 +217,7 @@ class BatchGame(TableBatch):
         self.dead_hands[i] = 0
         self.hand_number[i] = 0
         self.hands_played[i] = 0
-        return self.seating.start(i)
+        return self.seating.start(i, self.rngs[i])
 
     def restart_all(self) -> None:
         """Abandon every running match and start fresh ones, their seeds drawn from the
@@ -233,16 +233,18 @@ class BatchGame(TableBatch):
     def update_contexts(self, idx: np.ndarray) -> None:
         """Recompute the observation contexts and column totals of matches ``idx`` (after
         their sheet or seating changed) from the seating."""
-        self.context[idx], self.columns[idx] = self.seating.contexts(idx)
+        self.context[idx], self.columns[idx] = self.seating.contexts(idx, [self.boards[i] for i in idx], self.state,
+                                                                     self.hands_played)
 
     def _after_step(self, tables: np.ndarray) -> None:
         """Refresh the derived state of ``tables`` and each match's acting seat."""
+        st = self.state
         self.refresh_tables(tables)
         self._obs_fresh = False
         self._mask_fresh = False
         if self.format != "duel":
             t = self.seating.acting_table
-            self.current_seat[:] = self.seating.table_seats[t, self.current_player[t]]
+            self.current_seat[:] = self.seating.table_seats[t, st.current_player[t]]
 
     @property
     def acting_table(self) -> np.ndarray:
@@ -259,6 +261,9 @@ class BatchGame(TableBatch):
         """bool [N, 108]: the legal actions of each match's acting seat (a view; do not keep)."""
         if self._mask_fresh:
             return self._mask
+        if self._kernels is not None and not self._obs_fresh:
+            self._compiled_views()
+            return self._mask
         if self._kernels is None:  # the compiled masks write every entry
             self._mask.fill(False)
         self.table_masks(None if self._one_table else self.seating.acting_table, self._mask)
@@ -272,6 +277,9 @@ class BatchGame(TableBatch):
         if self._obs_fresh:
             return self._obs
         if self._kernels is not None:
+            if not self._mask_fresh:
+                self._compiled_views()
+                return self._obs
             tables = self.table_range if self._one_table else self.seating.acting_table
             self.observe_tables(self._obs, tables, self.arange, self.current_seat, self.context)
         else:
@@ -279,6 +287,14 @@ class BatchGame(TableBatch):
             self._obs[:, self._ctx_slice] = self.context[self.arange, self.current_seat]
         self._obs_fresh = True
         return self._obs
+
+    def _compiled_views(self) -> None:
+        """The compiled engine's observations and masks of every acting seat, in one kernel
+        call (``kernels.table_views``): whichever the caller asks first brings both."""
+        tables = self.table_range if self._one_table else self.seating.acting_table
+        self._kernels.table_views(self._obs, self._mask, tables, self.arange, self.current_seat, self.context,
+                                  self._obs_offsets, self._kernel_state, self._big_gin)
+        self._obs_fresh = self._mask_fresh = True
 
     def observations_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(observations, masks) of the acting seats of matches ``rows`` only (new arrays,
@@ -290,11 +306,13 @@ class BatchGame(TableBatch):
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         t = rows if self._one_table else self.seating.acting_table[rows]
         obs = np.empty((rows.size, self.layout.size), dtype=np.float32)
-        if self._kernels is not None:
-            self.observe_tables(obs, t, rows, self.current_seat, self.context)
-        else:
-            self.table_observations(obs, t)
-            obs[:, self._ctx_slice] = self.context[rows, self.current_seat[rows]]
+        if self._kernels is not None:  # both in one call; the compiled masks write every entry
+            masks = np.empty((rows.size, A.NUM_ACTIONS), dtype=bool)
+            self._kernels.table_views(obs, masks, np.ascontiguousarray(t, dtype=np.int64), rows, self.current_seat,
+                                      self.context, self._obs_offsets, self._kernel_state, self._big_gin)
+            return obs, masks
+        self.table_observations(obs, t)
+        obs[:, self._ctx_slice] = self.context[rows, self.current_seat[rows]]
         masks = np.zeros((rows.size, A.NUM_ACTIONS), dtype=bool)
         self.table_masks(t, masks)
         return obs, masks
@@ -312,6 +330,7 @@ class BatchGame(TableBatch):
         learners' and the opponents' actions once each, where they arrive): an int64 array
         of legal ids or ``NO_MOVE``, trusted as it is.
         """
+        st = self.state
         n = self.n
         a = actions if checked else A.as_actions(actions, n, self.legal_action_masks(), allow_no_move=True)
         moved = self.arange if a.min() >= 0 else np.flatnonzero(a >= 0)
@@ -322,7 +341,7 @@ class BatchGame(TableBatch):
             acting = self.seating.acting_table[moved]
             table_actions = np.full(self.table_range.size, -1, dtype=np.int64)
             table_actions[acting] = a[moved]
-            player_before = self.current_player[acting]
+            player_before = st.current_player[acting]
         out = StepResult(
             rewards=np.zeros((n, self.num_players), dtype=np.float32), hand_over=np.zeros(n, dtype=bool),
             match_over=np.zeros(n, dtype=bool), truncated=np.zeros(n, dtype=bool),
@@ -334,13 +353,14 @@ class BatchGame(TableBatch):
         dealt = self._end_hands(ended, table_actions, out) if ended else []
         if not self._one_table:
             going = ~out.hand_over[moved]
-            self.seating.after_moves(moved[going], player_before[going])
+            self.seating.after_moves(moved[going], player_before[going], st)
         self._after_step(np.array(sorted(set(ended).union(dealt)), dtype=np.int64) if ended else _NO_TABLES)
         return out
 
     def _end_hands(self, ended: list[int], a: np.ndarray, out: StepResult) -> list[int]:
         """Showdowns (exact ``settle``), sheets and the next deals, hand by hand: a few
         matches per step end a hand. Returns the tables dealt."""
+        st = self.state
         per = self.seating.tables_per_match
         deals: list[Deal] = []
         changed: list[int] = []
@@ -357,7 +377,7 @@ class BatchGame(TableBatch):
                 self.dead_hands[i] += 1
                 self.seat_dead_hands[i, seats] += 1
             else:
-                k = int(self.current_player[t])
+                k = int(st.current_player[t])
                 w = k if result.winner == "knocker" else 1 - k
                 winner, loser, points = int(seats[w]), int(seats[1 - w]), result.points
                 code = KIND_CODE[result.kind]
@@ -371,13 +391,13 @@ class BatchGame(TableBatch):
                 self.points_lost[i, loser] += points
             out.hand_over[i] = True
             self.hands_played[i] += 1
-            board = self.boards[i]
-            before = list(board.column_winners)
-            entry = self.seating.hand_over(i, t, winner, loser, points)
+            entry = self.seating.hand_over(i, t, winner, loser, points, st)
             changed.append(i)
             if entry is None:  # a partnership table waits for the other one
-                self.phase[t] = PHASE_HAND_OVER
+                st.phase[t] = PHASE_HAND_OVER
                 continue
+            board = self.boards[i]
+            decided = record_entry(board, entry)
             out.round_over[i] = self.format == "partnership"
             outcome = None
             end = self.rules.match_end(board.match_over, self._rounds_played(i))
@@ -391,13 +411,13 @@ class BatchGame(TableBatch):
                 out.match_over[i] = out.truncated[i] = True
                 outcome = match_outcome(self.num_players, ())
             if entry.row is not None or outcome is not None:  # the one reward function of every path
-                out.rewards[i] += step_rewards(self.reward_mode, self._sheet_change(entry, before, outcome),
+                out.rewards[i] += step_rewards(self.reward_mode, self._sheet_change(entry, decided, outcome),
                                                self.match_bonus)
             if out.match_over[i]:
                 out.finished[i] = self._summary(i, bool(out.truncated[i]))
                 deals += self._new_match(i)
             else:
-                deals += self.seating.next_deals(i, entry)
+                deals += self.seating.next_deals(i, entry, self.rngs[i], st)
         self._deal(deals)
         if changed:
             self.update_contexts(np.unique(np.array(changed, dtype=np.int64)))
@@ -409,11 +429,11 @@ class BatchGame(TableBatch):
             return int(self.seating.round_number[i]) + 1
         return int(self.hands_played[i])
 
-    def _sheet_change(self, entry: SheetEntry, columns_before: list[int | None],
+    def _sheet_change(self, entry: SheetEntry, decided: list[int],
                       outcome: tuple[float, ...] | None) -> SheetChange:
         """The step's :class:`~hgin_env.rewards.SheetChange` for ``entry``: the hand's
         points between its two seats (a seat sitting out 0), or a partnership round's net
-        to each partner; the columns it decided; the match outcome if it ended."""
+        to each partner; the columns it decided (``decided``); the match outcome if it ended."""
         points = [0.0] * self.num_players
         if entry.row is not None:
             if entry.winner_seat is not None:  # a hand: its winner and loser
@@ -422,7 +442,7 @@ class BatchGame(TableBatch):
                 for s in range(self.num_players):
                     points[s] = float(entry.points) if s % 2 == entry.row else -float(entry.points)
         return SheetChange(row_seats=self._row_seats, points=tuple(points),
-                           columns_won=(entry.row,) * len(entry.decided), num_columns=self.rules.columns,
+                           columns_won=(entry.row,) * len(decided), num_columns=self.rules.columns,
                            outcome=outcome)
 
     def _summary(self, i: int, truncated: bool) -> dict:
@@ -485,6 +505,7 @@ class BatchGame(TableBatch):
         deadwoods only when it is its table's player to act, as ``encode`` gives them), a
         seat sitting out the table's public cards, each with its own context. A new array,
         vectorised (a search asks once per decision, not per step)."""
+        st = self.state
         rows = np.asarray(rows, dtype=np.int64)
         seats = np.asarray(seats, dtype=np.int64)
         if rows.shape != seats.shape or rows.ndim != 1:
@@ -498,16 +519,16 @@ class BatchGame(TableBatch):
         sitting = p < 0
         pp = np.where(sitting, 0, p)
         q = 1 - pp
-        pile_len = self.pile_len[t]
-        top_card = self.pile[t, np.maximum(pile_len - 1, 0)]
+        pile_len = st.pile_len[t]
+        top_card = st.pile[t, np.maximum(pile_len - 1, 0)]
         top = np.where(pile_len > 0, np.uint64(1) << top_card.astype(np.uint64), np.uint64(0))
         masks = np.zeros((k, 6), dtype=np.uint64)
-        masks[:, 0] = self.hands[t, pp]
+        masks[:, 0] = st.hands[t, pp]
         masks[:, 1] = top
-        masks[:, 2] = self.pile_mask[t] & ~top
-        masks[:, 3] = self.known[t, q]
-        masks[:, 4] = self.discarded[t, q]
-        masks[:, 5] = self.discarded[t, pp]
+        masks[:, 2] = st.pile_mask[t] & ~top
+        masks[:, 3] = st.known[t, q]
+        masks[:, 4] = st.discarded[t, q]
+        masks[:, 5] = st.discarded[t, pp]
         masks[sitting, 0] = 0  # a seat sitting out holds nothing and saw only the pile
         masks[sitting, 3:] = 0
         b = bits(masks)
@@ -517,18 +538,18 @@ class BatchGame(TableBatch):
         out[:, s["discard_deadwood"]] = 1.0
         out[:, s["deadwood"].start] = np.where(sitting, 0.0, FRACTION[min_deadwood_batch(masks[:, 0])])
         out[:, s["take_deadwood"].start] = 1.0
-        out[:, s["stock_size"].start] = (NUM_CARDS - self.stock_pos[t]) / STOCK_SCALE
-        phase = self.phase[t]
+        out[:, s["stock_size"].start] = (NUM_CARDS - st.stock_pos[t]) / STOCK_SCALE
+        phase = st.phase[t]
         live = np.flatnonzero((phase < PHASE_HAND_OVER) & ~sitting)
         out[live, s["phase"].start + phase[live]] = 1.0
-        out[:, s["knock_limit"].start] = self.knock_limit[t] / KNOCK_LIMIT_SCALE
-        out[:, s["doubled"].start] = self.multiplier[t] > 1
-        out[:, s["is_dealer"].start] = np.where(sitting, True, self.dealer[t] == pp)
-        out[:, s["opponent_passed"].start] = np.where(sitting, False, self.passed[t, q])
+        out[:, s["knock_limit"].start] = st.knock_limit[t] / KNOCK_LIMIT_SCALE
+        out[:, s["doubled"].start] = st.multiplier[t] > 1
+        out[:, s["is_dealer"].start] = np.where(sitting, True, st.dealer[t] == pp)
+        out[:, s["opponent_passed"].start] = np.where(sitting, False, st.passed[t, q])
         # The player to act at its table (the acting seat, or in a partnership the next to act
         # at the waiting table) sees its discard and take deadwoods, as ``encode`` gives them
         # to a table's current player: the table's derived state holds them for every table.
-        current = np.flatnonzero(~sitting & (self.current_player[t] == pp) & (phase < PHASE_HAND_OVER))
+        current = np.flatnonzero(~sitting & (st.current_player[t] == pp) & (phase < PHASE_HAND_OVER))
         if current.size:
             block = np.zeros((current.size, self.layout.size), dtype=np.float32)
             self.table_observations(block, t[current])
@@ -542,36 +563,39 @@ class BatchGame(TableBatch):
         the acting seat): its opponent's hand and deadwood (the opponent's last ten-card
         deadwood while it holds eleven) and its table's next stock card, all zero for a
         seat sitting out or a finished table; in a partnership then the partner's table."""
+        st = self.state
         rows = np.asarray(rows, dtype=np.int64)
         seats = np.asarray(seats, dtype=np.int64)
         t, p = self.seat_tables(rows, seats)
         k = rows.size
         out = np.zeros((k, privileged_size(self.format)), dtype=np.float32)
-        mine = np.flatnonzero((p >= 0) & (self.phase[t] != PHASE_HAND_OVER))
+        mine = np.flatnonzero((p >= 0) & (st.phase[t] != PHASE_HAND_OVER))
         tm, q = t[mine], 1 - p[mine]
-        out[mine, :NUM_CARDS] = bits(self.hands[tm, q])
-        pos = self.stock_pos[tm]
+        out[mine, :NUM_CARDS] = bits(st.hands[tm, q])
+        pos = st.stock_pos[tm]
         has_stock = np.flatnonzero(pos < NUM_CARDS)
-        out[mine[has_stock], NUM_CARDS + self.decks[tm[has_stock], pos[has_stock]]] = 1.0
-        out[mine, 2 * NUM_CARDS] = FRACTION[self.dw10[tm, q]]
+        out[mine[has_stock], NUM_CARDS + st.decks[tm[has_stock], pos[has_stock]]] = 1.0
+        out[mine, 2 * NUM_CARDS] = FRACTION[st.dw10[tm, q]]
         if self.format == "partnership":
             other = t ^ 1
             partner = (seats + 2) % 4
             pp = np.where(self.seating.table_seats[other, 0] == partner, 0, 1)
-            running = np.flatnonzero(self.phase[other] != PHASE_HAND_OVER)
+            running = np.flatnonzero(st.phase[other] != PHASE_HAND_OVER)
             o, pr = other[running], pp[running]
             base = 2 * NUM_CARDS + 1
-            out[running, base:base + NUM_CARDS] = bits(self.hands[o, pr])
-            out[running, base + NUM_CARDS:base + 2 * NUM_CARDS] = bits(self.hands[o, 1 - pr])
-            out[running, base + 2 * NUM_CARDS] = FRACTION[self.dw10[o, pr]]
-            out[running, base + 2 * NUM_CARDS + 1] = FRACTION[self.dw10[o, 1 - pr]]
+            out[running, base:base + NUM_CARDS] = bits(st.hands[o, pr])
+            out[running, base + NUM_CARDS:base + 2 * NUM_CARDS] = bits(st.hands[o, 1 - pr])
+            out[running, base + 2 * NUM_CARDS] = FRACTION[st.dw10[o, pr]]
+            out[running, base + 2 * NUM_CARDS + 1] = FRACTION[st.dw10[o, 1 - pr]]
         return out
 
     def stock_size(self) -> np.ndarray:
         """Cards left in the stock of each table."""
-        return NUM_CARDS - self.stock_pos
+        st = self.state
+        return NUM_CARDS - st.stock_pos
 
     def discard_top(self) -> np.ndarray:
         """Top card of each table's pile, -1 when empty."""
-        top = self.pile[self.table_range, np.maximum(self.pile_len - 1, 0)]
-        return np.where(self.pile_len > 0, top, -1)
+        st = self.state
+        top = st.pile[self.table_range, np.maximum(st.pile_len - 1, 0)]
+        return np.where(st.pile_len > 0, top, -1)

@@ -30,5 +30,11 @@ def warm_kernels() -> float:
         masks = batch.legal_action_masks()
         batch.step(np.argmax(masks, axis=1))
     batch.observations_of(np.array([0]))
+    # Observations and masks come from one kernel (``table_views``) when both are stale;
+    # each alone too, when the other is fresh.
+    batch._mask_fresh = False
+    batch.legal_action_masks()
+    batch._obs_fresh = False
+    batch.observations()
     encode(Game(seed=0), 0, engine="numba")
     return time.perf_counter() - t0

@@ -17,16 +17,17 @@ its round score (``round_score``) and teams (``TEAMS``), and the sheets (``new_s
   turn while both run; the round's score goes on the team sheet when both hands are over.
 
 A seating keeps its format's per-match state (who sits out, the round, its points so far)
-and is driven by :class:`hgin_env.batch.BatchGame`, which owns the generic match state
-(generators, sheets, tallies, the acting seat), the table state and the step. A seating
-reads the batch's arrays and writes only its own: what changes in the batch it returns (the
-deals to make, the sheet entry, the contexts), and the batch applies it.
+and holds nothing of the batch: :class:`hgin_env.batch.BatchGame` passes down what a call
+reads (a match's generator and the finished hand; the table state; the sheets for the
+contexts) and applies what it returns (the deals to make, the sheet entry, the contexts).
+So a batched step reads one way, engine -> formats -> sheets: the tables step, the seating
+turns each finished hand into a :class:`SheetEntry`, and :func:`record_entry` puts it on
+the match's sheet; nothing here calls back up.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
@@ -44,22 +45,7 @@ from ..match import (
 from ..observation import format_context_rows, sheet_arrays, sheet_context_rows
 from ..rules import Rules
 from ..sheets import Sheet
-
-
-class MatchArrays(Protocol):
-    """What a seating reads of the batch that drives it: the tables' arrays
-    (:class:`~hgin_env.batch.state.TableState`) and the matches' sheets and generators
-    (it records hands on the sheets and draws deals from the generators).
-    :class:`~hgin_env.batch.BatchGame` is the one implementation; naming the interface here,
-    not that class, keeps this module below ``core``."""
-
-    n: int
-    rules: Rules
-    boards: list[Sheet]
-    rngs: list[np.random.Generator]
-    phase: np.ndarray
-    current_player: np.ndarray
-    hands_played: np.ndarray
+from .state import TableState
 
 
 @dataclass
@@ -74,29 +60,40 @@ class Deal:
 
 @dataclass
 class SheetEntry:
-    """What a finished hand (duel, three-hand) or round (partnership) put on the sheet:
-    the winning row and its points (None, 0: a dead hand or a round with a net of 0), the
-    columns it decided, and the seats of each row."""
+    """What a finished hand (duel, three-hand) or round (partnership) puts on the sheet:
+    the winning row and its points (None, 0: a dead hand or a round with a net of 0), and
+    the seats that played the hand (duel, three-hand): its winner and loser."""
 
     row: int | None
     points: int
-    decided: list[int]
-    #: The seats that played the hand (duel, three-hand): its winner and loser.
     winner_seat: int | None = None
     loser_seat: int | None = None
 
 
+def record_entry(sheet: Sheet, entry: SheetEntry) -> list[int]:
+    """Put ``entry`` on ``sheet`` (the scalar ``Match``'s calls: ``record``, or
+    ``record_void`` for a dead hand or a round with a net of 0); returns the columns it
+    decided. The one place a batched step writes a sheet."""
+    if entry.row is None:
+        sheet.record_void()
+        return []
+    return sheet.record(entry.row, entry.points)
+
+
 class Seating:
-    """The interface :class:`~hgin_env.batch.BatchGame` drives (see the module docstring)."""
+    """The interface :class:`~hgin_env.batch.BatchGame` drives (see the module docstring):
+    every method takes what it reads and returns what changes outside the seating's own
+    arrays."""
 
     #: Tables per match.
     tables_per_match = 1
     #: Whether table ``i`` is match ``i`` and the acting table never changes.
     one_table = True
 
-    def __init__(self, batch: MatchArrays):
-        self.batch = batch
-        n = batch.n
+    def __init__(self, n: int, rules: Rules, engine: str = "numpy"):
+        self.rules = rules
+        #: The engine of the context rows ("numba": their compiled mirror; the batch's engine).
+        self.engine = engine
         t = n * self.tables_per_match
         #: The seat of each table's players 0 and 1.
         self.table_seats = np.tile(np.array([0, 1], dtype=np.int64), (t, 1))
@@ -107,104 +104,98 @@ class Seating:
         """The seats of a sheet row: a player, or a partnership's team."""
         return (row,)
 
-    def start(self, i: int) -> list[Deal]:
-        """Match ``i`` starts (its generator and sheet are fresh): draw the first dealer and
-        return its first deal(s)."""
+    def start(self, i: int, rng: np.random.Generator) -> list[Deal]:
+        """Match ``i`` starts (``rng`` its fresh generator, its sheet fresh): draw the first
+        dealer and return its first deal(s)."""
         raise NotImplementedError
 
-    def hand_over(self, i: int, t: int, winner: int | None, loser: int | None,
-                  points: int) -> SheetEntry | None:
+    def hand_over(self, i: int, t: int, winner: int | None, loser: int | None, points: int,
+                  state: TableState) -> SheetEntry | None:
         """The hand at table ``t`` of match ``i`` ended (``winner``/``loser`` seats, None for
-        a dead hand): record it on the sheet and return the entry, or None if the sheet
-        waits (a partnership table whose partner table plays on: the batch marks the table
-        ``PHASE_HAND_OVER`` until the round's next deal)."""
+        a dead hand): the entry for the sheet, or None if the sheet waits (a partnership
+        table whose partner table plays on: the batch marks the table ``PHASE_HAND_OVER``
+        until the round's next deal)."""
         raise NotImplementedError
 
-    def next_deals(self, i: int, entry: SheetEntry) -> list[Deal]:
-        """The deal(s) after ``entry`` when match ``i`` goes on."""
+    def next_deals(self, i: int, entry: SheetEntry, rng: np.random.Generator, state: TableState) -> list[Deal]:
+        """The deal(s) after ``entry`` when match ``i`` goes on (``rng`` its generator)."""
         raise NotImplementedError
 
-    def after_moves(self, moved: np.ndarray, player_before: np.ndarray) -> None:
+    def after_moves(self, moved: np.ndarray, player_before: np.ndarray, state: TableState) -> None:
         """After a step, matches ``moved`` whose hand went on: switch the acting table where
         the format alternates tables."""
 
-    def contexts(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The observation contexts of matches ``idx`` (float32 [k, seats, ...]: every seat's
-        part after the table slices) and their sheets' column totals (int64 [k, rows, C]),
-        recomputed after their sheet or seating changed; the batch stores them."""
+    def contexts(self, idx: np.ndarray, sheets: list[Sheet], state: TableState,
+                 hands_played: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The observation contexts of matches ``idx`` (``sheets[k]`` match ``idx[k]``'s
+        sheet; ``hands_played`` every match's finished hands): float32 [k, seats, ...]
+        (every seat's part after the table slices) and the sheets' column totals
+        (int64 [k, rows, C]), recomputed after their sheet or seating changed; the batch
+        stores them."""
         raise NotImplementedError
 
 
 class DuelSeating(Seating):
     """The duel: match ``i`` is table ``i``, seat ``p`` is player ``p`` (``Game``)."""
 
-    def start(self, i: int) -> list[Deal]:
-        rng = self.batch.rngs[i]
-        dealer = first_dealer_of(self.batch.rules, rng)
+    def start(self, i: int, rng: np.random.Generator) -> list[Deal]:
+        dealer = first_dealer_of(self.rules, rng)
         return [Deal(i, rng.permutation(NUM_CARDS), dealer)]
 
-    def hand_over(self, i: int, t: int, winner: int | None, loser: int | None,
-                  points: int) -> SheetEntry:
-        board = self.batch.boards[i]
-        if winner is None:
-            board.record_dead()
-            return SheetEntry(None, 0, [])
-        return SheetEntry(winner, points, board.record(winner, points), winner, loser)
+    def hand_over(self, i: int, t: int, winner: int | None, loser: int | None, points: int,
+                  state: TableState) -> SheetEntry:
+        return SheetEntry(None, 0) if winner is None else SheetEntry(winner, points, winner, loser)
 
-    def next_deals(self, i: int, entry: SheetEntry) -> list[Deal]:
-        batch = self.batch
-        dealer = batch.rules.next_dealer(int(batch.dealer[i]), entry.winner_seat, entry.loser_seat)
-        return [Deal(i, batch.rngs[i].permutation(NUM_CARDS), dealer)]
+    def next_deals(self, i: int, entry: SheetEntry, rng: np.random.Generator, state: TableState) -> list[Deal]:
+        dealer = self.rules.next_dealer(int(state.dealer[i]), entry.winner_seat, entry.loser_seat)
+        return [Deal(i, rng.permutation(NUM_CARDS), dealer)]
 
-    def contexts(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        batch = self.batch
-        columns, wins, winners = sheet_arrays([batch.boards[i] for i in idx])
+    def contexts(self, idx: np.ndarray, sheets: list[Sheet], state: TableState,
+                 hands_played: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        columns, wins, winners = sheet_arrays(sheets)
         k = idx.size
         both = np.concatenate([np.zeros(k, dtype=np.int64), np.ones(k, dtype=np.int64)])
         ctx = sheet_context_rows(np.concatenate([columns, columns]), np.concatenate([wins, wins]),
-                                 np.concatenate([winners, winners]), both, 1 - both, batch.rules.target)
+                                 np.concatenate([winners, winners]), both, 1 - both, self.rules.target,
+                                 engine=self.engine)
         return ctx.reshape(2, k, -1).swapaxes(0, 1), columns
 
 
 class ThreeHandSeating(Seating):
     """Three-hand (RULES.md §13): one table; ``sitting_out[i]`` is match ``i``'s dealer."""
 
-    def __init__(self, batch: MatchArrays):
-        super().__init__(batch)
-        self.sitting_out = np.zeros(batch.n, dtype=np.int64)
+    def __init__(self, n: int, rules: Rules, engine: str = "numpy"):
+        super().__init__(n, rules, engine)
+        self.sitting_out = np.zeros(n, dtype=np.int64)
 
-    def _deal(self, i: int, dealer: int) -> list[Deal]:
+    def _deal(self, i: int, dealer: int, rng: np.random.Generator) -> list[Deal]:
         self.sitting_out[i] = dealer
         self.table_seats[i] = three_hand_seats(dealer)
-        deck, _ = draw_deal(self.batch.rngs[i])
+        deck, _ = draw_deal(rng)
         return [Deal(i, deck, THREE_HAND_DEALER_PART)]
 
-    def start(self, i: int) -> list[Deal]:
-        return self._deal(i, first_dealer_of(self.batch.rules, self.batch.rngs[i]))
+    def start(self, i: int, rng: np.random.Generator) -> list[Deal]:
+        return self._deal(i, first_dealer_of(self.rules, rng), rng)
 
-    def hand_over(self, i: int, t: int, winner: int | None, loser: int | None,
-                  points: int) -> SheetEntry:
-        sheet = self.batch.boards[i]
-        if winner is None:
-            sheet.record_void()
-            return SheetEntry(None, 0, [])
-        return SheetEntry(winner, points, sheet.record(winner, points), winner, loser)
+    def hand_over(self, i: int, t: int, winner: int | None, loser: int | None, points: int,
+                  state: TableState) -> SheetEntry:
+        return SheetEntry(None, 0) if winner is None else SheetEntry(winner, points, winner, loser)
 
-    def next_deals(self, i: int, entry: SheetEntry) -> list[Deal]:
-        dealer = self.batch.rules.next_dealer(int(self.sitting_out[i]), entry.winner_seat, entry.loser_seat)
-        return self._deal(i, dealer)
+    def next_deals(self, i: int, entry: SheetEntry, rng: np.random.Generator, state: TableState) -> list[Deal]:
+        dealer = self.rules.next_dealer(int(self.sitting_out[i]), entry.winner_seat, entry.loser_seat)
+        return self._deal(i, dealer, rng)
 
-    def contexts(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        batch = self.batch
+    def contexts(self, idx: np.ndarray, sheets: list[Sheet], state: TableState,
+                 hands_played: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         k = idx.size
-        columns, wins, winners = sheet_arrays([batch.boards[i] for i in idx])
+        columns, wins, winners = sheet_arrays(sheets)
         seat = np.repeat(np.arange(3), k)  # rows: every match's seat 0, then seat 1, then 2
         rows = np.tile(np.arange(k), 3)
         seats = self.table_seats[idx][rows]  # the table's two seats, per row
         opponent = np.where(seats[:, 0] == seat, seats[:, 1], np.where(seats[:, 1] == seat, seats[:, 0], -1))
-        ctx = format_context_rows("three_hand", columns[rows], wins[rows], winners[rows], batch.rules.target,
+        ctx = format_context_rows("three_hand", columns[rows], wins[rows], winners[rows], self.rules.target,
                                   seat, opponent=opponent, sitting_out=self.sitting_out[idx][rows],
-                                  hands_played=batch.hands_played[idx][rows])
+                                  hands_played=hands_played[idx][rows], engine=self.engine)
         return ctx.reshape(3, k, -1).swapaxes(0, 1), columns
 
 
@@ -216,9 +207,8 @@ class PartnershipSeating(Seating):
     tables_per_match = 2
     one_table = False
 
-    def __init__(self, batch: MatchArrays):
-        super().__init__(batch)
-        n = batch.n
+    def __init__(self, n: int, rules: Rules, engine: str = "numpy"):
+        super().__init__(n, rules, engine)
         self.round_number = np.zeros(n, dtype=np.int64)
         self.dealing_team = np.zeros(n, dtype=np.int64)
         self.round_points = np.zeros((n, 2), dtype=np.int64)
@@ -228,8 +218,7 @@ class PartnershipSeating(Seating):
     def row_seats(self, row: int) -> tuple[int, ...]:
         return TEAMS[row]
 
-    def _deal_round(self, i: int) -> list[Deal]:
-        rng = self.batch.rngs[i]
+    def _deal_round(self, i: int, rng: np.random.Generator) -> list[Deal]:
         deals = []
         for k, seats in enumerate(partnership_tables(int(self.round_number[i]))):
             self.table_seats[2 * i + k] = seats
@@ -239,57 +228,55 @@ class PartnershipSeating(Seating):
         self.round_points[i] = 0
         return deals
 
-    def start(self, i: int) -> list[Deal]:
+    def start(self, i: int, rng: np.random.Generator) -> list[Deal]:
         self.round_number[i] = 0
         self.team_points[i] = 0
-        self.dealing_team[i] = first_dealer_of(self.batch.rules, self.batch.rngs[i])
-        return self._deal_round(i)
+        self.dealing_team[i] = first_dealer_of(self.rules, rng)
+        return self._deal_round(i, rng)
 
-    def hand_over(self, i: int, t: int, winner: int | None, loser: int | None,
-                  points: int) -> SheetEntry | None:
-        batch = self.batch
+    def hand_over(self, i: int, t: int, winner: int | None, loser: int | None, points: int,
+                  state: TableState) -> SheetEntry | None:
         if winner is not None:
             self.round_points[i, winner % 2] += points
         other = t ^ 1
-        if batch.phase[other] != PHASE_HAND_OVER:  # the other table plays on: it acts next
+        if state.phase[other] != PHASE_HAND_OVER:  # the other table plays on: it acts next
             self.acting_table[i] = other
             return None
         team, net = round_score(self.round_points[i])
-        sheet = batch.boards[i]
         if team is None:
-            sheet.record_void()
-            return SheetEntry(None, 0, [])
+            return SheetEntry(None, 0)
         self.team_points[i, team] += net
-        return SheetEntry(team, net, sheet.record(team, net))
+        return SheetEntry(team, net)
 
-    def next_deals(self, i: int, entry: SheetEntry) -> list[Deal]:
+    def next_deals(self, i: int, entry: SheetEntry, rng: np.random.Generator, state: TableState) -> list[Deal]:
         self.round_number[i] += 1
         self.dealing_team[i] = 1 - self.dealing_team[i]
-        return self._deal_round(i)
+        return self._deal_round(i, rng)
 
-    def after_moves(self, moved: np.ndarray, player_before: np.ndarray) -> None:
+    def after_moves(self, moved: np.ndarray, player_before: np.ndarray, state: TableState) -> None:
         """``Match._next_table``: after a turn (the acting player at the table changed:
         a discard, or a pass on the first upcard) the other table acts, while it runs."""
-        batch = self.batch
         t = self.acting_table[moved]
         other = t ^ 1
-        switch = (batch.current_player[t] != player_before) & (batch.phase[other] != PHASE_HAND_OVER) \
-            & (batch.phase[t] != PHASE_HAND_OVER)
+        phase = state.phase
+        switch = (state.current_player[t] != player_before) & (phase[other] != PHASE_HAND_OVER) \
+            & (phase[t] != PHASE_HAND_OVER)
         self.acting_table[moved[switch]] = other[switch]
 
-    def contexts(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        batch = self.batch
+    def contexts(self, idx: np.ndarray, sheets: list[Sheet], state: TableState,
+                 hands_played: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         k = idx.size
-        columns, wins, winners = sheet_arrays([batch.boards[i] for i in idx])
+        columns, wins, winners = sheet_arrays(sheets)
         seat = np.repeat(np.arange(4), k)
         rows = np.tile(np.arange(k), 4)
         match = idx[rows]
         partner = (seat + 2) % 4
         first = 2 * match
         partner_table = np.where((self.table_seats[first] == partner[:, None]).any(axis=1), first, first + 1)
-        ctx = format_context_rows("partnership", columns[rows], wins[rows], winners[rows], batch.rules.target,
-                                  seat, partner_running=batch.phase[partner_table] != PHASE_HAND_OVER,
-                                  round_points=self.round_points[match], round_number=self.round_number[match])
+        ctx = format_context_rows("partnership", columns[rows], wins[rows], winners[rows], self.rules.target,
+                                  seat, partner_running=state.phase[partner_table] != PHASE_HAND_OVER,
+                                  round_points=self.round_points[match], round_number=self.round_number[match],
+                                  engine=self.engine)
         return ctx.reshape(4, k, -1).swapaxes(0, 1), columns
 
 

@@ -304,3 +304,12 @@ def table_observations(o, tables, matches, seats, context, offsets, st) -> None:
                         take_dw[t], NUM_CARDS - stock_pos[t], phase[t], knock_limit[t],
                         multiplier[t] > 1, dealer[t] == p, passed[t, q])
         o[k, ctx:ctx + width] = context[matches[k], seats[matches[k]]]
+
+
+@njit(cache=True)
+def table_views(o, m, tables, matches, seats, context, offsets, st, big_gin) -> None:
+    """:func:`table_observations` and :func:`table_masks` of the same tables in one call: a
+    learner reads both every decision, and one dispatch of the record instead of two is
+    what a step costs at a few matches (docs/architecture.md, "The table state record")."""
+    table_observations(o, tables, matches, seats, context, offsets, st)
+    table_masks(tables, m, st, big_gin)

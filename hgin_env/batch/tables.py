@@ -95,11 +95,11 @@ class TableBatch:
         self.layout = layout
         self._slices = layout.slices
         self.table_range = np.arange(t)
-        #: THE table state (:class:`~hgin_env.batch.state.TableState`). Its arrays are also
-        #: this object's attributes (``self.hands is self.state.hands``), bound here from the
-        #: record's fields: the numpy methods below and the match layer read them by name.
+        #: THE table state (:class:`~hgin_env.batch.state.TableState`): the numpy methods
+        #: below read it as the kernels do (``st = self.state``); readers outside the engine
+        #: may use the read-only attributes of the same names (``batch.hands is
+        #: batch.state.hands``, :func:`_state_field`).
         self.state = TableState.zeros(t)
-        self.__dict__.update(self.state._asdict())
         # The numpy reference's reused work: the take computation (hand + face-up card minus
         # each held card), which is the after-discard table if the card is then taken.
         self._take_rows = np.zeros((t, 10), dtype=np.int16)
@@ -154,6 +154,7 @@ class TableBatch:
         player, 0 or 1, with the dealer's part), exactly as ``Game._deal`` deals a deck:
         cards 0..19 alternately to the non-dealer and the dealer, 20 the upcard, the rest
         the stock in drawing order. The caller refreshes the derived state."""
+        st = self.state
         if idx.size == 0:
             return
         if self._kernels is not None:
@@ -162,98 +163,100 @@ class TableBatch:
                                       np.ascontiguousarray(dealer, dtype=np.int64), self._kernel_state,
                                       self._deal_rules)
             return
-        self.decks[idx] = decks
-        self.dealer[idx] = dealer
+        st.decks[idx] = decks
+        st.dealer[idx] = dealer
         first = np.bitwise_or.reduce(_BIT[decks[:, 0:20:2]], axis=1)  # the non-dealer's cards
         second = np.bitwise_or.reduce(_BIT[decks[:, 1:20:2]], axis=1)
-        self.hands[idx, 1 - dealer] = first
-        self.hands[idx, dealer] = second
-        self.dw10[idx] = min_deadwood_batch(self.hands[idx])
+        st.hands[idx, 1 - dealer] = first
+        st.hands[idx, dealer] = second
+        st.dw10[idx] = min_deadwood_batch(st.hands[idx])
         up = decks[:, 20]
-        self.pile[idx, 0] = up
-        self.pile_len[idx] = 1
-        self.pile_mask[idx] = _BIT[up]
-        self.stock_pos[idx] = 21
+        st.pile[idx, 0] = up
+        st.pile_len[idx] = 1
+        st.pile_mask[idx] = _BIT[up]
+        st.stock_pos[idx] = 21
         r = self.rules
         if r.oklahoma:
             rank = up % NUM_RANKS
             limit = np.asarray(RANK_VALUES)[rank]
             if r.oklahoma_ace_gin_only:
                 limit = np.where(rank == 0, 0, limit)
-            self.knock_limit[idx] = limit
-            self.multiplier[idx] = np.where(up // NUM_RANKS == 3, r.spade_multiplier, 1)
+            st.knock_limit[idx] = limit
+            st.multiplier[idx] = np.where(up // NUM_RANKS == 3, r.spade_multiplier, 1)
         else:
-            self.knock_limit[idx] = r.knock_limit
-            self.multiplier[idx] = 1
-        self.current_player[idx] = 1 - dealer
+            st.knock_limit[idx] = r.knock_limit
+            st.multiplier[idx] = 1
+        st.current_player[idx] = 1 - dealer
         # As ``Game._deal``: without the offer (004) the non-dealer starts with a normal draw.
-        self.phase[idx] = PHASE_FIRST_UPCARD if r.first_upcard_offer else PHASE_DRAW
-        self.taken[idx] = -1
-        self.forced[idx] = False
-        self.known[idx] = 0
-        self.discarded[idx] = 0
-        self.passed[idx] = False
-        self.turns[idx] = 0
+        st.phase[idx] = PHASE_FIRST_UPCARD if r.first_upcard_offer else PHASE_DRAW
+        st.taken[idx] = -1
+        st.forced[idx] = False
+        st.known[idx] = 0
+        st.discarded[idx] = 0
+        st.passed[idx] = False
+        st.turns[idx] = 0
         self._after_ready[idx] = False
 
     # ------------------------------------------------------------------ derived state
     def refresh_tables(self, idx: np.ndarray) -> None:
         """Deadwood tables of the acting player of tables ``idx``: now, after each discard,
         after taking the face-up card."""
+        st = self.state
         if idx.size == 0:
             return
         if self._kernels is not None:
             self._kernels.refresh_tables(np.ascontiguousarray(idx, dtype=np.int64), self._kernel_state)
             return
-        p = self.current_player[idx]
-        hand = self.hands[idx, p]
-        phase = self.phase[idx]
+        p = st.current_player[idx]
+        hand = st.hands[idx, p]
+        phase = st.phase[idx]
         disc = phase == PHASE_DISCARD
         # Discard phase: deadwood after discarding each of the 11 cards (after a take the
         # step has filled it from the take computation).
         ready = self._after_ready[idx]
-        self.after[idx[~ready]] = _NO_DW
+        st.after[idx[~ready]] = _NO_DW
         sel = np.flatnonzero(disc & ~ready)
         if sel.size:
             h = hand[sel]
             cards = cards_of_masks(h, 11)
-            self.after[idx[sel, None], cards] = deadwood_without_batch(h, cards)
+            st.after[idx[sel, None], cards] = deadwood_without_batch(h, cards)
         self._after_ready[idx] = False
         # Deadwood now: the cached 10-card value; an 11-card hand's from its after-discard
         # table (below).
-        dw = self.dw10[idx, p]
+        dw = st.dw10[idx, p]
         sel = np.flatnonzero(disc)
         if sel.size:
-            dw[sel] = deadwood_of_eleven(hand[sel], self.after[idx[sel]])
-        self.dw_now[idx] = dw
+            dw[sel] = deadwood_of_eleven(hand[sel], st.after[idx[sel]])
+        st.dw_now[idx] = dw
         # Draw phases: best deadwood after taking the face-up card and discarding another.
-        self.take_dw[idx] = _NO_DW
-        can = (phase < PHASE_DISCARD) & (self.pile_len[idx] > 0) & ~self.forced[idx]
-        self.can_take[idx] = can
+        st.take_dw[idx] = _NO_DW
+        can = (phase < PHASE_DISCARD) & (st.pile_len[idx] > 0) & ~st.forced[idx]
+        st.can_take[idx] = can
         sel = np.flatnonzero(can)
         if sel.size:
             g = idx[sel]
             h = hand[sel]
-            top = self.pile[g, self.pile_len[g] - 1]
+            top = st.pile[g, st.pile_len[g] - 1]
             cards = cards_of_masks(h, 10)
             rows = deadwood_without_batch(h | _BIT[top], cards)
             self._take_rows[g] = rows
             self._take_cards[g] = cards
-            self.take_dw[g] = rows.min(axis=1)
+            st.take_dw[g] = rows.min(axis=1)
 
     def table_masks(self, t: np.ndarray | None, m: np.ndarray) -> None:
         """Fill ``m`` (bool [k, 108], all False) with the legal actions of the acting player
         of tables ``t`` (None: every table, in order)."""
+        st = self.state
         if self._kernels is not None:
             tables = self.table_range if t is None else np.ascontiguousarray(t, dtype=np.int64)
             self._kernels.table_masks(tables, m, self._kernel_state, self._big_gin)
             return
         if t is None:
-            phase, can_take, after, taken = self.phase, self.can_take, self.after, self.taken
-            limit, dw_now = self.knock_limit, self.dw_now
+            phase, can_take, after, taken = st.phase, st.can_take, st.after, st.taken
+            limit, dw_now = st.knock_limit, st.dw_now
         else:
-            phase, can_take, after, taken = self.phase[t], self.can_take[t], self.after[t], self.taken[t]
-            limit, dw_now = self.knock_limit[t], self.dw_now[t]
+            phase, can_take, after, taken = st.phase[t], st.can_take[t], st.after[t], st.taken[t]
+            limit, dw_now = st.knock_limit[t], st.dw_now[t]
         up = phase == PHASE_FIRST_UPCARD
         m[up, A.TAKE_DISCARD] = True
         m[up, A.PASS] = True
@@ -276,29 +279,30 @@ class TableBatch:
         """Write the table slices (``hand`` .. ``opponent_passed``) of the acting player of
         table ``t[k]`` (None: every table, in order) into row k of ``o``, as
         ``observation.encode`` builds them."""
+        st = self.state
         s = self._slices
         if t is None:  # every table (a duel, three-hand): whole arrays, no gathers
             t = self.table_range
             pile_len, pile_mask, after, dw_now, take_dw, stock_pos = (
-                self.pile_len, self.pile_mask, self.after, self.dw_now, self.take_dw, self.stock_pos)
-            phase, limit, multiplier, dealer = self.phase, self.knock_limit, self.multiplier, self.dealer
+                st.pile_len, st.pile_mask, st.after, st.dw_now, st.take_dw, st.stock_pos)
+            phase, limit, multiplier, dealer = st.phase, st.knock_limit, st.multiplier, st.dealer
         else:
             pile_len, pile_mask, after, dw_now, take_dw, stock_pos = (
-                self.pile_len[t], self.pile_mask[t], self.after[t], self.dw_now[t], self.take_dw[t],
-                self.stock_pos[t])
-            phase, limit, multiplier, dealer = self.phase[t], self.knock_limit[t], self.multiplier[t], self.dealer[t]
-        p = self.current_player[t]
+                st.pile_len[t], st.pile_mask[t], st.after[t], st.dw_now[t], st.take_dw[t],
+                st.stock_pos[t])
+            phase, limit, multiplier, dealer = st.phase[t], st.knock_limit[t], st.multiplier[t], st.dealer[t]
+        p = st.current_player[t]
         k = p.shape[0]
         q = 1 - p
-        top_card = self.pile[t, np.maximum(pile_len - 1, 0)]
+        top_card = st.pile[t, np.maximum(pile_len - 1, 0)]
         top = np.where(pile_len > 0, _BIT[top_card], np.uint64(0))
         masks = np.empty((k, 6), dtype=np.uint64)
-        masks[:, 0] = self.hands[t, p]
+        masks[:, 0] = st.hands[t, p]
         masks[:, 1] = top
         masks[:, 2] = pile_mask & ~top
-        masks[:, 3] = self.known[t, q]
-        masks[:, 4] = self.discarded[t, q]
-        masks[:, 5] = self.discarded[t, p]
+        masks[:, 3] = st.known[t, q]
+        masks[:, 4] = st.discarded[t, q]
+        masks[:, 5] = st.discarded[t, p]
         b = bits(masks)
         if self._bit_block is not None:
             o[:, self._bit_block] = b.reshape(k, 6 * NUM_CARDS)
@@ -314,7 +318,7 @@ class TableBatch:
         o[:, s["knock_limit"].start] = limit / KNOCK_LIMIT_SCALE
         o[:, s["doubled"].start] = multiplier > 1
         o[:, s["is_dealer"].start] = dealer == p
-        o[:, s["opponent_passed"].start] = self.passed[t, q]
+        o[:, s["opponent_passed"].start] = st.passed[t, q]
 
     def observe_tables(self, o: np.ndarray, tables: np.ndarray, matches: np.ndarray, seats: np.ndarray,
                        context: np.ndarray) -> None:
@@ -341,43 +345,44 @@ class TableBatch:
         """Apply ``a[t]`` (a legal action id, or -1: the table waits) at every table; returns
         the tables whose hand the action ended (a knock, big gin, or a discard at the
         dead-hand stock or the turn cap), ascending. The caller settles and redeals them."""
-        p = self.current_player
+        st = self.state
+        p = st.current_player
         # Pass on the first upcard.
         g = np.flatnonzero(a == A.PASS)
         if g.size:
             pg = p[g]
-            self.passed[g, pg] = True
-            nondealer = pg != self.dealer[g]
-            self.current_player[g] = np.where(nondealer, self.dealer[g], 1 - self.dealer[g])
+            st.passed[g, pg] = True
+            nondealer = pg != st.dealer[g]
+            st.current_player[g] = np.where(nondealer, st.dealer[g], 1 - st.dealer[g])
             dealer_passed = g[~nondealer]
-            self.phase[dealer_passed] = PHASE_DRAW
-            self.forced[dealer_passed] = True
+            st.phase[dealer_passed] = PHASE_DRAW
+            st.forced[dealer_passed] = True
         # Draw from the stock.
         g = np.flatnonzero(a == A.DRAW_STOCK)
         if g.size:
-            card = self.decks[g, self.stock_pos[g]]
-            self.stock_pos[g] += 1
-            self.hands[g, p[g]] |= _BIT[card]
-            self.taken[g] = -1
-            self.forced[g] = False
-            self.phase[g] = PHASE_DISCARD
-            self.turns[g] += 1
+            card = st.decks[g, st.stock_pos[g]]
+            st.stock_pos[g] += 1
+            st.hands[g, p[g]] |= _BIT[card]
+            st.taken[g] = -1
+            st.forced[g] = False
+            st.phase[g] = PHASE_DISCARD
+            st.turns[g] += 1
         # Take the discard (or the first upcard).
         g = np.flatnonzero(a == A.TAKE_DISCARD)
         if g.size:
-            self.pile_len[g] -= 1
-            card = self.pile[g, self.pile_len[g]]
+            st.pile_len[g] -= 1
+            card = st.pile[g, st.pile_len[g]]
             bit = _BIT[card]
-            self.pile_mask[g] &= ~bit
-            self.hands[g, p[g]] |= bit
-            self.known[g, p[g]] |= bit
-            self.taken[g] = card
-            self.phase[g] = PHASE_DISCARD
-            self.turns[g] += 1
+            st.pile_mask[g] &= ~bit
+            st.hands[g, p[g]] |= bit
+            st.known[g, p[g]] |= bit
+            st.taken[g] = card
+            st.phase[g] = PHASE_DISCARD
+            st.turns[g] += 1
             # The after-discard table of the 11 cards is what the take computation found.
-            self.after[g] = _NO_DW
-            self.after[g[:, None], self._take_cards[g]] = self._take_rows[g]
-            self.after[g, card] = self.dw10[g, p[g]]
+            st.after[g] = _NO_DW
+            st.after[g[:, None], self._take_cards[g]] = self._take_rows[g]
+            st.after[g, card] = st.dw10[g, p[g]]
             self._after_ready[g] = True
         # Discard or knock: the card leaves the hand.
         g = np.flatnonzero((a >= 0) & (a < A.DRAW_STOCK))
@@ -388,26 +393,26 @@ class TableBatch:
             card = np.where(is_knock, ag - A.KNOCK, ag - A.DISCARD)
             notbit = ~_BIT[card]
             pg = p[g]
-            self.hands[g, pg] &= notbit
-            self.known[g, pg] &= notbit
+            st.hands[g, pg] &= notbit
+            st.known[g, pg] &= notbit
             d = g[~is_knock]
             if d.size:
                 dcard = card[~is_knock]
                 pd = pg[~is_knock]
-                self.dw10[d, pd] = self.after[d, dcard]  # the 10 cards kept
+                st.dw10[d, pd] = st.after[d, dcard]  # the 10 cards kept
                 bit = _BIT[dcard]
-                self.discarded[d, pd] |= bit
-                self.pile[d, self.pile_len[d]] = dcard
-                self.pile_len[d] += 1
-                self.pile_mask[d] |= bit
-                stock = NUM_CARDS - self.stock_pos[d]
+                st.discarded[d, pd] |= bit
+                st.pile[d, st.pile_len[d]] = dcard
+                st.pile_len[d] += 1
+                st.pile_mask[d] |= bit
+                stock = NUM_CARDS - st.stock_pos[d]
                 dead = stock <= self.rules.dead_hand_stock
                 if self.rules.max_turns:
-                    dead |= self.turns[d] >= self.rules.max_turns
+                    dead |= st.turns[d] >= self.rules.max_turns
                 go_on = d[~dead]
-                self.current_player[go_on] = 1 - pd[~dead]
-                self.phase[go_on] = PHASE_DRAW
-                self.taken[go_on] = -1
+                st.current_player[go_on] = 1 - pd[~dead]
+                st.phase[go_on] = PHASE_DRAW
+                st.taken[go_on] = -1
                 ended += d[dead].tolist()
             ended += g[is_knock].tolist()
         ended += np.flatnonzero(a == A.BIG_GIN).tolist()
@@ -418,11 +423,23 @@ class TableBatch:
         """The showdown of the hand that ``action`` ended at table ``t`` (the exact
         :func:`~hgin_env.scoring.settle`; its ``winner`` is "knocker" or "defender", the
         knocker being ``current_player[t]``), or None for a dead hand."""
+        st = self.state
         if action < A.KNOCK:
             return None
         if self._kernels is not None:  # settled by the step's kernel
             kind, knocker_wins, points = self._settled[t].tolist()
             return HandResult(kind=HAND_KINDS[kind], winner="knocker" if knocker_wins else "defender", points=points)
-        k = int(self.current_player[t])
-        return settle(mask_to_cards(int(self.hands[t, k])), mask_to_cards(int(self.hands[t, 1 - k])),
-                      self.rules, knock_limit=int(self.knock_limit[t]), multiplier=int(self.multiplier[t]))
+        k = int(st.current_player[t])
+        return settle(mask_to_cards(int(st.hands[t, k])), mask_to_cards(int(st.hands[t, 1 - k])),
+                      self.rules, knock_limit=int(st.knock_limit[t]), multiplier=int(st.multiplier[t]))
+
+
+def _state_field(name: str) -> property:
+    """``batch.<name>``: the record's array of that name, for readers outside the engine (the
+    soak, the search, the tests). Read-only, so that nothing rebinds an array behind the
+    record's back: the engine itself reads ``self.state``."""
+    return property(lambda self: getattr(self.state, name), doc=f"``state.{name}`` (:class:`TableState`).")
+
+
+for _name in TableState._fields:
+    setattr(TableBatch, _name, _state_field(_name))

@@ -71,12 +71,15 @@ def sheet_context(board: Sheet, row: int, opponent: int | None) -> np.ndarray:
 
 
 def sheet_context_rows(columns: np.ndarray, wins: np.ndarray, winners: np.ndarray, row: np.ndarray,
-                       opponent: np.ndarray, target: int) -> np.ndarray:
+                       opponent: np.ndarray, target: int, engine: str = "numpy") -> np.ndarray:
     """:func:`sheet_context` of k sheets at once (the one definition of these slices: the
     scalar observer calls it with k = 1, the batched engine with every sheet a step
     changed): float32 [k, size - context_start]. ``columns``, ``wins``, ``winners`` as
     :func:`sheet_arrays` gives them; ``row`` and ``opponent`` int [k] (opponent -1: its
-    parts are zero)."""
+    parts are zero). ``engine="numba"``: the same rows from the compiled mirror
+    (:mod:`hgin_env.observation.context_kernels`)."""
+    if engine == "numba":
+        return _compiled_rows("duel", columns, wins, winners, target, row, row, opponent)
     k, _, ncols = columns.shape
     layout = _slices(ncols)
     start = context_start(ncols)
@@ -131,7 +134,7 @@ def format_context_rows(format: str, columns: np.ndarray, wins: np.ndarray, winn
                         target: int, seat: np.ndarray, *, opponent: np.ndarray | None = None,
                         sitting_out: np.ndarray | None = None, hands_played: np.ndarray | None = None,
                         partner_running: np.ndarray | None = None, round_points: np.ndarray | None = None,
-                        round_number: np.ndarray | None = None) -> np.ndarray:
+                        round_number: np.ndarray | None = None, engine: str = "numpy") -> np.ndarray:
     """The context part of k format vectors (from ``context_start``: the sheet slices, then
     the format slices), the one definition of it (:func:`encode_seat` calls it with k = 1,
     the batched engine for every seat of the matches a step changed): float32 [k, ...].
@@ -141,7 +144,15 @@ def format_context_rows(format: str, columns: np.ndarray, wins: np.ndarray, winn
     sits out), ``sitting_out`` (the seat sitting out), ``hands_played`` (hands finished in
     the match). Partnership: ``partner_running`` (bool), ``round_points`` int [k, 2] (the
     points each team won in the finished hands of this round), ``round_number``.
+    ``engine="numba"``: the same rows from the compiled mirror
+    (:mod:`hgin_env.observation.context_kernels`).
     """
+    if engine == "numba":
+        if format == "three_hand":
+            return _compiled_rows(format, columns, wins, winners, target, seat, seat, opponent,
+                                  sitting_out=sitting_out, hands_played=hands_played)
+        return _compiled_rows(format, columns, wins, winners, target, seat, seat % 2, 1 - seat % 2,
+                              partner_running=partner_running, round_points=round_points, round_number=round_number)
     k, _, ncols = columns.shape
     layout = _slices(ncols, format)
     start = context_start(ncols)
@@ -178,3 +189,27 @@ def format_context_rows(format: str, columns: np.ndarray, wins: np.ndarray, winn
     vec[:, at("round_points"):at("round_points", 2)] = np.minimum(points / POINTS_SCALE, COLUMN_CLIP)
     vec[:, at("round_number")] = np.minimum(round_number / COUNT_SCALE, COUNT_CLIP)
     return vec
+
+
+def _compiled_rows(format: str, columns: np.ndarray, wins: np.ndarray, winners: np.ndarray, target: int,
+                   seat: np.ndarray, row: np.ndarray, opponent: np.ndarray | None, **parts: np.ndarray | None
+                   ) -> np.ndarray:
+    """The compiled mirror's rows (``context_kernels.context_rows``): the duel's sheet part
+    (``format`` "duel"), or a format's whole context; ``parts`` the format's own arrays."""
+    from .context_kernels import FORMAT_CODES, context_offsets, context_rows
+
+    k, _, ncols = columns.shape
+    out = np.empty((k, _size(ncols, format) - context_start(ncols)), dtype=np.float32)
+    ints = {name: np.ascontiguousarray(a, dtype=np.int64) for name, a in
+            (("seat", seat), ("row", row), ("opponent", opponent if opponent is not None else -np.ones(k)))}
+
+    def given(name: str, shape: tuple[int, ...] = (k,)) -> np.ndarray:
+        a = parts.get(name)
+        return np.zeros(shape, dtype=np.int64) if a is None else np.ascontiguousarray(a, dtype=np.int64)
+
+    context_rows(out, FORMAT_CODES[format], context_offsets(ncols, format),
+                 np.ascontiguousarray(columns, dtype=np.int64), np.ascontiguousarray(wins, dtype=np.int64),
+                 np.ascontiguousarray(winners, dtype=np.int64), float(target), ints["seat"], ints["row"],
+                 ints["opponent"], given("sitting_out"), given("hands_played"), given("partner_running"),
+                 given("round_points", (k, 2)), given("round_number"))
+    return out
