@@ -1,0 +1,82 @@
+"""The specialist's curve: hands won against OpenSpiel's bot during training (its episodes,
+one hand each, in our engine against the compiled bot) and at OpenSpiel's own table
+(``eval.peer`` folders of its checkpoints, held-out deals).
+
+    python docs/runs/peer53/curve.py RUN_DIR PEER_DIR OUT_DIR
+
+RUN_DIR is the training run (its ``episodes.csv`` and ``progress.csv``), PEER_DIR holds one
+``eval.peer`` folder per checkpoint named ``steps_<N>`` (its ``summary.json``); writes
+``curve.png`` and ``curve.md`` (the table) to OUT_DIR.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+BIN = 500_000  # training steps per point of the training curve
+
+
+def training_points(run: Path) -> list[tuple[int, int, float, float]]:
+    """(end step, hands, won, lost) per ``BIN`` steps of the training episodes."""
+    rows = list(csv.DictReader(open(run / "episodes.csv", newline="")))
+    steps = np.array([int(r["timesteps"]) for r in rows])
+    won = np.array([int(r["won"]) for r in rows])
+    lost = np.array([int(r["lost"]) for r in rows])
+    out = []
+    for end in range(BIN, int(steps.max()) + 1, BIN):
+        sel = (steps > end - BIN) & (steps <= end)
+        if sel.any():
+            out.append((end, int(sel.sum()), float(won[sel].mean()), float(lost[sel].mean())))
+    return out
+
+
+def table_points(peer: Path) -> list[tuple[int, dict]]:
+    """(checkpoint step, eval.peer summary) per ``steps_<N>`` folder, by step."""
+    out = []
+    for folder in sorted(peer.glob("steps_*"), key=lambda p: int(p.name.split("_")[1])):
+        summary = json.loads((folder / "summary.json").read_text())
+        out.append((int(folder.name.split("_")[1]), {**summary["summaries"][0], "first_deal": summary["seed"]}))
+    return out
+
+
+def main(run: Path, peer: Path, out: Path) -> None:
+    train = training_points(run)
+    table = table_points(peer)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.plot([p[0] / 1e6 for p in train], [100 * p[2] for p in train], label="training hands won (sampled policy)")
+    if table:
+        x = [s / 1e6 for s, _ in table]
+        ax.errorbar(x, [100 * t["won"] for _, t in table],
+                    yerr=[[100 * 1.96 * np.sqrt(t["won"] * (1 - t["won"]) / t["hands"]) for _, t in table]] * 2,
+                    fmt="o-", capsize=3, label="held-out hands won at OpenSpiel's table (eval.peer)")
+    ax.axhline(81, color="grey", ls="--", lw=1, label="the peer: 81% after 30M steps")
+    ax.axhline(54.6, color="grey", ls=":", lw=1, label="our shipped generalist: 54.6%")
+    ax.set_xlabel("learner steps (millions)")
+    ax.set_ylabel("hands won against SimpleGinRummyBot (%)")
+    ax.set_ylim(0, 100)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / "curve.png", dpi=110)
+    lines = ["| steps | training hands (sampled) | won / lost % |", "|---:|---:|---|"]
+    lines += [f"| {e:,} | {n:,} | {100 * w:.1f} / {100 * lo:.1f} |" for e, n, w, lo in train]
+    lines += ["", "| checkpoint | deals (hands), held out | won / lost % | points per hand (95% CI) |",
+              "|---:|---|---|---|"]
+    lines += [f"| {s:,} | {t['deals']} ({t['hands']}) from seed {t['first_deal']:,} | "
+              f"{100 * t['won']:.1f} / {100 * t['lost']:.1f} | "
+              f"{t['points_per_hand']:+.2f} ({t['ci_low']:+.2f} to {t['ci_high']:+.2f}) |" for s, t in table]
+    (out / "curve.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]))
