@@ -99,6 +99,25 @@ def test_single_hand_episodes_end_after_one_hand_won_by_its_winner() -> None:
         BatchGame(2, rules="hollywood_three_hand", single_hand=True)
 
 
+def test_the_learner_is_paid_its_hand_against_the_bot() -> None:
+    """LearnerBatch(single_hand=True) against the batched bot: every episode is one hand,
+    its return +1 won, -1 lost, 0 dead, as its summary says."""
+    from hgin_env.batch.vector import LearnerBatch
+
+    core = LearnerBatch(16, [BatchedOpenSpielBot()], rules="hollywood", reward="match", seed=1, single_hand=True)
+    rng = np.random.default_rng(1)
+    episodes = 0
+    while episodes < 60:
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in core.action_masks()])
+        rewards, terminated, truncated, finished = core.step(acts)
+        assert not truncated.any()
+        for i, info in finished.items():
+            episodes += 1
+            s = info["episode_summary"]
+            assert s["hands"] == 1 and info["opponent_spec"] == "openspiel:simple"
+            assert info["episode"]["r"] == rewards[i] == (1.0 if s["won"] else -1.0 if s["lost"] else 0.0)
+
+
 def test_train_ppo_accepts_hand_episodes_on_the_batched_engine_for_the_duel_only() -> None:
     from train.ppo import Args
 
