@@ -2,11 +2,11 @@
 one hand each, in our engine against the compiled bot) and at OpenSpiel's own table
 (``eval.peer`` folders of its checkpoints, held-out deals).
 
-    python docs/runs/peer53/curve.py RUN_DIR PEER_DIR OUT_DIR
+    python docs/runs/peer53/curve.py OUT_DIR PEER_DIR LABEL=RUN_DIR [LABEL=RUN_DIR ...]
 
-RUN_DIR is the training run (its ``episodes.csv`` and ``progress.csv``), PEER_DIR holds one
-``eval.peer`` folder per checkpoint named ``steps_<N>`` (its ``summary.json``); writes
-``curve.png`` and ``curve.md`` (the table) to OUT_DIR.
+Each RUN_DIR is a training run (its ``episodes.csv``: one row per hand), PEER_DIR holds one
+``eval.peer`` folder per checkpoint of the first run named ``steps_<N>`` (its
+``summary.json``); writes ``curve.png`` and ``curve.md`` (the tables) to OUT_DIR.
 """
 
 from __future__ import annotations
@@ -48,16 +48,21 @@ def table_points(peer: Path) -> list[tuple[int, dict]]:
     return out
 
 
-def main(run: Path, peer: Path, out: Path) -> None:
-    train = training_points(run)
+def main(out: Path, peer: Path, runs: list[tuple[str, Path]]) -> None:
     table = table_points(peer)
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.plot([p[0] / 1e6 for p in train], [100 * p[2] for p in train], label="training hands won (sampled policy)")
+    lines = []
+    for label, run in runs:
+        train = training_points(run)
+        ax.plot([p[0] / 1e6 for p in train], [100 * p[2] for p in train], label=f"{label}: training hands won")
+        lines += [f"**{label}** (training hands, the policy sampled, our engine against the compiled bot)", "",
+                  "| steps | hands | won / lost % |", "|---:|---:|---|"]
+        lines += [f"| {e:,} | {n:,} | {100 * w:.1f} / {100 * lo:.1f} |" for e, n, w, lo in train] + [""]
     if table:
         x = [s / 1e6 for s, _ in table]
         ax.errorbar(x, [100 * t["won"] for _, t in table],
                     yerr=[[100 * 1.96 * np.sqrt(t["won"] * (1 - t["won"]) / t["hands"]) for _, t in table]] * 2,
-                    fmt="o-", capsize=3, label="held-out hands won at OpenSpiel's table (eval.peer)")
+                    fmt="o-", capsize=3, label=f"{runs[0][0]}: held-out hands won at OpenSpiel's table")
     ax.axhline(81, color="grey", ls="--", lw=1, label="the peer: 81% after 30M steps")
     ax.axhline(54.6, color="grey", ls=":", lw=1, label="our shipped generalist: 54.6%")
     ax.set_xlabel("learner steps (millions)")
@@ -67,10 +72,8 @@ def main(run: Path, peer: Path, out: Path) -> None:
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "curve.png", dpi=110)
-    lines = ["| steps | training hands (sampled) | won / lost % |", "|---:|---:|---|"]
-    lines += [f"| {e:,} | {n:,} | {100 * w:.1f} / {100 * lo:.1f} |" for e, n, w, lo in train]
-    lines += ["", "| checkpoint | deals (hands), held out | won / lost % | points per hand (95% CI) |",
-              "|---:|---|---|---|"]
+    lines += [f"**{runs[0][0]}** at OpenSpiel's table (`eval.peer`: deterministic, duplicate held-out deals)", "",
+              "| checkpoint | deals (hands) | won / lost % | points per hand (95% CI) |", "|---:|---|---|---|"]
     lines += [f"| {s:,} | {t['deals']} ({t['hands']}) from seed {t['first_deal']:,} | "
               f"{100 * t['won']:.1f} / {100 * t['lost']:.1f} | "
               f"{t['points_per_hand']:+.2f} ({t['ci_low']:+.2f} to {t['ci_high']:+.2f}) |" for s, t in table]
@@ -79,4 +82,5 @@ def main(run: Path, peer: Path, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]))
+    main(Path(sys.argv[1]), Path(sys.argv[2]),
+         [(label, Path(folder)) for label, _, folder in (a.partition("=") for a in sys.argv[3:])])
