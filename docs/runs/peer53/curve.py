@@ -6,7 +6,7 @@ one hand each, in our engine against the compiled bot) and at OpenSpiel's own ta
 
 Each RUN_DIR is a training run (its ``episodes.csv``: one row per hand), PEER_DIR holds one
 ``eval.peer`` folder per checkpoint of the first run named ``steps_<N>`` (its
-``summary.json``); writes ``curve.png`` and ``curve.md`` (the tables) to OUT_DIR.
+``summary.json``); writes ``curve.png`` to OUT_DIR and prints the tables (README.md has them).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-BIN = 500_000  # training steps per point of the training curve
+BIN = 250_000  # training steps per point of the training curve
 
 
 def training_points(run: Path) -> list[tuple[int, int, float, float]]:
@@ -54,7 +54,8 @@ def main(out: Path, peer: Path, runs: list[tuple[str, Path]]) -> None:
     lines = []
     for label, run in runs:
         train = training_points(run)
-        ax.plot([p[0] / 1e6 for p in train], [100 * p[2] for p in train], label=f"{label}: training hands won")
+        ax.plot([p[0] / 1e6 for p in train], [100 * p[2] for p in train], marker=".",
+                label=f"{label}: training hands won")
         lines += [f"**{label}** (training hands, the policy sampled, our engine against the compiled bot)", "",
                   "| steps | hands | won / lost % |", "|---:|---:|---|"]
         lines += [f"| {e:,} | {n:,} | {100 * w:.1f} / {100 * lo:.1f} |" for e, n, w, lo in train] + [""]
@@ -69,7 +70,7 @@ def main(out: Path, peer: Path, runs: list[tuple[str, Path]]) -> None:
     ax.set_ylabel("hands won against SimpleGinRummyBot (%)")
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="center right", fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "curve.png", dpi=110)
     lines += [f"**{runs[0][0]}** at OpenSpiel's table (`eval.peer`: deterministic, duplicate held-out deals)", "",
@@ -77,7 +78,6 @@ def main(out: Path, peer: Path, runs: list[tuple[str, Path]]) -> None:
     lines += [f"| {s:,} | {t['deals']} ({t['hands']}) from seed {t['first_deal']:,} | "
               f"{100 * t['won']:.1f} / {100 * t['lost']:.1f} | "
               f"{t['points_per_hand']:+.2f} ({t['ci_low']:+.2f} to {t['ci_high']:+.2f}) |" for s, t in table]
-    (out / "curve.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
