@@ -4,15 +4,16 @@ one hand each, in our engine against the compiled bot) and at OpenSpiel's own ta
 
     python docs/runs/peer53/curve.py OUT_DIR PEER_DIR LABEL=RUN_DIR [LABEL=RUN_DIR ...]
 
-Each RUN_DIR is a training run (its ``episodes.csv``: one row per hand), PEER_DIR holds one
-``eval.peer`` folder per checkpoint of the first run named ``steps_<N>`` (its
-``summary.json``); writes ``curve.png`` to OUT_DIR and prints the tables (README.md has them).
+Each RUN_DIR is a training run (its ``episodes.csv``: one row per hand), PEER_DIR holds ``eval.peer``
+folders (their ``summary.json``); those of agent label ``specialist`` are the checkpoints of
+the first run; writes ``curve.png`` to OUT_DIR and prints the tables (README.md has them).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -40,12 +41,17 @@ def training_points(run: Path) -> list[tuple[int, int, float, float]]:
 
 
 def table_points(peer: Path) -> list[tuple[int, dict]]:
-    """(checkpoint step, eval.peer summary) per ``steps_<N>`` folder, by step."""
+    """(checkpoint step, eval.peer summary) of the specialist's folders in ``peer`` (the
+    step read from the checkpoint's name; the warm start's weights are step 0), by step."""
     out = []
-    for folder in sorted(peer.glob("steps_*"), key=lambda p: int(p.name.split("_")[1])):
+    for folder in sorted(peer.iterdir()):
         summary = json.loads((folder / "summary.json").read_text())
-        out.append((int(folder.name.split("_")[1]), {**summary["summaries"][0], "first_deal": summary["seed"]}))
-    return out
+        label, _, spec = summary["agents"][0].partition("=")
+        if label != "specialist":
+            continue
+        step = re.search(r"ppo_(\d+)_steps", spec)
+        out.append((int(step.group(1)) if step else 0, {**summary["summaries"][0], "first_deal": summary["seed"]}))
+    return sorted(out, key=lambda p: (p[0], p[1]["deals"]))
 
 
 def main(out: Path, peer: Path, runs: list[tuple[str, Path]]) -> None:
@@ -70,7 +76,7 @@ def main(out: Path, peer: Path, runs: list[tuple[str, Path]]) -> None:
     ax.set_ylabel("hands won against SimpleGinRummyBot (%)")
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)
-    ax.legend(loc="center right", fontsize=8)
+    ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "curve.png", dpi=110)
     lines += [f"**{runs[0][0]}** at OpenSpiel's table (`eval.peer`: deterministic, duplicate held-out deals)", "",
