@@ -32,6 +32,7 @@ from hgin_env.melds import deadwood_after_discard_mask
 from hgin_env.rules import PROFILES, Rules
 
 from .base import SeededAgent, register_agent_prefix
+from .spec import register_batched
 from .view import ObsView, parse
 
 #: The optional extra that installs OpenSpiel, as an error message names it.
@@ -365,7 +366,14 @@ def _openspiel_agent(arg: str, seed: int | None = None, **kwargs: Any) -> OpenSp
     return OpenSpielBotAgent(seed=seed, **kwargs)
 
 
+def _batched_openspiel_agent(arg: str, seed: int | None = None, layout: Any = None) -> Any:
+    from .openspiel_bot import make_batched_bot  # the bot without pyspiel (it imports this module)
+
+    return make_batched_bot(arg, seed=seed, layout=layout)
+
+
 register_agent_prefix("openspiel", _openspiel_agent)
+register_batched("openspiel", _batched_openspiel_agent)
 
 __all__ = ["INSTALL_HINT", "OPENSPIEL_PROFILE", "OS_DRAW_STOCK", "OS_DRAW_UPCARD", "OS_KNOCK",
            "OS_MAX_UPCARD_DRAWS", "OS_MELD_BASE", "OS_PASS", "OpenSpielBotAgent", "bot_state",

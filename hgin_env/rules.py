@@ -182,12 +182,14 @@ class Rules:
             return winner
         return 1 - dealer
 
-    def match_end(self, sheet_over: bool, played: int) -> str | None:
+    def match_end(self, sheet_over: bool, played: int, single_hand: bool = False) -> str | None:
         """THE end-of-match rule of every format and path (``Game``, ``Match``, the batched
         engine): "over" when the sheet says the match is over (``sheet_over``: every column
-        decided, or the sheet's draw), "truncated" when ``max_hands`` caps ``played`` (hands
-        in a duel or three-hand, rounds in a partnership), else None (the match goes on)."""
-        if sheet_over:
+        decided, or the sheet's draw) or when the episode is one hand (``single_hand``, the
+        batched engine's ``single_hand=True``: OpenSpiel's game, a dead hand included),
+        "truncated" when ``max_hands`` caps ``played`` (hands in a duel or three-hand,
+        rounds in a partnership), else None (the match goes on)."""
+        if sheet_over or single_hand:
             return "over"
         if self.max_hands and played >= self.max_hands:
             return "truncated"

@@ -25,7 +25,11 @@ def test_bench_tiny_without_anchors(tmp_path, capsys) -> None:
             "ours BatchGame N=64 numpy (hollywood_partnership)"} <= data_rows(tmp_path, "batch_steps")
     assert "**expert (batched)**" in text and "**expert (row by row)**" in text
     assert data_rows(tmp_path, "expert_agents") == {"expert (batched)", "expert (row by row)", "expert (compiled)"}
-    assert "OpenSpiel" not in text.split("What a hand is")[0].split("Inputs:")[1]
+    assert "OpenSpiel gin_rummy" not in text.split("What a hand is")[0].split("Inputs:")[1]  # no anchor rows
+    # OpenSpiel's bot as the peer benchmark's opponent: compiled, its reference and pyspiel's, in this process.
+    assert data_rows(tmp_path, "expert_openspiel_bot") == {"bot (reference, row by row)", "bot (compiled)",
+                                                           "bot (pyspiel, row by row)"}
+    assert "compiled = reference on 64/64 states, reference = the pyspiel bot on 64/64" in text
     data = json.loads((tmp_path / "bench.json").read_text())
     assert data["anchors"] is None
     assert data["benches"]["meld_real"]["rows"]["ours min_deadwood"]["median_s"] > 0

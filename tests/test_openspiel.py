@@ -191,6 +191,29 @@ def test_the_bot_agent_decides_as_the_bot_on_the_real_state() -> None:
     assert compared > 300
 
 
+def test_the_stored_bot_moves_are_the_live_bots_and_the_reference_is_openspiels_utils() -> None:
+    """tests/data/openspiel_bot_states.npz (what tests/test_openspiel_bot.py checks the
+    batched bot against, without pyspiel) still holds the live bot's moves, and the batched
+    bot's literal reference of gin_rummy_utils agrees with pyspiel's on random hands."""
+    import numpy as np
+
+    from agents import openspiel_bot
+
+    with np.load(ROOT / "tests" / "data" / "openspiel_bot_states.npz") as data:
+        obs, masks, moves = data["observations"], data["masks"], data["moves"]
+    agent = make_agent("openspiel:simple")
+    for i in range(0, len(moves), 7):  # a seventh of them: the whole file takes a few seconds
+        assert agent({"observation": obs[i], "action_mask": masks[i]}) == moves[i], i
+    rng = np.random.default_rng(0)
+    crowded = [s * 13 + r for s in range(4) for r in range(3, 8)]  # 20 cards: many melds, many ties
+    for k, size in enumerate([10, 11] * 300):
+        deck = crowded if k % 3 else range(52)
+        hand = sorted(int(c) for c in rng.choice(deck, size=size, replace=False))
+        assert openspiel_bot.min_deadwood(hand) == UTILS.min_deadwood(hand), hand
+        assert openspiel_bot.best_meld_group(hand) == [list(m) for m in UTILS.best_meld_group(hand)], hand
+        assert openspiel_bot.all_melds(hand) == [list(m) for m in UTILS.all_melds(hand)], hand
+
+
 def test_openspiel_bot_names_and_fallback() -> None:
     with pytest.raises(ValueError, match="known: openspiel:simple"):
         make_agent("openspiel:mcts")

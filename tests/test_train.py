@@ -400,7 +400,8 @@ def test_flag_combinations_are_refused_by_the_arguments():
     """``Args.validate`` (called by ``train`` before anything is built) names the flags."""
     Args().validate()
     for args, message in ((Args(vec_env="dummy", opponents="simple,self"), "'self' opponent needs --vec-env batched"),
-                          (Args(episode="hand"), "--vec-env batched plays whole matches"),
+                          (Args(episode="hand", rules="hollywood_three_hand"),
+                           "--episode hand plays one hand of the duel"),
                           (Args(pfsp="easy"), "--pfsp must be one of hard, even, uniform"),
                           (Args(rules="hollywood_three_hand", imitation_matches=2),
                            "--imitation-matches records duel demonstrations"),

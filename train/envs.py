@@ -142,13 +142,16 @@ class BatchedVecEnv(VecEnv):
     every other one; in a partnership the learner plays its partner's seat too, unless
     ``partner_spec`` names an agent for it (any spec above; ``self`` = the live policy,
     sampled, its moves not trained on).
+
+    ``episode="hand"`` (the duel): one hand per episode, as ``TrainingEnv(episode="hand")``
+    plays it (the batched engine's ``single_hand``).
     """
 
     def __init__(self, n_envs: int, opponent_specs: Sequence[str], opponent_weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "points", match_bonus: float = 0.0,
                  seed: int = 0, shaping: float = 0.0, shaping_gamma: float = 1.0,
                  shaping_potential: str = "deadwood", privileged: bool = False, partner_spec: str | None = None,
-                 agents: dict[str, object] | None = None):
+                 agents: dict[str, object] | None = None, episode: str = "match"):
         from hgin_env.batch import privileged_size
         from hgin_env.batch.vector import LearnerBatch
         from hgin_env.observation import observation_bounds
@@ -166,7 +169,7 @@ class BatchedVecEnv(VecEnv):
         self.core = LearnerBatch(n_envs, self._build(opponent_specs), opponent_weights, self.rules, reward,
                                  match_bonus, seed, names=self.opponent_specs, shaping=shaping,
                                  shaping_gamma=shaping_gamma, shaping_potential=shaping_potential,
-                                 partner=partner)
+                                 partner=partner, single_hand=episode == "hand")
         low, high = observation_bounds(self.rules.columns, self.rules.format)
         self.privileged = privileged
         if privileged:  # the privileged columns are 0/1 bits and deadwood fractions

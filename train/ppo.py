@@ -201,8 +201,10 @@ class Args(Recipe):
             if games != self.rules or self.policy != "card":
                 raise ValueError(f"--distill {self.distill}: its search games play {games!r}; the card policy "
                                  f"trained here plays --rules {self.rules!r}")
-        if batched and self.episode != "match":
-            raise ValueError("--vec-env batched plays whole matches; use --vec-env subproc for --episode hand")
+        if self.episode not in ("match", "hand"):
+            raise ValueError(f"--episode must be match or hand, not {self.episode!r}")
+        if self.episode == "hand" and rules.format != "duel":
+            raise ValueError(f"--episode hand plays one hand of the duel; format={rules.format!r} plays matches")
         if "self" in parse_mixture(self.opponents)[0] and not batched:  # (an empty mixture is refused too)
             raise ValueError("the 'self' opponent needs --vec-env batched")
         if self.pipeline not in ("auto", "on", "off"):
@@ -320,7 +322,8 @@ def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float], 
         return BatchedVecEnv(args.n_envs, specs, weights, rules=rules, reward=args.reward,
                              match_bonus=args.match_bonus, seed=args.seed, shaping=args.shaping,
                              shaping_gamma=args.gamma, shaping_potential=args.shaping_potential,
-                             privileged=args.privileged_critic, partner_spec=args.partner or None)
+                             privileged=args.privileged_critic, partner_spec=args.partner or None,
+                             episode=args.episode)
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 

@@ -93,6 +93,8 @@ TARGETS = [
      "batched Expert >= 20x the row-by-row Expert per decision (N=256, same states)"),
     ("expert_agents", "expert (compiled)", "expert (batched)", 3.0,
      "compiled Expert >= 3x the numpy batched Expert per decision (N=256, same states)"),
+    ("expert_openspiel_bot", "bot (compiled)", "bot (pyspiel, row by row)", 50.0,
+     "compiled openspiel:simple >= 50x OpenSpiel's bot through pyspiel per decision (same states)"),
     ("train_steps", "ours train.ppo (batched, default)", "train.ppo previous defaults (--vec-env subproc)", 10.0,
      "PPO training >= 10x the previous train.ppo defaults, steps/s (opponent Simple)"),
 ]

@@ -377,6 +377,66 @@ class Runner:
                                   "BatchedExpert(engine='numba'): one compiled loop over the rows"))
         return contenders
 
+    def openspiel_bot_contenders(self) -> list[Callable[[int], None]]:
+        """OpenSpiel's ``SimpleGinRummyBot`` as the peer benchmark's training opponent: the
+        batched bot compiled and its literal reference (agents/openspiel_bot.py) against the
+        real bot through pyspiel (``OpenSpielBotAgent``, a pyspiel state per decision), on
+        the same states (``expert_n`` per call, the bot against Simple on single hands)."""
+        from agents.batched import BatchedSimple, RowByRow
+        from agents.openspiel_bot import BatchedOpenSpielBot
+        from hgin_env.batch import BatchGame
+
+        s = self.s
+        n = s.expert_n
+        batch = BatchGame(n, seed=self.seed + 53, single_hand=True)
+        players = (BatchedOpenSpielBot(engine="numpy"), BatchedSimple(seed=self.seed))
+        pool_obs, pool_masks = [], []
+        for _ in range(8 * s.expert_calls):
+            obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
+            pool_obs.append(obs)
+            pool_masks.append(masks)
+            seat0 = batch.current_player == 0
+            batch.step(np.where(seat0, players[0].act(obs, masks), players[1].act(obs, masks)))
+        order = np.random.default_rng(self.seed).permutation(len(pool_obs) * n)
+        all_obs, all_masks = np.concatenate(pool_obs)[order], np.concatenate(pool_masks)[order]
+        states = [(all_obs[i * n:(i + 1) * n], all_masks[i * n:(i + 1) * n]) for i in range(s.expert_calls)]
+        b = self.bench("expert_openspiel_bot", f"OpenSpiel's SimpleGinRummyBot (openspiel:simple): time per "
+                       f"decision on the same states (N={n} per call, the bot against Simple, single hands)",
+                       "bot (pyspiel, row by row)")
+
+        def run(act: Callable[[np.ndarray, np.ndarray], Any], label: str, calls: int,
+                note: str) -> Callable[[int], None]:
+            def go(r: int) -> None:
+                todo = [states[(r + i) % len(states)] for i in range(calls)]
+                t0 = time.perf_counter()
+                for obs, masks in todo:
+                    act(obs, masks)
+                b.row(label, "decision", True, note).times.append((time.perf_counter() - t0) / (calls * n))
+            return go
+
+        contenders = [run(BatchedOpenSpielBot(engine="numpy").act, "bot (reference, row by row)", s.expert_calls,
+                          "BatchedOpenSpielBot(engine='numpy'): gin_rummy_utils translated, one Python call per row")]
+        want = players[0].act(*states[0])
+        agree = "no numba"
+        if compiled_available():
+            compiled = BatchedOpenSpielBot(engine="numba")
+            same = int((compiled.act(*states[0]) == want).sum())  # compiles outside the timing
+            agree = f"compiled = reference on {same}/{n}"
+            contenders.append(run(compiled.act, "bot (compiled)", s.expert_calls,
+                                  "BatchedOpenSpielBot(engine='numba'): one compiled loop over the rows"))
+        try:
+            from agents.openspiel import OpenSpielBotAgent
+
+            live = RowByRow(OpenSpielBotAgent())
+        except ImportError:  # the openspiel extra is not installed: the batched forms only
+            self.inputs["openspiel:simple moves"] = f"{agree} states; no pyspiel"
+            return contenders
+        same = int((live.act(*states[0]) == want).sum())
+        self.inputs["openspiel:simple moves"] = f"{agree} states, reference = the pyspiel bot on {same}/{n}"
+        contenders.append(run(live.act, "bot (pyspiel, row by row)", s.expert_row_calls,
+                              "OpenSpielBotAgent: a pyspiel state built and the real bot asked per row"))
+        return contenders
+
     def train_contenders(self) -> list[Callable[[int], None]]:
         s = self.s
         b = self.bench("train_steps", "PPO training against Simple (train.ppo): time per environment step, "
@@ -449,6 +509,7 @@ class Runner:
             groups.append(self.agent_contenders())
         if "expert" in self.only:
             groups.append(self.expert_contenders())
+            groups.append(self.openspiel_bot_contenders())
         if "train" in self.only and s.train_steps and s.train_rounds:
             groups.append(self.train_contenders())
         self.benches = {k: v for k, v in self.benches.items() if k.split("_")[0] in self.only}

@@ -132,12 +132,17 @@ class BatchGame(TableBatch):
 
     def __init__(self, n: int, rules: Rules | str | dict | None = None, seed: int | None = None,
                  reward: str = "match", seeds: list[int] | np.ndarray | None = None, match_bonus: float = 0.0,
-                 engine: str | None = None):
+                 engine: str | None = None, single_hand: bool = False):
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
             raise ValueError(f"n must be an int >= 1, got {n!r}")
         check_mode(reward)
         self.match_bonus = check_match_bonus(match_bonus)
         rules = get_rules(rules)
+        if single_hand and rules.format != "duel":
+            raise ValueError(f"single_hand is an option of the duel only, not of format={rules.format!r}")
+        #: One hand per match (``Game(single_hand=True)``, OpenSpiel's game): the hand's
+        #: winner wins the match (±1 in the "match" reward mode), a dead hand is a draw.
+        self.single_hand = bool(single_hand)
         self.n = n = int(n)
         self.reward_mode = reward
         self.format = rules.format
@@ -399,11 +404,11 @@ class BatchGame(TableBatch):
             board = self.boards[i]
             decided = record_entry(board, entry)
             out.round_over[i] = self.format == "partnership"
-            outcome = None
-            end = self.rules.match_end(board.match_over, self._rounds_played(i))
+            outcome = mw = None
+            end = self.rules.match_end(board.match_over, self._rounds_played(i), self.single_hand)
             if end == "over":
                 out.match_over[i] = True
-                mw = board.match_winner
+                mw = winner if self.single_hand else board.match_winner  # a duel's sheet row is its seat
                 outcome = match_outcome(self.num_players, () if mw is None else self._row_seats[mw])
                 if mw is not None:
                     out.match_winner[i] = mw
@@ -414,7 +419,7 @@ class BatchGame(TableBatch):
                 out.rewards[i] += step_rewards(self.reward_mode, self._sheet_change(entry, decided, outcome),
                                                self.match_bonus)
             if out.match_over[i]:
-                out.finished[i] = self._summary(i, bool(out.truncated[i]))
+                out.finished[i] = self._summary(i, bool(out.truncated[i]), mw)
                 deals += self._new_match(i)
             else:
                 deals += self.seating.next_deals(i, entry, self.rngs[i], st)
@@ -445,9 +450,9 @@ class BatchGame(TableBatch):
                            columns_won=(entry.row,) * len(decided), num_columns=self.rules.columns,
                            outcome=outcome)
 
-    def _summary(self, i: int, truncated: bool) -> dict:
+    def _summary(self, i: int, truncated: bool, winner: int | None) -> dict:
         """The finished match, per seat (``by_player[p]``-style lists, seat-indexed) and
-        per sheet row."""
+        per sheet row; ``winner`` is the winning sheet row (None: a draw, or truncated)."""
         board = self.boards[i]
         kinds = SCORED_KINDS
 
@@ -458,7 +463,7 @@ class BatchGame(TableBatch):
         out = {
             "seed": int(self.match_seeds[i]),
             "format": self.format,
-            "match_winner": None if truncated else board.match_winner,
+            "match_winner": winner,
             "truncated": truncated,
             "hands": int(self.hands_played[i]),
             "dead_hands": int(self.dead_hands[i]),

@@ -71,19 +71,23 @@ class LearnerBatch:
     acts at both seats of its team, in one trajectory per match, on the team's shared
     reward), or ``partner`` (a batched agent, e.g. ``"expert"``'s, or the live policy)
     plays it.
+
+    ``single_hand=True`` (the duel): every episode is one hand (``BatchGame(single_hand=True)``,
+    OpenSpiel's game: ``train.ppo --episode hand``), won by the hand's winner.
     """
 
     def __init__(self, n: int, opponents: Sequence[Any], weights: Sequence[float] | None = None,
                  rules: Rules | str | dict | None = None, reward: str = "match",
                  match_bonus: float = 0.0, seed: int | None = None, names: Sequence[str] | None = None,
                  shaping: float = 0.0, shaping_gamma: float = 1.0, shaping_potential: str = "deadwood",
-                 partner: Any | None = None):
+                 partner: Any | None = None, single_hand: bool = False):
         self.n = n
         self.seed_value = seed
         self.reward_mode = reward
         self.match_bonus = match_bonus
         # The engine pays the reward mode and the match bonus (hgin_env.rewards.step_rewards).
-        self.batch = BatchGame(n, rules=rules, seed=seed, reward=reward, match_bonus=match_bonus)
+        self.batch = BatchGame(n, rules=rules, seed=seed, reward=reward, match_bonus=match_bonus,
+                               single_hand=single_hand)
         self.rules = self.batch.rules
         self.num_seats = self.rules.num_players
         if partner is not None and (self.rules.format != "partnership" or not hasattr(partner, "act")):
