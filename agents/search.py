@@ -48,6 +48,19 @@ Learned policy and opponent behaviour (off by default with ``value="rollout"``):
   together in one batched torch forward per ply (:class:`agents.batched.BatchedPolicy`);
   Neller's rule plays the rest of the hand.
 
+The opponents' model (the critic search, every format; :mod:`agents.inference`):
+
+* ``infer=true``: policy-based inference of worlds. The seat rebuilds, from its own
+  observations, each decision its opponent made this hand (upcard take or pass, pile or
+  stock draw, discard instead of a knock); ``infer_worlds`` times as many worlds are drawn
+  as kept and resampled by the likelihood of those decisions (the last ``infer_points``)
+  under the opponent model, tempered by ``infer_temperature`` (defaults 2, 16, 2; whether it
+  is on by default: :data:`INFERENCE_DEFAULTS`).
+* ``opponent=SPEC``: the opponent model (an agent spec, e.g. ``expert``; default the
+  search's own policy), for the inference and for ``opponent_rollouts=f``: in a fraction
+  ``f`` of the worlds the model plays the opponents' seats in the playouts (the policy
+  plays the others; 0, the default: the policy plays every seat).
+
 Three-hand and partnership (``value="critic"`` only): the worlds are whole match states
 sampled from the seat's observation (:mod:`hgin_env.format_worlds`: the seat's table as
 in the duel, the match around it from the context slices, a partnership's other table a
