@@ -13,7 +13,10 @@ weighting: for each of the opponent's hidden cards (its hand minus the cards it 
 took), the weighted fraction of worlds in which it holds that card, p; reported as the
 mean p and the mean log p (p floored at 0.5 / worlds), the log-probability per hidden card
 of the true hand under the worlds' per-card marginals; and the effective number of worlds
-(1 / sum of squared weights). Under the uniform prior p is hidden / unseen on average. The true hand is read only to score, never by the agent.
+(1 / sum of squared weights). Under the uniform prior p is hidden / unseen on average.
+The true hand is read only to score, never by the agent. The floored log p punishes a
+weighting that concentrates on few worlds (a true card in none of them scores the floor),
+so it falls as the effective number of worlds does; the mean p does not.
 
     python -m eval.inference_quality --rules hollywood --positions 2000 --seed 770000
 """
