@@ -266,3 +266,17 @@ def test_critic_values_refuse_nothing_new_when_no_model():
     a = agent.critic_values.values(worlds, [1, 2], candidates, me)
     b = agent.critic_values.values(worlds, [1, 2], candidates, me, opponent_rows=np.ones(2, dtype=bool))
     np.testing.assert_allclose(a, b)
+
+
+def test_inference_quality_scores_every_weighting():
+    """eval.inference_quality on a few positions: every prior and weighting is scored, the
+    scores are probabilities, equal weights keep every world."""
+    from eval.inference_quality import measure
+
+    out = measure("hollywood", positions=4, seed=5, worlds=8, temperatures=(2.0,))
+    assert out["positions"] == 4 and out["mean_points"] >= 1
+    for name in ("improved/equal", "improved/inferred T=2", "uniform/equal", "uniform/inferred T=2"):
+        assert 0 <= out["mean_p_true_card"][name] <= 1
+        assert out["mean_log_p_true_card"][name] <= 0
+    assert out["mean_effective_worlds"]["uniform/equal"] == pytest.approx(8)
+    assert out["mean_effective_worlds"]["uniform/inferred T=2"] <= 8 + 1e-9
