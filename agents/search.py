@@ -94,7 +94,7 @@ from hgin_env.rules import Rules, get_rules
 
 from .base import SeededAgent
 from .expert import ExpertAgent, ExpertParams, knock_timing
-from .inference import OpponentHistory
+from .inference import OpponentHistory, WorldInference
 from .simple import simple_action
 from .spec import parse_options
 from .view import ObsView, parse
@@ -135,7 +135,8 @@ VALUE_DEFAULTS: dict[str, dict[str, object]] = {
     "critic": {"rollouts": 32, "width": 1, "confidence": 2.0, "prior_k": 2, "policy_plies": 80, "until": "hand"},
 }
 #: Policy-based inference of worlds (:mod:`agents.inference`), for the critic search in every
-#: format: on (``infer``) where it measured stronger (docs/runs/inference54).
+#: format: off by default, since the search measured no stronger with it although its worlds
+#: guess the opponent's cards better (docs/runs/inference54); ``infer=true`` turns it on.
 INFERENCE_DEFAULTS: dict[str, object] = {"infer": False}
 #: The critic's default worlds in three-hand and partnership: a row plays longer there (a
 #: three-hand sitter plays on to its next decision, a partnership row to the round's end),
@@ -252,8 +253,6 @@ class SearchAgent(SeededAgent):
         ``opponent`` (an agent spec; None: the search's own policy) weighs the worlds by what
         the opponent did (``infer``) and plays the opponents' seats in a fraction
         ``opponent_rollouts`` of the worlds' playouts (the policy plays the others)."""
-        from .inference import OpponentHistory, WorldInference
-
         self.infer = bool(INFERENCE_DEFAULTS["infer"]) and self.value == "critic" if infer is None else bool(infer)
         if self.infer and self.value != "critic":
             raise ValueError("infer=true weighs the critic search's worlds (value='critic'), "
@@ -274,7 +273,6 @@ class SearchAgent(SeededAgent):
         self.inference = WorldInference(model, temperature=infer_temperature, max_points=infer_points) \
             if self.infer else None
         self.opponent_model = model
-        self._history = OpponentHistory()
         if self.critic_values is not None and opponent_rollouts:
             self.critic_values.opponent = model
 
@@ -300,11 +298,12 @@ class SearchAgent(SeededAgent):
         self._own_passed = False
         self._last_stock: int | None = None
         self._last_score: tuple | None = None
-        #: Per seat (formats): (own_known, own_passed, last stock, last score) of the seat's hand.
+        #: What the opponent at the seat's table did this hand (``infer``).
+        self._history = OpponentHistory()
+        #: Per seat (formats): (own_known, own_passed, last stock, last score, the opponent's
+        #: history) of the seat's hand.
         self._seats: dict[int, tuple] = {}
         self._seat: int | None = None
-        if hasattr(self, "_history"):
-            self._history.forget()
 
     def _remember(self, view: ObsView, vector: np.ndarray, observation: dict) -> None:
         score = (tuple(view.own_columns), tuple(view.opponent_columns), tuple(view.won_by_me),
