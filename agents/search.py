@@ -48,6 +48,19 @@ Learned policy and opponent behaviour (off by default with ``value="rollout"``):
   together in one batched torch forward per ply (:class:`agents.batched.BatchedPolicy`);
   Neller's rule plays the rest of the hand.
 
+The opponents' model (the critic search, every format; :mod:`agents.inference`):
+
+* ``infer=true``: policy-based inference of worlds. The seat rebuilds, from its own
+  observations, each decision its opponent made this hand (upcard take or pass, pile or
+  stock draw, discard instead of a knock); ``infer_worlds`` times as many worlds are drawn
+  as kept and resampled by the likelihood of those decisions (the last ``infer_points``)
+  under the opponent model, tempered by ``infer_temperature`` (defaults 2, 16, 2; whether it
+  is on by default: :data:`INFERENCE_DEFAULTS`).
+* ``opponent=SPEC``: the opponent model (an agent spec, e.g. ``expert``; default the
+  search's own policy), for the inference and for ``opponent_rollouts=f``: in a fraction
+  ``f`` of the worlds the model plays the opponents' seats in the playouts (the policy
+  plays the others; 0, the default: the policy plays every seat).
+
 Three-hand and partnership (``value="critic"`` only): the worlds are whole match states
 sampled from the seat's observation (:mod:`hgin_env.format_worlds`: the seat's table as
 in the duel, the match around it from the context slices, a partnership's other table a
@@ -64,6 +77,7 @@ all decisions, trivial ones included).
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass
 
@@ -80,6 +94,7 @@ from hgin_env.rules import Rules, get_rules
 
 from .base import SeededAgent
 from .expert import ExpertAgent, ExpertParams, knock_timing
+from .inference import OpponentHistory, WorldInference
 from .simple import simple_action
 from .spec import parse_options
 from .view import ObsView, parse
@@ -119,6 +134,10 @@ VALUE_DEFAULTS: dict[str, dict[str, object]] = {
     "rollout": {"rollouts": 24, "width": 3, "confidence": 1.0, "prior_k": 0, "policy_plies": 8, "until": "turn"},
     "critic": {"rollouts": 32, "width": 1, "confidence": 2.0, "prior_k": 2, "policy_plies": 80, "until": "hand"},
 }
+#: Policy-based inference of worlds (:mod:`agents.inference`), for the critic search in every
+#: format: off by default, since the search measured no stronger with it although its worlds
+#: guess the opponent's cards better (docs/runs/inference54); ``infer=true`` turns it on.
+INFERENCE_DEFAULTS: dict[str, object] = {"infer": False}
 #: The critic's default worlds in three-hand and partnership: a row plays longer there (a
 #: three-hand sitter plays on to its next decision, a partnership row to the round's end),
 #: and 16 worlds keep a searched decision under 100 ms of CPU: 94 ms in three-hand, 78 ms in
@@ -152,7 +171,9 @@ class SearchAgent(SeededAgent):
                  confidence: float | None = None, layout: ObservationLayout | None = None,
                  temperature: float | None = None, policy: str = "ppo:", prior_k: int | None = None,
                  policy_plies: int | None = None, value: str | None = None, engine: str | None = None,
-                 until: str | None = None):
+                 until: str | None = None, infer: bool | None = None, opponent: str | None = None,
+                 infer_worlds: int = 2, infer_points: int = 16, infer_temperature: float = 2.0,
+                 opponent_rollouts: float = 0.0):
         if rules is None:
             rules = _FORMAT_PROFILES.get((layout.format, layout.columns), "hollywood") \
                 if layout is not None else "hollywood"
@@ -211,6 +232,8 @@ class SearchAgent(SeededAgent):
 
             self.critic_values = CriticValues(self.policy, self.rules, plies=policy_plies, engine=engine,
                                               until=until)
+        self._set_opponent_model(infer, opponent, infer_worlds, infer_points, infer_temperature,
+                                 opponent_rollouts, seed)
         self.expert = ExpertAgent(seed=seed, layout=self.layout)
         self._rollout_agents = [ExpertAgent(seed=0, columns=self.rules.columns) for _ in range(2)]
         self.decision_ms: list[float] = []
@@ -222,6 +245,36 @@ class SearchAgent(SeededAgent):
         self.total_ms = 0.0
         self.total_cpu_ms = 0.0
         self._forget()
+
+    def _set_opponent_model(self, infer: bool | None, opponent: str | None, infer_worlds: int,
+                            infer_points: int, infer_temperature: float, opponent_rollouts: float,
+                            seed: int | None) -> None:
+        """The model of the opponents (:data:`INFERENCE_DEFAULTS`, :mod:`agents.inference`):
+        ``opponent`` (an agent spec; None: the search's own policy) weighs the worlds by what
+        the opponent did (``infer``) and plays the opponents' seats in a fraction
+        ``opponent_rollouts`` of the worlds' playouts (the policy plays the others)."""
+        self.infer = bool(INFERENCE_DEFAULTS["infer"]) and self.value == "critic" if infer is None else bool(infer)
+        if self.infer and self.value != "critic":
+            raise ValueError("infer=true weighs the critic search's worlds (value='critic'), "
+                             f"got value={self.value!r}")
+        if not isinstance(infer_worlds, int) or infer_worlds < 1:
+            raise ValueError(f"infer_worlds must be an integer >= 1, got {infer_worlds!r}")
+        if not 0.0 <= opponent_rollouts <= 1.0:
+            raise ValueError(f"opponent_rollouts must be in [0, 1], got {opponent_rollouts!r}")
+        if opponent_rollouts and self.value != "critic":
+            raise ValueError("opponent_rollouts plays the critic search's playouts (value='critic')")
+        model = self.policy
+        if opponent is not None:
+            from .spec import make_batched_agent
+
+            model = make_batched_agent(opponent, seed=seed, layout=self.layout)
+        self.infer_worlds = infer_worlds
+        self.opponent_rollouts = float(opponent_rollouts)
+        self.inference = WorldInference(model, temperature=infer_temperature, max_points=infer_points) \
+            if self.infer else None
+        self.opponent_model = model
+        if self.critic_values is not None and opponent_rollouts:
+            self.critic_values.opponent = model
 
     def _load_policy(self, spec: str, seed: int | None):
         """The learned policy as a :class:`agents.batched.BatchedPolicy` (one torch forward
@@ -245,11 +298,14 @@ class SearchAgent(SeededAgent):
         self._own_passed = False
         self._last_stock: int | None = None
         self._last_score: tuple | None = None
-        #: Per seat (formats): (own_known, own_passed, last stock, last score) of the seat's hand.
-        self._seats: dict[int, tuple[int, bool, int | None, tuple | None]] = {}
+        #: What the opponent at the seat's table did this hand (``infer``).
+        self._history = OpponentHistory()
+        #: Per seat (formats): (own_known, own_passed, last stock, last score, the opponent's
+        #: history) of the seat's hand.
+        self._seats: dict[int, tuple] = {}
         self._seat: int | None = None
 
-    def _remember(self, view: ObsView, vector: np.ndarray) -> None:
+    def _remember(self, view: ObsView, vector: np.ndarray, observation: dict) -> None:
         score = (tuple(view.own_columns), tuple(view.opponent_columns), tuple(view.won_by_me),
                  tuple(view.won_by_opponent))
         if self.format != "duel":
@@ -262,22 +318,89 @@ class SearchAgent(SeededAgent):
             if seat != self._seat:
                 if self._seat is not None:
                     self._seats[self._seat] = (self._own_known, self._own_passed, self._last_stock,
-                                               self._last_score)
-                self._own_known, self._own_passed, self._last_stock, self._last_score = \
-                    self._seats.get(seat, (0, False, None, None))
+                                               self._last_score, self._history)
+                self._own_known, self._own_passed, self._last_stock, self._last_score, self._history = \
+                    self._seats.get(seat, (0, False, None, None, OpponentHistory()))
                 self._seat = seat
         new_hand = (self._last_stock is None or view.stock_size > self._last_stock
                     or view.phase == "first_upcard" or score != self._last_score)
         if new_hand:
             self._own_known, self._own_passed = 0, False
+            self._history.forget()
         self._own_known &= view.hand  # discarded pickups are no longer known to be held
         self._last_stock, self._last_score = view.stock_size, score
+        if self.infer:
+            self._track_opponent(observation)
+
+    def information_set(self, observation: dict) -> InfoSet | FormatInfoSet:
+        """The information set of the seat deciding at ``observation``, with what the agent
+        remembers of its own moves this hand (the last observation it was given)."""
+        if self.format == "duel":
+            return InfoSet.from_observation(observation, self.rules, own_known=self._own_known,
+                                            own_passed=self._own_passed)
+        return FormatInfoSet.from_observation(observation, self.rules, own_known=self._own_known,
+                                              own_passed=self._own_passed)
+
+    def follow(self, observation: dict) -> None:
+        """Remember a decision without searching it (what the opponent did since the last);
+        :meth:`played` then remembers the move made there. :mod:`eval.inference_quality`
+        follows another player's decisions with the two."""
+        self._remember(parse(observation, self.layout), np.asarray(observation["observation"]), observation)
+
+    def played(self, observation: dict, action: int) -> None:
+        """The move made at the decision :meth:`follow` last remembered."""
+        self._note_action(parse(observation, self.layout), action)
 
     def _note_action(self, view: ObsView, action: int) -> None:
+        self._history.note(action)
         if action == A.TAKE_DISCARD:
             self._own_known |= 1 << view.discard_top
         elif action == A.PASS:
             self._own_passed = True
+
+    # ------------------------------------------------------------------ the opponents' model
+    def _track_opponent(self, observation: dict) -> None:
+        """Add what the opponent did since this seat's last decision to its history
+        (:class:`agents.inference.OpponentHistory`), from this observation alone."""
+        info = self.information_set(observation)
+        if isinstance(info, InfoSet):
+            self._history.update(info)
+            return
+        opponent = info.seats[info.table_index][1 - info.table.seat]
+        # The opponent seat's match context (public): read off any world of this information set.
+        world = info.sample(np.random.default_rng(0))
+        context = self.critic_values.seat_context(world, opponent)  # type: ignore[union-attr]
+        self._history.update(info.table, context)
+
+    def _opponent_hand(self, info: InfoSet | FormatInfoSet, world: object) -> int:
+        """The hand of the seat's opponent at its table in a sampled ``world``."""
+        if isinstance(info, InfoSet):
+            return world.hands[1 - info.seat]  # type: ignore[attr-defined]
+        return info.opponent_hand(world)
+
+    def sample_worlds(self, info: InfoSet | FormatInfoSet, n: int) -> list:
+        """``n`` worlds of the seat's information set ``info``: drawn from the prior
+        (``decline_weight``, ``model``), or with ``infer`` ``infer_worlds`` times as many
+        drawn and ``n`` of them resampled by the likelihood of what the opponent did this
+        hand (:class:`agents.inference.WorldInference`). A world drawn twice is a copy."""
+        points = self._history.points if self.inference is not None else []
+        if not points:
+            return [info.sample(self.rng, self.decline_weight, self.model) for _ in range(n)]
+        drawn = [info.sample(self.rng, self.decline_weight, self.model) for _ in range(n * self.infer_worlds)]
+        hands = [self._opponent_hand(info, world) for world in drawn]
+        log_likelihoods = self.inference.log_likelihoods(points, hands, self.rng)  # type: ignore[union-attr]
+        kept, out = set(), []
+        for i in self.inference.resample(log_likelihoods, n, self.rng).tolist():  # type: ignore[union-attr]
+            out.append(drawn[i] if i not in kept else copy.deepcopy(drawn[i]))
+            kept.add(i)
+        return out
+
+    def _opponent_rows(self, worlds: int) -> np.ndarray | None:
+        """Which worlds' playouts play the opponents with their model (``opponent_rollouts``
+        of them, drawn from the seed); None when none does."""
+        if not self.opponent_rollouts:
+            return None
+        return self.rng.random(worlds) < self.opponent_rollouts
 
     @property
     def mean_decision_ms(self) -> float:
@@ -294,7 +417,7 @@ class SearchAgent(SeededAgent):
     def __call__(self, observation: dict) -> int:
         start, cpu = time.perf_counter(), time.process_time()
         view = parse(observation, self.layout)
-        self._remember(view, np.asarray(observation["observation"]))
+        self._remember(view, np.asarray(observation["observation"]), observation)
         legal = [int(a) for a in view.legal]
         if not legal:
             raise ValueError("no legal action in the observation's action mask")
@@ -354,14 +477,8 @@ class SearchAgent(SeededAgent):
         return [int(a) for a in order if probs[a] > 0]
 
     def _search(self, observation: dict, candidates: list[int], start: float) -> int:
-        if self.format == "duel":
-            info = InfoSet.from_observation(observation, self.rules, own_known=self._own_known,
-                                            own_passed=self._own_passed)
-            opponent_hand = lambda world: world.hands[1 - info.seat]  # noqa: E731
-        else:
-            info = FormatInfoSet.from_observation(observation, self.rules, own_known=self._own_known,
-                                                  own_passed=self._own_passed)
-            opponent_hand = info.opponent_hand
+        info = self.information_set(observation)
+        opponent_hand = lambda world: self._opponent_hand(info, world)  # noqa: E731
         table = info if self.format == "duel" else info.table  # the seat's two-player table
         values: list[list[float]] = []
         surprises: list[int] = []
@@ -374,14 +491,14 @@ class SearchAgent(SeededAgent):
             if deadline is not None and len(values) >= self.min_worlds and time.perf_counter() >= deadline:
                 break
             batch = []
-            for _ in range(min(block, self.rollouts - len(values))):
-                world = info.sample(self.rng, self.decline_weight, self.model)
+            for world in self.sample_worlds(info, min(block, self.rollouts - len(values))):
                 batch.append((world, int(self.rng.integers(2**63 - 1))))
                 if self.temperature is not None:  # before the rollouts change the world
                     surprises.append(table.surprise(opponent_hand(world)))
             if self.value == "critic":
                 values += self.critic_values.values(  # type: ignore[union-attr]
-                    [world for world, _ in batch], [seed for _, seed in batch], candidates, info.seat).tolist()
+                    [world for world, _ in batch], [seed for _, seed in batch], candidates, info.seat,
+                    opponent_rows=self._opponent_rows(len(batch))).tolist()
             elif self.rollout == "policy":
                 values += self._policy_values(batch, candidates, info.seat)
             else:

@@ -87,6 +87,11 @@ class CriticValues:
         self.match_bonus = match_bonus
         self.engine = engine
         self._batches: dict[int, BatchGame] = {}
+        #: The opponents' model in the playouts (a batched agent; None: the policy plays every
+        #: seat): it plays the opponent seats of the worlds a call marks (``opponent_rows``).
+        self.opponent: Any = None
+        self._opponent_rows: np.ndarray | None = None
+        self._opponent_seats: np.ndarray | None = None
         #: Policy plies played per row in the last call (its mean; for the docs' figures).
         self.last_plies = 0.0
 
@@ -100,14 +105,21 @@ class CriticValues:
         return batch
 
     def values(self, worlds: Sequence[Game | MatchState], seeds: Sequence[int], candidates: Sequence[int],
-               me: int) -> np.ndarray:
+               me: int, opponent_rows: np.ndarray | None = None) -> np.ndarray:
         """float [W, C]: the value to seat ``me`` of candidate ``c`` played in world ``w``
         (every candidate legal in every world: the worlds share the seat's information).
         A duel's worlds are games (``Game``) and ``me`` their player; a format's are match
-        states (:class:`~hgin_env.batch.MatchState`, or ``Match``) and ``me`` the match seat."""
+        states (:class:`~hgin_env.batch.MatchState`, or ``Match``) and ``me`` the match seat.
+        ``opponent_rows`` (bool [W]): the worlds whose opponent seats (a partnership's other
+        team, every other seat elsewhere) :attr:`opponent` plays; the policy plays the rest."""
         w, c = len(worlds), len(candidates)
         rows = w * c
         batch = self._batch(rows)
+        self._opponent_rows = None
+        if opponent_rows is not None and self.opponent is not None:
+            self._opponent_rows = np.repeat(np.asarray(opponent_rows, dtype=bool), c)
+            seats = np.arange(batch.num_players)
+            self._opponent_seats = (seats % 2 != me % 2) if self.rules.format == "partnership" else seats != me
         load_matches(batch, np.arange(rows), [world for world in worlds for _ in range(c)], np.repeat(seeds, c))
         first = batch.step(np.tile(np.asarray(candidates, dtype=np.int64), w))
         total = first.rewards[:, me].astype(np.float64)
@@ -145,11 +157,25 @@ class CriticValues:
         rewards are added to ``total`` and the rows' ply counts to ``plies``."""
         obs, masks = batch.observations_of(going)
         actions.fill(-1)
-        actions[going] = self.policy.act(obs, masks)
+        chosen = self.policy.act(obs, masks)
+        if self._opponent_rows is not None:  # the opponents' own model where asked
+            theirs = self._opponent_rows[going] & self._opponent_seats[batch.current_seat[going]]
+            if theirs.any():
+                chosen[theirs] = self.opponent.act(obs[theirs], masks[theirs])
+        actions[going] = chosen
         step = batch.step(actions, checked=True)
         total += step.rewards[:, me]
         plies[going] += 1
         return step
+
+    def seat_context(self, world: MatchState, seat: int) -> np.ndarray:
+        """The match-context slices of ``seat``'s observation in a format ``world`` (public:
+        the same in every world of an information set)."""
+        from hgin_env.observation.layout import context_start
+
+        batch = self._batch(1)
+        load_matches(batch, np.arange(1), [world], [0])
+        return batch.seat_observations(np.arange(1), np.array([seat]))[0, context_start(self.rules.columns):]
 
     def critic_of(self, batch: BatchGame, seat: int) -> np.ndarray:
         """float [N]: the critic's value of each match's state for ``seat``, read from that

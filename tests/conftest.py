@@ -64,7 +64,8 @@ class FileProgress:
 #: them all). Kept here, in one list, rather than as decorators spread over the files; a name
 #: that no longer matches a collected test fails the run.
 SLOW_FILES = {"tests/test_rllib.py", "tests/test_web_browser.py", "tests/test_notebooks.py",
-              "tests/test_doc_examples.py", "tests/test_search_games.py", "tests/test_resume.py"}
+              "tests/test_doc_examples.py", "tests/test_search_games.py", "tests/test_resume.py",
+              "tests/test_inference.py"}
 SLOW_TESTS = {
     "tests/test_checkpoints_load_below_train.py::test_every_committed_rllib_checkpoint_loads_and_plays_without_train",
     "tests/test_search.py::test_plays_legal_moves_within_its_budget",
