@@ -88,7 +88,8 @@ def _points(x, scale: float) -> int:
 
 
 @njit(cache=True)
-def _count(m: int) -> int:
+def card_count(m: int) -> int:
+    """The number of cards in a mask (shared with the OpenSpiel bot's kernels)."""
     n = 0
     while m:
         m &= m - 1
@@ -128,7 +129,7 @@ def _expected_draw_deadwood(hand: int, unseen: int, current: int) -> float:
     """``_expected_draw_deadwood`` of the reference for one row: the mean over unseen u of
     the best deadwood of hand + u after a discard (u itself: ``current``); a card melding
     with nothing in the hand counts by its value (``min(current, best9 + value)``)."""
-    n = _count(unseen)
+    n = card_count(unseen)
     if n == 0:
         return float(current)
     best9 = best_discard(hand)
@@ -202,8 +203,8 @@ def _opponent_probabilities(o, off, hand: int, pile: int, unseen: int, decline: 
     known = _mask(o, off[_KNOWN])
     for c in range(NUM_CARDS):
         prob[c] = 1.0 if (known >> c) & 1 else 0.0
-    nu = _count(unseen)
-    hidden = max(0, 10 - _count(known))
+    nu = card_count(unseen)
+    hidden = max(0, 10 - card_count(known))
     if nu == 0 or hidden == 0:
         return
     opp_discards = _mask(o, off[_OPP_DISC])
@@ -214,7 +215,7 @@ def _opponent_probabilities(o, off, hand: int, pile: int, unseen: int, decline: 
     for y in range(NUM_CARDS):
         if (hints >> y) & 1:
             suppressed |= _PARTNERS[y]
-    down = _count(suppressed & unseen)
+    down = card_count(suppressed & unseen)
     total = (nu - down) * 1.0 + down * decline
     share = hidden / total
     for c in range(NUM_CARDS):
@@ -263,8 +264,8 @@ def _rank_run_cap(hand: int, u: int) -> int:
 @njit(cache=True)
 def _discard(o, legal, off, columns: int, p, prob, error, row: int) -> int:
     hand = _mask(o, off[_HAND])
-    if _count(hand) != 11:
-        error[0], error[1], error[2] = BAD_DISCARD_HAND, row, _count(hand)
+    if card_count(hand) != 11:
+        error[0], error[1], error[2] = BAD_DISCARD_HAND, row, card_count(hand)
         return -1
     cards = np.empty(11, dtype=np.int64)
     k = 0
@@ -303,7 +304,7 @@ def _discard(o, legal, off, columns: int, p, prob, error, row: int) -> int:
     stage = 1.0 - min(stock, 31) / 31.0
     weight = p[_DANGER_EARLY] + (p[_DANGER_LATE] - p[_DANGER_EARLY]) * stage
     lookahead = p[_LOOKAHEAD]
-    nu = _count(unseen)
+    nu = card_count(unseen)
     # The lookahead (``_Lookahead``): lone unseen cards count by value; the others' gains
     # are bounded first, and computed exactly only for discards that can still win.
     lone = np.zeros(11, dtype=np.int64)
@@ -382,7 +383,7 @@ def expert_act(obs, legal, off, columns: int, p, out, error) -> None:
                 ph = k
         if 0 <= ph < PHASE_DISCARD:
             if m[_TAKE] and _first_card(o, off[_TOP]) >= 0:
-                n = _count(_mask(o, off[_HAND]))
+                n = card_count(_mask(o, off[_HAND]))
                 if n != 10:
                     error[0], error[1], error[2] = BAD_DRAW_HAND, i, n
                     return

@@ -21,6 +21,8 @@ from hgin_env.card_kernels import deadwood
 from hgin_env.cards import NUM_CARDS, NUM_RANKS
 from hgin_env.codes import PHASE_DISCARD, PHASE_FIRST_UPCARD
 
+from .expert_kernels import card_count
+
 _SUIT = (1 << NUM_RANKS) - 1
 #: A hand of 11 cards holds at most this many melds (of 3..5 cards), and a group at most 3.
 _MAX_MELDS = 64
@@ -156,20 +158,11 @@ def _highest(m: int) -> int:
 
 
 @njit(cache=True)
-def _count(m: int) -> int:
-    n = 0
-    while m:
-        m &= m - 1
-        n += 1
-    return n
-
-
-@njit(cache=True)
 def min_deadwood(hand: int) -> int:
     """``MinDeadwood`` of an OpenSpiel mask: an 11-card hand drops the best group's highest
     deadwood card (OpenSpiel's shortcut)."""
     dead = hand & ~_best_group(hand)
-    if _count(hand) == _HAND_SIZE + 1 and dead:
+    if card_count(hand) == _HAND_SIZE + 1 and dead:
         dead &= ~(1 << _highest(dead))
     return _points(dead)
 

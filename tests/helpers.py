@@ -148,3 +148,12 @@ def batched_states(batch, players: list, player_of, steps: int) -> tuple[np.ndar
                 actions[rows] = player.act(obs[rows], masks[rows])
         batch.step(actions)
     return np.concatenate(obs_all), np.concatenate(mask_all)
+
+
+def simple_states(n: int = 48, steps: int = 120, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(observations, masks) of ``steps`` steps of ``n`` Simple-vs-Simple matches in a batch."""
+    from agents.batched import BatchedSimple
+    from hgin_env.batch import BatchGame
+
+    return batched_states(BatchGame(n, seed=seed), [BatchedSimple(seed=seed)],
+                          lambda step: np.zeros(n, dtype=np.int64), steps)

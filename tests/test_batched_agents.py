@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from helpers import simple_states
 
 from agents.batched import (
     BatchedPolicy,
@@ -20,20 +21,8 @@ from hgin_env.batch import BatchGame
 from hgin_env.observation import ObservationLayout
 
 
-def _states(n: int = 48, steps: int = 120, seed: int = 0):
-    """Observations and masks from Simple-vs-Simple play in a batch."""
-    batch = BatchGame(n, seed=seed)
-    player = BatchedSimple(seed=seed)
-    out = []
-    for _ in range(steps):
-        obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
-        out.append((obs, masks))
-        batch.step(player.act(obs, masks))
-    return np.concatenate([o for o, _ in out]), np.concatenate([m for _, m in out])
-
-
 def test_simple_equals_scalar_where_deterministic():
-    obs, masks = _states()
+    obs, masks = simple_states()
     batched = BatchedSimple(seed=1).act(obs, masks)
     scalar = SimpleAgent(seed=1)
     layout = ObservationLayout()
@@ -51,13 +40,13 @@ def test_simple_equals_scalar_where_deterministic():
 
 
 def test_simple_takes_and_knocks():
-    obs, masks = _states()
+    obs, masks = simple_states()
     actions = BatchedSimple(seed=2).act(obs, masks)
     assert (actions == A.TAKE_DISCARD).any() and (actions >= A.KNOCK).any()
 
 
 def test_random_is_legal_and_uniform():
-    obs, masks = _states(n=8, steps=40)
+    obs, masks = simple_states(n=8, steps=40)
     agent = BatchedRandom(seed=3)
     picks = np.stack([agent.act(obs, masks) for _ in range(200)])
     assert masks[np.arange(len(obs))[None, :], picks].all()
@@ -67,7 +56,7 @@ def test_random_is_legal_and_uniform():
 
 
 def test_row_by_row_is_the_scalar_agent():
-    obs, masks = _states(n=4, steps=20)
+    obs, masks = simple_states(n=4, steps=20)
     batched = RowByRow(ExpertAgent(seed=0)).act(obs, masks)
     scalar = ExpertAgent(seed=0)
     assert [scalar({"observation": o, "action_mask": m.astype(np.int8)}) for o, m in zip(obs, masks, strict=True)] \
@@ -83,7 +72,7 @@ def test_most_likely_moves_equals_scalar():
 
 
 def test_policy_one_call_equals_ppo_agent():
-    obs, masks = _states(n=16, steps=30)
+    obs, masks = simple_states(n=16, steps=30)
     scalar = PPOAgent.load(SHIPPED_POLICY)
     batched = make_batched_agent(f"ppo:{SHIPPED_POLICY}")
     assert isinstance(batched, BatchedPolicy)
@@ -119,7 +108,7 @@ def test_policy_probabilities_are_the_distributions_bit_for_bit():
     (duel, three-hand, partnership, and the imitation network), at batch sizes 1 to 200."""
     import torch
 
-    obs, masks = _states(n=40, steps=10)
+    obs, masks = simple_states(n=40, steps=10)
     for name in ("hgin_ppo_scratch.zip", "hgin_ppo.zip", "hgin_ppo_three_hand.zip", "hgin_ppo_partnership.zip"):
         model = PPOAgent.load(SHIPPED_POLICY.parent / name).model
         policy = model.policy

@@ -9,29 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import simple_states
 
 from agents.batched import BatchedPolicy, BatchedSimple, policy_probabilities
 from agents.policy_stack import PolicyStacks
 from agents.ppo import PPOAgent
-from hgin_env.batch import BatchGame
 from hgin_env.batch.vector import LearnerBatch, act_together
 from train.envs import LivePolicy
 
 POLICIES = Path(__file__).resolve().parent.parent / "agents" / "policies"
 SCRATCH = str(POLICIES / "hgin_ppo_scratch.zip")
 IMITATION = str(POLICIES / "hgin_ppo.zip")
-
-
-def _states(n: int = 32, steps: int = 40, seed: int = 0):
-    """Observations and masks from Simple-vs-Simple play in a batch."""
-    batch = BatchGame(n, seed=seed)
-    player = BatchedSimple(seed=seed)
-    out = []
-    for _ in range(steps):
-        obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
-        out.append((obs, masks))
-        batch.step(player.act(obs, masks))
-    return np.concatenate([o for o, _ in out]), np.concatenate([m for _, m in out])
 
 
 def _snapshots(k: int, path: str = SCRATCH) -> list:
@@ -48,7 +36,7 @@ def _snapshots(k: int, path: str = SCRATCH) -> list:
 
 
 def test_stacked_forward_equals_each_policys_own():
-    obs, masks = _states()
+    obs, masks = simple_states(32, 40)
     models = _snapshots(4)
     other = PPOAgent.load(IMITATION).model  # another architecture (wider): a forward of its own
     sizes = [7, 1, 40, 13, 9]
@@ -67,7 +55,7 @@ def test_stacked_forward_equals_each_policys_own():
 
 
 def test_a_new_snapshot_joins_the_stack_and_the_old_ones_stay():
-    obs, masks = _states(n=8, steps=10)
+    obs, masks = simple_states(n=8, steps=10)
     models = _snapshots(3)
     stacks = PolicyStacks()
     stacks.probabilities([(m.policy, obs[:5], masks[:5]) for m in models[:2]])
@@ -82,7 +70,7 @@ def test_a_new_snapshot_joins_the_stack_and_the_old_ones_stay():
 
 @pytest.mark.parametrize("deterministic", [False, True])
 def test_act_together_plays_the_moves_of_each_policy_alone(deterministic):
-    obs, masks = _states()
+    obs, masks = simple_states(32, 40)
     models = _snapshots(3)
     together = [BatchedPolicy(m, deterministic=deterministic, seed=10 + i) for i, m in enumerate(models)]
     alone = [BatchedPolicy(m, deterministic=deterministic, seed=10 + i) for i, m in enumerate(models)]

@@ -50,6 +50,41 @@ def record_play(steps_b: Any, hands_b: Any, unit: str, label: str, rep: dict, ou
 
 
 
+def pooled_decisions(batch: Any, players: tuple[Any, Any], steps: int, skip: int, calls: int,
+                     seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``calls`` stored calls of ``batch.n`` decisions each: ``batch`` played ``steps`` steps by
+    ``players`` (seat 0's, seat 1's), the first ``skip`` steps left out. The games start
+    together, so one step's rows share a phase: the pooled rows are shuffled into calls that
+    mix draw and discard decisions at every stage of a hand."""
+    n = batch.n
+    pool_obs, pool_masks = [], []
+    for step in range(steps):
+        obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
+        if step >= skip:
+            pool_obs.append(obs)
+            pool_masks.append(masks)
+        seat0 = batch.current_player == 0
+        batch.step(np.where(seat0, players[0].act(obs, masks), players[1].act(obs, masks)))
+    order = np.random.default_rng(seed).permutation(len(pool_obs) * n)
+    all_obs, all_masks = np.concatenate(pool_obs)[order], np.concatenate(pool_masks)[order]
+    return [(all_obs[i * n:(i + 1) * n], all_masks[i * n:(i + 1) * n]) for i in range(calls)]
+
+
+def timed_decisions(b: Any, states: list[tuple[np.ndarray, np.ndarray]],
+                    act: Callable[[np.ndarray, np.ndarray], Any], label: str, calls: int,
+                    note: str) -> Callable[[int], None]:
+    """A contender timing ``act`` over ``calls`` of the stored ``states`` (round ``r`` starts
+    at call ``r``), recorded as time per decision in row ``label`` of bench ``b``."""
+    def go(r: int) -> None:
+        todo = [states[(r + i) % len(states)] for i in range(calls)]
+        t0 = time.perf_counter()
+        for obs, masks in todo:
+            act(obs, masks)
+        b.row(label, "decision", True, note).times.append(
+            (time.perf_counter() - t0) / (calls * len(todo[0][0])))
+    return go
+
+
 # ----------------------------------------------------------------------------- the run
 class Runner:
     def __init__(self, sizes: Sizes, anchors: AnchorWorker | None, seed: int, log: Callable,
@@ -341,32 +376,14 @@ class Runner:
         n = s.expert_n
         batch = BatchGame(n, seed=self.seed + 31)
         players = (BatchedExpert(seed=self.seed), BatchedSimple(seed=self.seed))
-        pool_obs, pool_masks = [], []
-        for step in range(10 + 8 * s.expert_calls):
-            obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
-            if step >= 10:
-                pool_obs.append(obs)
-                pool_masks.append(masks)
-            seat0 = batch.current_player == 0
-            batch.step(np.where(seat0, players[0].act(obs, masks), players[1].act(obs, masks)))
-        # The games start together, so one step's rows share a phase: shuffle the pooled rows
-        # into calls that mix draw and discard decisions at every stage of a hand.
-        order = np.random.default_rng(self.seed).permutation(len(pool_obs) * n)
-        all_obs, all_masks = np.concatenate(pool_obs)[order], np.concatenate(pool_masks)[order]
-        states = [(all_obs[i * n:(i + 1) * n], all_masks[i * n:(i + 1) * n]) for i in range(s.expert_calls)]
+        states = pooled_decisions(batch, players, 10 + 8 * s.expert_calls, 10, s.expert_calls, self.seed)
         b = self.bench("expert_agents", f"The Expert batched (numpy), compiled and row by row: time per decision "
                        f"on the same stored states (N={n} per call, Expert-vs-Simple matches)", "expert (batched)")
         batched, rows = BatchedExpert(seed=self.seed, engine="numpy"), RowByRow(ExpertAgent(seed=self.seed))
         compiled = BatchedExpert(seed=self.seed, engine="numba") if compiled_available() else None
 
         def run(agent: Any, label: str, calls: int, note: str) -> Callable[[int], None]:
-            def go(r: int) -> None:
-                todo = [states[(r + i) % len(states)] for i in range(calls)]
-                t0 = time.perf_counter()
-                for obs, masks in todo:
-                    agent.act(obs, masks)
-                b.row(label, "decision", True, note).times.append((time.perf_counter() - t0) / (calls * n))
-            return go
+            return timed_decisions(b, states, agent.act, label, calls, note)
 
         contenders = [run(batched, "expert (batched)", s.expert_calls, "BatchedExpert(engine='numpy'): numpy calls"),
                       run(rows, "expert (row by row)", s.expert_row_calls,
@@ -390,29 +407,14 @@ class Runner:
         n = s.expert_n
         batch = BatchGame(n, seed=self.seed + 53, single_hand=True)
         players = (BatchedOpenSpielBot(engine="numpy"), BatchedSimple(seed=self.seed))
-        pool_obs, pool_masks = [], []
-        for _ in range(8 * s.expert_calls):
-            obs, masks = batch.observations().copy(), batch.legal_action_masks().copy()
-            pool_obs.append(obs)
-            pool_masks.append(masks)
-            seat0 = batch.current_player == 0
-            batch.step(np.where(seat0, players[0].act(obs, masks), players[1].act(obs, masks)))
-        order = np.random.default_rng(self.seed).permutation(len(pool_obs) * n)
-        all_obs, all_masks = np.concatenate(pool_obs)[order], np.concatenate(pool_masks)[order]
-        states = [(all_obs[i * n:(i + 1) * n], all_masks[i * n:(i + 1) * n]) for i in range(s.expert_calls)]
+        states = pooled_decisions(batch, players, 8 * s.expert_calls, 0, s.expert_calls, self.seed)
         b = self.bench("expert_openspiel_bot", f"OpenSpiel's SimpleGinRummyBot (openspiel:simple): time per "
                        f"decision on the same states (N={n} per call, the bot against Simple, single hands)",
                        "bot (pyspiel, row by row)")
 
         def run(act: Callable[[np.ndarray, np.ndarray], Any], label: str, calls: int,
                 note: str) -> Callable[[int], None]:
-            def go(r: int) -> None:
-                todo = [states[(r + i) % len(states)] for i in range(calls)]
-                t0 = time.perf_counter()
-                for obs, masks in todo:
-                    act(obs, masks)
-                b.row(label, "decision", True, note).times.append((time.perf_counter() - t0) / (calls * n))
-            return go
+            return timed_decisions(b, states, act, label, calls, note)
 
         contenders = [run(BatchedOpenSpielBot(engine="numpy").act, "bot (reference, row by row)", s.expert_calls,
                           "BatchedOpenSpielBot(engine='numpy'): gin_rummy_utils translated, one Python call per row")]
