@@ -34,6 +34,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -238,7 +239,7 @@ def _pct(values: list[float], q: float) -> float:
     return 1000 * values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--games", type=int, default=50, help="concurrent games (default 50)")
@@ -263,66 +264,75 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error("--step-clients must be in 0..60 (each stepping run holds that many games, of 256)")
     if not 0 <= args.idle_connections <= 5000:
         p.error("--idle-connections must be in 0..5000")
-    port = _free_port()
-    with tempfile.TemporaryDirectory(prefix="hgin_web_load_") as tmp:
-        # Every client here is on the loopback, which the server counts as one client: its
-        # share of the games is raised to the whole server's.
-        server = subprocess.Popen([sys.executable, "-m", "hgin_cli", "web", "--host", HOST, "--port", str(port),
-                                   "--save-dir", str(Path(tmp) / "games"), "--max-games", "256",
-                                   "--max-games-per-client", "256"], stdout=subprocess.DEVNULL)
-        stepping: list[tuple[str, list[Player], tuple[MetaProbe, StepProbe]]] = []
-        idle_players: list[Player] = []
-        flood = None
-        try:
-            _wait_up(port, server)
-            conn = http.client.HTTPConnection(HOST, port, timeout=60)
-            conn.request("GET", "/api/meta")
-            max_moves = int(json.loads(conn.getresponse().read())["max_step_moves"])
-            conn.close()
-            budget, lock = [args.max_requests], threading.Lock()
-            start = time.monotonic()
-            players = [Player(port, {"rules": args.rules, "seat": 0, "opponents": args.opponent,
-                                     "seed": args.seed + i}, start + args.max_seconds, budget, lock, max_moves)
-                       for i in range(args.games)]
-            for t in players:
-                t.start()
-            for t in players:
-                t.join(args.max_seconds + 120)
-            wall = time.monotonic() - start
-            for opponent in filter(None, args.step_opponents.split(",") if args.step_clients else []):
-                stop = threading.Event()
-                probes = (MetaProbe(port, stop), StepProbe(port, stop))
-                until = time.monotonic() + args.step_seconds
-                clients = [Player(port, {"rules": args.rules, "seat": None, "opponents": opponent, "seed": None},
-                                  until, budget, lock, max_moves, repeat=True) for _ in range(args.step_clients)]
-                for t in clients:
-                    t.start()
-                time.sleep(1)  # every client is stepping
-                for probe in probes:
-                    probe.start()
-                for t in clients:
-                    t.join(args.step_seconds + 120)
-                stop.set()
-                for probe in probes:
-                    probe.join(60)
-                stepping.append((opponent, clients, probes))
-            if args.idle_connections:
-                stop = threading.Event()
-                flood = IdleFlood(port, args.idle_connections, stop)
-                flood.start()
-                time.sleep(2)  # the connections are open
-                until = time.monotonic() + args.idle_seconds
-                idle_players = [Player(port, {"rules": args.rules, "seat": 0, "opponents": "random", "seed": None},
-                                       until, budget, lock, max_moves, repeat=True)]
-                for t in idle_players:
-                    t.start()
-                for t in idle_players:
-                    t.join(args.idle_seconds + 120)
-                stop.set()
-                flood.join(30)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+    return args
+
+
+@dataclass
+class LoadRun:
+    """What the three parts of a load run leave to report: the concurrent games, the
+    stepping runs (opponent, clients, probes) and the idle flood with its players."""
+
+    players: list[Player] = field(default_factory=list)
+    wall: float = 0.0
+    max_moves: int = 0
+    stepping: list[tuple[str, list[Player], tuple[MetaProbe, StepProbe]]] = field(default_factory=list)
+    flood: IdleFlood | None = None
+    idle_players: list[Player] = field(default_factory=list)
+
+
+def _join_all(threads: Sequence[threading.Thread], seconds: float) -> None:
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds)
+
+
+def _play(port: int, args: argparse.Namespace, run: LoadRun) -> None:
+    """The three parts, one after the other, against the server on ``port``."""
+    conn = http.client.HTTPConnection(HOST, port, timeout=60)
+    conn.request("GET", "/api/meta")
+    run.max_moves = max_moves = int(json.loads(conn.getresponse().read())["max_step_moves"])
+    conn.close()
+    budget, lock = [args.max_requests], threading.Lock()
+    start = time.monotonic()
+    run.players = [Player(port, {"rules": args.rules, "seat": 0, "opponents": args.opponent,
+                                 "seed": args.seed + i}, start + args.max_seconds, budget, lock, max_moves)
+                   for i in range(args.games)]
+    _join_all(run.players, args.max_seconds + 120)
+    run.wall = time.monotonic() - start
+    for opponent in filter(None, args.step_opponents.split(",") if args.step_clients else []):
+        stop = threading.Event()
+        probes = (MetaProbe(port, stop), StepProbe(port, stop))
+        until = time.monotonic() + args.step_seconds
+        clients = [Player(port, {"rules": args.rules, "seat": None, "opponents": opponent, "seed": None},
+                          until, budget, lock, max_moves, repeat=True) for _ in range(args.step_clients)]
+        for t in clients:
+            t.start()
+        time.sleep(1)  # every client is stepping
+        for probe in probes:
+            probe.start()
+        for t in clients:
+            t.join(args.step_seconds + 120)
+        stop.set()
+        for probe in probes:
+            probe.join(60)
+        run.stepping.append((opponent, clients, probes))
+    if args.idle_connections:
+        stop = threading.Event()
+        run.flood = IdleFlood(port, args.idle_connections, stop)
+        run.flood.start()
+        time.sleep(2)  # the connections are open
+        until = time.monotonic() + args.idle_seconds
+        run.idle_players = [Player(port, {"rules": args.rules, "seat": 0, "opponents": "random", "seed": None},
+                                   until, budget, lock, max_moves, repeat=True)]
+        _join_all(run.idle_players, args.idle_seconds + 120)
+        stop.set()
+        run.flood.join(30)
+
+
+def _report(args: argparse.Namespace, run: LoadRun) -> list[str]:
+    """Prints the run's figures; returns the clients' errors."""
+    players, wall, max_moves = run.players, run.wall, run.max_moves
     lat = sorted(x for t in players for x in t.latencies)
     moves = sum(t.moves for t in players)
     errors = [t.error for t in players if t.error]
@@ -332,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"moves applied: {moves} ({moves / wall:.0f} moves/s); requests: {len(lat)} ({len(lat) / wall:.0f}/s)")
     print(f"response time: median {_pct(lat, 0.5):.1f} ms, p95 {_pct(lat, 0.95):.1f} ms, "
           f"max {1000 * lat[-1] if lat else 0:.1f} ms")
-    for opponent, clients, (meta, one) in stepping:
+    for opponent, clients, (meta, one) in run.stepping:
         step_moves = sum(t.moves for t in clients)
         steps = sum(len(t.latencies) for t in clients)
         print(f"{args.step_clients} clients stepping watched games ({opponent}) with moves={max_moves} for "
@@ -343,13 +353,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {name} meanwhile: {len(m)} requests, median {_pct(m, 0.5):.1f} ms, p95 {_pct(m, 0.95):.1f} ms,"
                   f" max {1000 * max(m) if m else 0:.1f} ms")
         errors += [t.error for t in (*clients, meta, one) if t.error]
-    if flood is not None:
+    if run.flood is not None:
+        flood, idle_players = run.flood, run.idle_players
         m = [x for t in idle_players for x in t.latencies]
         print(f"{args.idle_connections} idle connections from {HOST} for {args.idle_seconds:g} s ({flood.opened} "
               f"opened in all, at most {flood.held_most} open at once): another client's {len(m)} requests, "
               f"median {_pct(m, 0.5):.1f} ms, p95 {_pct(m, 0.95):.1f} ms, max {1000 * max(m) if m else 0:.1f} ms, "
               f"{sum(t.error is not None for t in idle_players)} failed")
         errors += [t.error for t in idle_players if t.error]
+    return errors
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    port = _free_port()
+    run = LoadRun()
+    with tempfile.TemporaryDirectory(prefix="hgin_web_load_") as tmp:
+        # Every client here is on the loopback, which the server counts as one client: its
+        # share of the games is raised to the whole server's.
+        server = subprocess.Popen([sys.executable, "-m", "hgin_cli", "web", "--host", HOST, "--port", str(port),
+                                   "--save-dir", str(Path(tmp) / "games"), "--max-games", "256",
+                                   "--max-games-per-client", "256"], stdout=subprocess.DEVNULL)
+        try:
+            _wait_up(port, server)
+            _play(port, args, run)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    errors = _report(args, run)
     for e in errors[:5]:
         print("error:", e)
     return 1 if errors else 0

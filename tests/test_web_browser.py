@@ -136,7 +136,9 @@ def _check_hand_end(driver: webdriver.Chrome) -> str:
     return head
 
 
-def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.Chrome) -> None:
+def _start_from_the_lobby(browser: webdriver.Chrome, server: str) -> int:
+    """Checks the lobby (the server's agent list, the search's options box) and starts a
+    short duel against Random on seed 23 at full speed; the page's version."""
     _at_width(browser, WIDE)
     browser.get(server + "/")
     version = _settled(browser, -1)
@@ -157,68 +159,29 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
     browser.find_element(By.ID, "seed").send_keys("23")
     Select(browser.find_element(By.ID, "speed")).select_by_value("0")
     browser.find_element(By.ID, "start").click()
-    version = _settled(browser, version)
-    shot_taken = reloaded = drawn_seen = False
-    hand_ends: list[str] = []
-    for moves in range(2000):
-        assert not _error(browser), _error(browser)
-        if browser.find_element(By.TAG_NAME, "body").get_attribute("data-over") == "1":
-            break
-        if browser.find_elements(By.ID, "next-hand"):
-            hand_ends.append(_check_hand_end(browser))
-            if len(hand_ends) == 1:
-                _fits(browser, "a hand's end at 1,280 px")
-                _shot(browser, "web_hand_end.png")
-                # The other setting: a pause, after which the next hand is dealt unasked.
-                Select(browser.find_element(By.ID, "hand-end-setting")).select_by_value("3000")
-                assert "dealt in 3 s" in browser.find_element(By.ID, "controls").text
-                WebDriverWait(browser, 15).until(lambda d: not d.find_elements(By.ID, "hand-end"))
-                version = _settled(browser, version)
-                Select(browser.find_element(By.ID, "hand-end-setting")).select_by_value("0")
-                continue
-            browser.find_element(By.ID, "next-hand").click()
-            version = _settled(browser, version)
-            continue
-        if moves == 6:
-            # A reload mid-game keeps the seat (the token is in localStorage) and the
-            # settings bar shows this game, not the form's defaults.
-            title = browser.find_element(By.ID, "table-title").text
-            browser.refresh()
-            version = _settled(browser, -1)
-            assert browser.find_element(By.ID, "table-title").text == title
-            assert browser.find_elements(By.CSS_SELECTOR, "#tables .seat .who")[-1].text == "You"
-            assert browser.execute_script(
-                "return Object.keys(localStorage).filter((k) => k.startsWith('hgin_seat_')).length") == 1
-            assert Select(browser.find_element(By.ID, "rules")).first_selected_option.get_attribute("value") \
-                == "hollywood_short"
-            assert browser.find_element(By.ID, "agent-1").get_attribute("value") == "random"
-            assert browser.find_element(By.ID, "seed").get_attribute("value") == "23"
-            reloaded = True
-        if not shot_taken and browser.find_elements(By.CSS_SELECTOR, "#showdown .showdown") \
-                and browser.find_elements(By.CSS_SELECTOR, "#tables .card[data-action]"):
-            _fits(browser, "a game at 1,280 px")
-            _shot(browser, "web_play.png")
-            _at_width(browser, PHONE)
-            _fits(browser, "a game at a phone's width")
-            _shot(browser, "web_phone.png")
-            _at_width(browser, WIDE)
-            shot_taken = True
-        kind = _click_a_move(browser)
-        version = _settled(browser, version)
-        drawn = browser.find_elements(By.CSS_SELECTOR, "#tables .hand .card.drawn")
-        if kind == "draw" and not browser.find_elements(By.ID, "hand-end"):
-            # The card drawn from the stock: highlighted in the hand, named in your log line.
-            assert len(drawn) == 1, "the drawn card is not highlighted"
-            card = drawn[0].get_attribute("title").split(" ")[0]
-            mine = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#log li") if li.text.startswith("You ")]
-            assert mine[-1] == f"You draw {card} from the stock", (mine[-3:], card)
-            drawn_seen = True
-        elif kind == "discard":
-            assert not drawn  # gone once discarded
-    else:
-        raise AssertionError("the match did not end")
-    assert shot_taken and reloaded and drawn_seen and len(hand_ends) >= 2  # one after a pause, one by the button
-    assert not CARD_CODE.search(browser.find_element(By.ID, "log").text), browser.find_element(By.ID, "log").text
+    return _settled(browser, version)
+
+
+def _reload_keeps_the_seat(browser: webdriver.Chrome) -> int:
+    """A reload mid-game keeps the seat (the token is in localStorage) and the settings bar
+    shows this game, not the form's defaults; the page's version."""
+    title = browser.find_element(By.ID, "table-title").text
+    browser.refresh()
+    version = _settled(browser, -1)
+    assert browser.find_element(By.ID, "table-title").text == title
+    assert browser.find_elements(By.CSS_SELECTOR, "#tables .seat .who")[-1].text == "You"
+    assert browser.execute_script(
+        "return Object.keys(localStorage).filter((k) => k.startsWith('hgin_seat_')).length") == 1
+    assert Select(browser.find_element(By.ID, "rules")).first_selected_option.get_attribute("value") \
+        == "hollywood_short"
+    assert browser.find_element(By.ID, "agent-1").get_attribute("value") == "random"
+    assert browser.find_element(By.ID, "seed").get_attribute("value") == "23"
+    return version
+
+
+def _check_the_match_end(browser: webdriver.Chrome) -> int:
+    """The match's end: it fits both widths, the banner says the score, the last hand's end
+    stays, the sheet's legend and header; a reload brings the same finished match back."""
     _fits(browser, "the match's end at 1,280 px")
     _at_width(browser, PHONE)
     _fits(browser, "the match's end at a phone's width")
@@ -237,7 +200,11 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
     browser.refresh()
     version = _settled(browser, -1)
     assert browser.find_element(By.ID, "match-result").text == result
-    # Replay the saved file: forward, a hand's start, the end.
+    return version
+
+
+def _replay_the_file(browser: webdriver.Chrome, version: int) -> None:
+    """Replays the saved file: forward, a hand's start, the end."""
     browser.find_element(By.ID, "replay-this").click()
     version = _settled(browser, version)
     assert browser.find_element(By.ID, "step-count").text.startswith("move 0 /")
@@ -265,6 +232,61 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
     _settled(browser, version)
     assert browser.find_element(By.ID, "match-result").text.startswith("Match over")
     assert not _error(browser)
+
+
+def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.Chrome) -> None:
+    version = _start_from_the_lobby(browser, server)
+    shot_taken = reloaded = drawn_seen = False
+    hand_ends: list[str] = []
+    for moves in range(2000):
+        assert not _error(browser), _error(browser)
+        if browser.find_element(By.TAG_NAME, "body").get_attribute("data-over") == "1":
+            break
+        if browser.find_elements(By.ID, "next-hand"):
+            hand_ends.append(_check_hand_end(browser))
+            if len(hand_ends) == 1:
+                _fits(browser, "a hand's end at 1,280 px")
+                _shot(browser, "web_hand_end.png")
+                # The other setting: a pause, after which the next hand is dealt unasked.
+                Select(browser.find_element(By.ID, "hand-end-setting")).select_by_value("3000")
+                assert "dealt in 3 s" in browser.find_element(By.ID, "controls").text
+                WebDriverWait(browser, 15).until(lambda d: not d.find_elements(By.ID, "hand-end"))
+                version = _settled(browser, version)
+                Select(browser.find_element(By.ID, "hand-end-setting")).select_by_value("0")
+                continue
+            browser.find_element(By.ID, "next-hand").click()
+            version = _settled(browser, version)
+            continue
+        if moves == 6:
+            version = _reload_keeps_the_seat(browser)
+            reloaded = True
+        if not shot_taken and browser.find_elements(By.CSS_SELECTOR, "#showdown .showdown") \
+                and browser.find_elements(By.CSS_SELECTOR, "#tables .card[data-action]"):
+            _fits(browser, "a game at 1,280 px")
+            _shot(browser, "web_play.png")
+            _at_width(browser, PHONE)
+            _fits(browser, "a game at a phone's width")
+            _shot(browser, "web_phone.png")
+            _at_width(browser, WIDE)
+            shot_taken = True
+        kind = _click_a_move(browser)
+        version = _settled(browser, version)
+        drawn = browser.find_elements(By.CSS_SELECTOR, "#tables .hand .card.drawn")
+        if kind == "draw" and not browser.find_elements(By.ID, "hand-end"):
+            # The card drawn from the stock: highlighted in the hand, named in your log line.
+            assert len(drawn) == 1, "the drawn card is not highlighted"
+            card = drawn[0].get_attribute("title").split(" ")[0]
+            mine = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#log li") if li.text.startswith("You ")]
+            assert mine[-1] == f"You draw {card} from the stock", (mine[-3:], card)
+            drawn_seen = True
+        elif kind == "discard":
+            assert not drawn  # gone once discarded
+    else:
+        raise AssertionError("the match did not end")
+    assert shot_taken and reloaded and drawn_seen and len(hand_ends) >= 2  # one after a pause, one by the button
+    assert not CARD_CODE.search(browser.find_element(By.ID, "log").text), browser.find_element(By.ID, "log").text
+    version = _check_the_match_end(browser)
+    _replay_the_file(browser, version)
 
 
 def test_watch_a_policy_with_long_names_and_one_card_notation(server: str, browser: webdriver.Chrome) -> None:
