@@ -61,6 +61,21 @@ The opponents' model (the critic search, every format; :mod:`agents.inference`):
   ``f`` of the worlds the model plays the opponents' seats in the playouts (the policy
   plays the others; 0, the default: the policy plays every seat).
 
+Every candidate valued (``gumbel_k=k``, ``value="critic"`` only; off by default): ``k``
+more candidates are drawn without replacement from the policy's probabilities by the
+Gumbel top-k trick (the ``k`` legal moves with the largest log-probability + Gumbel noise,
+the noise drawn from the agent's seeded generator, as in Gumbel MuZero) and join the
+candidates above, so a searched decision values at least ``k`` moves (every legal move
+when there are fewer). They are valued by **sequential halving** over rounds of worlds:
+``ceil(log2 C)`` rounds for ``C`` candidates, each on fresh worlds (the ``rollouts``
+worlds split evenly), after each round the better half by mean value goes on (the
+policy's own move, the confidence test's baseline, always goes on, so the final test
+compares it with the last challenger on every world). A candidate's value is its mean
+over the worlds it was valued on, its visit count how many those were
+(:class:`SearchRecord`); the move is chosen among the last round's candidates as above.
+The values and the policy's probabilities are what ``train.ppo --distill-target soft``
+learns from (:mod:`train.distill`).
+
 Three-hand and partnership (``value="critic"`` only): the worlds are whole match states
 sampled from the seat's observation (:mod:`hgin_env.format_worlds`: the seat's table as
 in the duel, the match around it from the context slices, a partnership's other table a
@@ -123,6 +138,10 @@ class SearchRecord:
     means: tuple[float, ...]
     action: int
     worlds: int
+    #: Worlds each candidate was valued on (all ``worlds`` unless sequential halving, ``gumbel_k``).
+    visits: tuple[int, ...] = ()
+    #: The learned policy's move probabilities at the decision (float [108]); None without a policy.
+    prior: np.ndarray | None = None
 
 
 #: Each value's defaults for the keywords left unset. The critic's (the default value in
@@ -173,7 +192,7 @@ class SearchAgent(SeededAgent):
                  policy_plies: int | None = None, value: str | None = None, engine: str | None = None,
                  until: str | None = None, infer: bool | None = None, opponent: str | None = None,
                  infer_worlds: int = 2, infer_points: int = 16, infer_temperature: float = 2.0,
-                 opponent_rollouts: float = 0.0):
+                 opponent_rollouts: float = 0.0, gumbel_k: int = 0):
         if rules is None:
             rules = _FORMAT_PROFILES.get((layout.format, layout.columns), "hollywood") \
                 if layout is not None else "hollywood"
@@ -210,6 +229,9 @@ class SearchAgent(SeededAgent):
             behaviour_weights([0], temperature)  # raises on a temperature that is not > 0
         if prior_k < 0 or policy_plies < 1:
             raise ValueError(f"prior_k must be >= 0 and policy_plies >= 1, got {prior_k}, {policy_plies}")
+        if gumbel_k < 0 or (gumbel_k and value != "critic"):
+            raise ValueError(f"gumbel_k must be >= 0, and > 0 only with value='critic' (the policy's "
+                             f"probabilities draw the candidates); got gumbel_k={gumbel_k}, value={value!r}")
         super().__init__(seed=seed, layout=ObservationLayout.for_rules(self.rules))
         self.rollouts = rollouts
         self.budget_ms = budget_ms
@@ -225,6 +247,9 @@ class SearchAgent(SeededAgent):
         self.prior_k = prior_k
         self.policy_plies = policy_plies
         self.value = value
+        self.gumbel_k = gumbel_k
+        #: The policy's probabilities at the current decision (None without a policy).
+        self._prior: np.ndarray | None = None
         self.policy = self._load_policy(policy, seed) if prior_k or rollout == "policy" or value == "critic" else None
         self.critic_values = None
         if value == "critic":
@@ -442,6 +467,7 @@ class SearchAgent(SeededAgent):
             return [A.BIG_GIN]
         expert = int(self.expert(observation))
         probs = self._policy_probabilities(observation) if self.prior_k or self.value == "critic" else None
+        self._prior = probs
         prior = self._prior_moves(probs)
         # The move the search must beat (the confidence test's baseline): the Expert's, or
         # with the critic the policy's own (the search improves on the policy it values by).
@@ -450,7 +476,7 @@ class SearchAgent(SeededAgent):
         prior = [expert] + prior if first != expert else prior
         if view.phase in ("first_upcard", "draw"):
             out = [first] + [a for a in legal if a != first] if self.draws else [first]
-            return list(dict.fromkeys(out + prior))
+            return list(dict.fromkeys(out + prior + self._gumbel_moves(probs, legal)))
         after = deadwood_after_discard_mask(view.hand)
         out = [first]
         knocks = [a - A.KNOCK for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
@@ -461,7 +487,7 @@ class SearchAgent(SeededAgent):
         discards = sorted((a - A.DISCARD for a in legal if a < A.KNOCK),
                           key=lambda c: (after[c], -CARD_VALUES[c], c))
         out += [A.DISCARD + c for c in discards[:self.width]]
-        return list(dict.fromkeys(out + prior))
+        return list(dict.fromkeys(out + prior + self._gumbel_moves(probs, legal)))
 
     def _policy_probabilities(self, observation: dict) -> np.ndarray:
         """The learned policy's move probabilities on the real observation (one forward)."""
@@ -476,6 +502,38 @@ class SearchAgent(SeededAgent):
         order = np.argsort(-probs, kind="stable")[:self.prior_k]
         return [int(a) for a in order if probs[a] > 0]
 
+    def _gumbel_moves(self, probs: np.ndarray | None, legal: list[int]) -> list[int]:
+        """``gumbel_k`` legal moves drawn without replacement from the policy's probabilities
+        (Gumbel top-k: the largest log-probability + Gumbel noise); none when it is off."""
+        if not self.gumbel_k or probs is None:
+            return []
+        moves = np.asarray(legal)
+        scores = np.log(np.maximum(probs[moves], 1e-30)) + self.rng.gumbel(size=len(moves))
+        return [int(a) for a in moves[np.argsort(-scores, kind="stable")[:self.gumbel_k]]]
+
+    def _halving_plan(self, count: int) -> list[int]:
+        """Worlds of each round of sequential halving for ``count`` candidates (one round,
+        every world, without ``gumbel_k``)."""
+        if not self.gumbel_k:
+            return [self.rollouts]
+        rounds = max(1, int(np.ceil(np.log2(count))))
+        each = max(1, self.rollouts // rounds)
+        return [each] * (rounds - 1) + [max(1, self.rollouts - each * (rounds - 1))]
+
+    @staticmethod
+    def _halve(active: list[int], means: np.ndarray) -> list[int]:
+        """The better half of the ``active`` candidates by mean value, the baseline (index
+        0) always kept: it and the ``ceil(n / 2) - 1`` best others."""
+        others = sorted(active[1:], key=lambda c: (-means[c], c))
+        return [0] + sorted(others[:max(1, -(-len(active) // 2) - 1)])
+
+    @staticmethod
+    def _visited_means(v: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Each candidate's weighted mean over the worlds it was valued on (NaN elsewhere)."""
+        seen = ~np.isnan(v)
+        w = weights[:, None] * seen
+        return np.where(seen, v, 0.0).T @ weights / np.maximum(w.sum(axis=0), 1e-300)
+
     def _search(self, observation: dict, candidates: list[int], start: float) -> int:
         info = self.information_set(observation)
         opponent_hand = lambda world: self._opponent_hand(info, world)  # noqa: E731
@@ -487,18 +545,28 @@ class SearchAgent(SeededAgent):
         # so they take worlds in blocks; the others take one world at a time.
         block = 1 if self.rollout != "policy" and self.value != "critic" else (
             self.rollouts if self.budget_ms is None else self.min_worlds)
-        while len(values) < self.rollouts:
+        # Sequential halving (gumbel_k): the candidates still valued, and where each round ends.
+        active = list(range(len(candidates)))
+        ends = list(np.cumsum(self._halving_plan(len(candidates))))
+        while len(values) < ends[-1]:
             if deadline is not None and len(values) >= self.min_worlds and time.perf_counter() >= deadline:
                 break
+            if self.gumbel_k and len(values) == ends[0]:  # a round is over: the better half goes on
+                ends.pop(0)
+                so_far = np.ones(len(values)) if self.temperature is None else \
+                    behaviour_weights(surprises, self.temperature)
+                active = self._halve(active, self._visited_means(np.array(values), so_far))
             batch = []
-            for world in self.sample_worlds(info, min(block, self.rollouts - len(values))):
+            for world in self.sample_worlds(info, min(block, ends[0] - len(values))):
                 batch.append((world, int(self.rng.integers(2**63 - 1))))
                 if self.temperature is not None:  # before the rollouts change the world
                     surprises.append(table.surprise(opponent_hand(world)))
             if self.value == "critic":
-                values += self.critic_values.values(  # type: ignore[union-attr]
-                    [world for world, _ in batch], [seed for _, seed in batch], candidates, info.seat,
-                    opponent_rows=self._opponent_rows(len(batch))).tolist()
+                found = np.full((len(batch), len(candidates)), np.nan)  # NaN: halved out before this world
+                found[:, active] = self.critic_values.values(  # type: ignore[union-attr]
+                    [world for world, _ in batch], [seed for _, seed in batch], [candidates[i] for i in active],
+                    info.seat, opponent_rows=self._opponent_rows(len(batch)))
+                values += found.tolist()
             elif self.rollout == "policy":
                 values += self._policy_values(batch, candidates, info.seat)
             else:
@@ -511,11 +579,13 @@ class SearchAgent(SeededAgent):
         v = np.array(values)
         if self.temperature is None:
             weights = np.full(worlds, 1.0 / worlds)
-            means = v.mean(axis=0)
+            means = v.mean(axis=0) if not self.gumbel_k else self._visited_means(v, weights)
         else:
             weights = behaviour_weights(surprises, self.temperature)
-            means = weights @ v
-        best = int(np.flatnonzero(means == means.max())[0])  # ties: the earliest (Expert's first)
+            means = weights @ v if not self.gumbel_k else self._visited_means(v, weights)
+        # Halved out: not chosen (valued on fewer worlds; the last round's candidates were valued on all).
+        final = np.where(np.isin(np.arange(len(candidates)), active), means, -np.inf)
+        best = int(np.flatnonzero(final == final.max())[0])  # ties: the earliest (Expert's first)
         if best and self.confidence > 0 and worlds > 1:
             diff = v[:, best] - v[:, 0]  # paired by world: common random numbers
             if self.temperature is None:
@@ -526,7 +596,9 @@ class SearchAgent(SeededAgent):
                 se = np.sqrt(weights ** 2 @ (diff - mean) ** 2 * worlds / (worlds - 1))
             if mean <= self.confidence * se:
                 best = 0
-        self.last_search = SearchRecord(tuple(candidates), tuple(float(m) for m in means), candidates[best], worlds)
+        visits = tuple(int(n) for n in (~np.isnan(v)).sum(axis=0))
+        self.last_search = SearchRecord(tuple(candidates), tuple(float(m) for m in means), candidates[best], worlds,
+                                        visits, self._prior)
         return candidates[best]
 
     # ------------------------------------------------------------------ rollouts

@@ -306,3 +306,61 @@ def test_the_critic_search_keeps_a_time_budget_and_a_world_budget_is_reproducibl
         return _play_recorded(SearchAgent(seed=seed, rollouts=3, policy_plies=4), 31, 1, rules)
 
     assert play(7) == play(7)
+
+
+# ---------------------------------------------------------------- every candidate valued (gumbel_k)
+def test_gumbel_candidates_are_valued_by_sequential_halving():
+    """``gumbel_k=4``: every searched decision values at least four moves (every legal one
+    where there are fewer); the baseline and the chosen move are valued on every world, the
+    others on the rounds they survived, each mean over its own worlds; the same seed gives
+    the same moves and records."""
+    rules = get_rules("hollywood")
+
+    def play(seed: int) -> tuple[list[int], list]:
+        agent = SearchAgent(seed=seed, rollouts=6, gumbel_k=4, policy_plies=4, until="turn")
+        records = []
+        original = agent._search
+
+        def search(*args):
+            action = original(*args)
+            records.append((agent.last_search, args[0]))
+            return action
+
+        agent._search = search
+        return _play_recorded(agent, 32, 0, rules), records
+
+    moves, records = play(6)
+    assert records
+    for record, obs in records:
+        legal = np.flatnonzero(obs["action_mask"])
+        assert len(record.candidates) >= min(4, len(legal)) and set(record.candidates) <= set(legal)
+        assert record.visits[0] == record.worlds == 6  # the baseline goes through every round
+        assert record.visits[record.candidates.index(record.action)] == 6
+        assert all(0 < v <= 6 for v in record.visits) and record.prior is not None
+        assert np.isclose(record.prior[legal].sum(), 1.0, atol=1e-5)
+    assert any(min(r.visits) < 6 for r, _ in records)  # some candidates were halved out
+    again, records_again = play(6)
+    assert again == moves
+    assert [r.means for r, _ in records_again] == [r.means for r, _ in records]
+
+
+def test_halving_plan_and_the_better_half():
+    agent = SearchAgent(seed=0, rollouts=32, gumbel_k=4, policy_plies=2)
+    assert agent._halving_plan(2) == [32]
+    assert agent._halving_plan(4) == [16, 16]
+    assert agent._halving_plan(8) == [10, 10, 12]
+    assert agent._halving_plan(9) == [8, 8, 8, 8]
+    means = np.array([0.0, 0.5, 0.9, 0.1, 0.7, 0.3, 0.2, 0.8])
+    assert SearchAgent._halve(list(range(8)), means) == [0, 2, 4, 7]  # the baseline and the best three
+    assert SearchAgent._halve([0, 2, 4, 7], means) == [0, 2]
+    assert SearchAgent._halve([0, 1, 3], means) == [0, 1]
+    v = np.array([[1.0, 2.0, np.nan], [3.0, 4.0, 5.0]])
+    assert np.allclose(SearchAgent._visited_means(v, np.array([1.0, 3.0])), [2.5, 3.5, 5.0])
+    with pytest.raises(ValueError, match="gumbel_k"):
+        SearchAgent(value="rollout", gumbel_k=4)
+    with pytest.raises(ValueError, match="gumbel_k"):
+        SearchAgent(gumbel_k=-1)
+
+
+def test_gumbel_search_ignores_hidden_cards():
+    _same_decisions_on_twins(36, 3, 4, False, rollouts=4, gumbel_k=4, policy_plies=4, until="turn")

@@ -112,7 +112,8 @@ def test_distilled_ppo_learns_the_search_moves_and_resumes(tmp_path):
     assert read_meta(tmp_path / "runs" / "whole" / "model.zip")["distilled_from"]["search"] == CHEAP
 
 
-def test_the_distillation_gradient_follows_the_seed_and_step(tmp_path):
+@pytest.mark.parametrize("target", ["chosen", "soft"])
+def test_the_distillation_gradient_follows_the_seed_and_step(tmp_path, target):
     """What makes a resumed run draw what the uninterrupted one would: an update's
     distillation gradient (added when PPO clears the gradients) depends on the run's seed
     and the step alone; the holdout is whole matches."""
@@ -122,11 +123,11 @@ def test_the_distillation_gradient_follows_the_seed_and_step(tmp_path):
     from train.distill import Distillation
 
     games = tmp_path / "games"
-    record(_args(games, matches=4))
+    record(_args(games, matches=4, search=GUMBEL if target == "soft" else CHEAP))
 
     def gradient(step: int, seed: int = 3) -> list[torch.Tensor]:
         model = PPOAgent.load(SHIPPED_POLICY).model
-        distillation = Distillation(str(games), holdout=0.25, seed=seed)
+        distillation = Distillation(str(games), holdout=0.25, seed=seed, target=target)
         distillation.install(model)
         model.num_timesteps = step
         model.policy.set_training_mode(True)
@@ -166,3 +167,89 @@ def test_three_hand_search_games_and_their_distillation(tmp_path):
     assert len(targets) > 5 and targets.observations.shape[1] > 394  # the three-hand layout
     with pytest.raises(ValueError, match="its search games play 'hollywood_three_hand'"):
         ppo_main(["--distill", str(games), "--total-timesteps", "64", "--out-dir", str(tmp_path / "runs")])
+
+
+# ---------------------------------------------------------------- the soft target
+#: A cheap critic search that values every candidate it draws (gumbel_k) and records the policy's log-probabilities.
+GUMBEL = "search:rollouts=4,policy_plies=4,until=turn,gumbel_k=4"
+
+
+def _synthetic(logits: list[float], candidates: list[int], means: list[float], visits: list[int]) -> SearchTargets:
+    """One recorded decision whose legal moves are the first ``len(logits)`` actions."""
+    from train.search_games import MAX_CANDIDATES
+
+    n = len(logits)
+    mask = np.zeros((1, 108), dtype=bool)
+    mask[0, :n] = True
+    row = np.zeros((1, 108), dtype=np.float32)
+    row[0, :n] = np.asarray(logits) - np.log(np.exp(logits).sum())
+    pad = MAX_CANDIDATES - len(candidates)
+    return SearchTargets(np.zeros((1, 394), dtype=np.float32), mask, np.array([candidates[0]]),
+                         np.array([candidates[0]]), np.array([candidates + [-1] * pad]),
+                         np.array([means + [0.0] * pad], dtype=np.float32), np.array([max(visits)], dtype=np.int32),
+                         np.array([1]), np.array([visits + [0] * pad], dtype=np.int32), row)
+
+
+def test_improved_policy_completes_the_values_and_sharpens_the_prior(tmp_path):
+    from train.distill import improved_policy
+
+    t = _synthetic([1.0, 0.0, -1.0, 0.5], candidates=[0, 2], means=[0.1, 0.4], visits=[8, 4])
+    prior = np.exp(t.logits[0, :4])
+    assert np.allclose(improved_policy(t, 0.0)[0, :4], prior, atol=1e-6)  # c = 0: the prior itself
+    # The unvalued moves get the prior-weighted mean of the values: (p0 * 0.1 + p2 * 0.4) / (p0 + p2).
+    mix = (prior[0] * 0.1 + prior[2] * 0.4) / (prior[0] + prior[2])
+    q = np.array([0.1, mix, 0.4, mix])
+    expected = prior * np.exp(3.0 * q)
+    assert np.allclose(improved_policy(t, 3.0)[0, :4], expected / expected.sum(), atol=1e-6)
+    assert improved_policy(t, 3.0)[0, 4:].sum() == 0  # illegal moves get nothing
+    assert improved_policy(t, 1000.0)[0].argmax() == 2  # a large c: the best valued move
+    # A candidate valued on no world counts as unvalued.
+    unvisited = _synthetic([1.0, 0.0, -1.0, 0.5], candidates=[0, 2], means=[0.1, 9.0], visits=[8, 0])
+    assert np.allclose(improved_policy(unvisited, 3.0)[0, :4], prior, atol=1e-6)
+    # Games without the policy's log-probabilities have no soft target.
+    plain = record(_args(tmp_path / "plain", search="search:value=rollout,rollouts=4,width=1", matches=1))
+    assert not plain.has_logits
+    with pytest.raises(ValueError, match="log-probabilities"):
+        improved_policy(plain, 1.0)
+
+
+def test_gumbel_search_games_record_visits_and_the_policys_log_probabilities(tmp_path):
+    targets = record(_args(tmp_path / "g", search=GUMBEL, matches=1))
+    assert targets.has_logits and targets.visits.shape == targets.candidates.shape
+    legal_sums = np.where(targets.masks, np.exp(targets.logits), 0.0).sum(axis=1)
+    assert np.allclose(legal_sums, 1.0, atol=1e-4)
+    valued = targets.candidates >= 0
+    assert ((targets.visits > 0) == valued).all() and (targets.visits[:, 0] == targets.worlds).all()
+    assert (valued.sum(axis=1) >= np.minimum(4, targets.masks.sum(axis=1))).all()
+
+
+def test_soft_distillation_logs_the_kl_and_resumes(tmp_path):
+    """train.ppo --distill-target soft: the holdout KL and agreements are logged, the lineage
+    names the target, and a resumed run goes on distilling. (Its PPO part does not resume
+    bit for bit: the matches in progress at a checkpoint are dealt anew; the distillation
+    term's draws depend on the seed and step alone, the test below.)"""
+    import csv
+
+    from agents.ppo import read_meta
+    from train.ppo import main as ppo_main
+
+    games = tmp_path / "games"
+    record(_args(games, search=GUMBEL, matches=2))
+    common = ["--n-envs", "8", "--n-steps", "32", "--batch-size", "64", "--eval-every", "0",
+              "--checkpoint-every", "512", "--distill", str(games), "--distill-holdout", "0.5",
+              "--distill-target", "soft", "--distill-c", "5", "--privileged-critic", "--no-progress-bar",
+              "--out-dir", str(tmp_path / "runs"), "--opponents", "simple"]
+    assert ppo_main([*common, "--run-name", "whole", "--total-timesteps", "1024"]) == 0
+    rows = list(csv.DictReader(open(tmp_path / "runs" / "whole" / "progress.csv")))
+    logged = [r for r in rows if r["distill/loss"]]
+    assert logged and all(float(r["distill/holdout_kl"]) >= 0 and float(r["distill/loss"]) >= 0 for r in logged)
+    assert all(0.0 <= float(r["distill/holdout_target_agreement"]) <= 1.0 for r in logged)
+    meta = read_meta(tmp_path / "runs" / "whole" / "model.zip")["distilled_from"]
+    assert meta["target"] == "soft" and meta["c"] == 5.0
+    checkpoint = tmp_path / "runs" / "whole" / "checkpoints" / "ppo_512_steps.zip"
+    assert ppo_main(["--resume", str(checkpoint), "--total-timesteps", "1536", "--no-progress-bar"]) == 0
+    rows = list(csv.DictReader(open(tmp_path / "runs" / "whole" / "progress.csv")))
+    assert max(int(r["time/total_timesteps"]) for r in rows if r["distill/holdout_kl"]) > 1024
+    assert read_meta(tmp_path / "runs" / "whole" / "model.zip")["distilled_from"]["target"] == "soft"
+    with pytest.raises(ValueError, match="distill-target"):
+        ppo_main([*common, "--run-name", "bad", "--distill-target", "hard", "--total-timesteps", "64"])

@@ -157,6 +157,11 @@ class Args(Recipe):
         "help": "weight of the decisions where the search left the policy's move"})
     distill_holdout: float = field(default=0.1, metadata={
         "help": "share of the recorded matches held out (agreement logged, never trained on)"})
+    distill_target: str = field(default="chosen", metadata={
+        "help": "'chosen': cross-entropy with the search's move; 'soft': KL toward the improved policy "
+                "softmax(log prior + c*Q) of the search's values (train/distill.py)"})
+    distill_c: float = field(default=10.0, metadata={
+        "help": "with --distill-target soft: the weight c of the search's values (hand points / 100)"})
     progress_bar: bool = field(default=True, metadata={"help": "show a progress bar"})
     pipeline: str = field(default="off", metadata={
         "help": "'on': a worker process samples the next rollout while this one updates (train/pipeline.py); "
@@ -196,6 +201,9 @@ class Args(Recipe):
         self.validate_league()
         if self.distill and not (Path(self.distill) / "chunks").is_dir():
             raise ValueError(f"--distill {self.distill}: no recorded search games there (run train.search_games)")
+        if self.distill_target not in ("chosen", "soft") or self.distill_c < 0:
+            raise ValueError(f"--distill-target must be chosen or soft and --distill-c >= 0, got "
+                             f"{self.distill_target!r} and {self.distill_c}")
         if self.distill:
             games = json.loads((Path(self.distill) / "args.json").read_text()).get("rules")
             if games != self.rules or self.policy != "card":
@@ -496,6 +504,7 @@ def train(args: Args) -> Path:
 
         distillation = Distillation(args.distill, coef=args.distill_coef, batch=args.distill_batch,
                                     deviation_weight=args.distill_deviation_weight, holdout=args.distill_holdout,
+                                    target=args.distill_target, c=args.distill_c,
                                     seed=args.seed)
     meta = run_meta(args, rules, start.run_dir, distillation)
 

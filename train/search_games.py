@@ -7,7 +7,9 @@ is recorded as a distillation target (``train.ppo --distill DIR``; docs/search.m
 A decision is recorded when the search weighed more than one candidate
 (:attr:`agents.search.SearchAgent.last_search`): the seat's observation and action mask,
 the move the search chose, the baseline it had to beat (the policy's own move), the
-candidates with their mean values, and the worlds played. Trivial decisions (one legal
+candidates with their mean values and visit counts (worlds each was valued on: all of them
+unless the search halves, ``gumbel_k``), the worlds played, and the policy's log-probabilities
+at the decision (what ``train.ppo --distill-target soft`` improves on). Trivial decisions (one legal
 move, or gin) teach nothing the policy does not do already and are left out.
 
 How the games are played: match ``s`` of the run (``seed``, ``seed + 1``, ...) seats the
@@ -81,8 +83,13 @@ class SearchTargets:
     means: np.ndarray  # float32 [N, MAX_CANDIDATES], mean value of each candidate
     worlds: np.ndarray  # int32 [N]
     seeds: np.ndarray  # int64 [N]: the match each came from
+    visits: np.ndarray  # int32 [N, MAX_CANDIDATES]: worlds each candidate was valued on, 0 padded
+    #: float32 [N, 108]: the policy's log-probabilities (floored at log 1e-30), 0 on illegal
+    #: moves; NaN rows where the search had no policy or the games predate the field.
+    logits: np.ndarray
 
-    FIELDS = ("observations", "masks", "actions", "baselines", "candidates", "means", "worlds", "seeds")
+    FIELDS = ("observations", "masks", "actions", "baselines", "candidates", "means", "worlds", "seeds",
+              "visits", "logits")
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -102,7 +109,17 @@ class SearchTargets:
     @classmethod
     def load(cls, path: Path) -> SearchTargets:
         with np.load(path) as data:
-            return cls(*(data[f] for f in cls.FIELDS))
+            fields = {f: data[f] for f in cls.FIELDS if f in data}
+        if "visits" not in fields:  # games recorded before the field: every candidate valued on every world
+            fields["visits"] = np.where(fields["candidates"] >= 0, fields["worlds"][:, None], 0).astype(np.int32)
+        if "logits" not in fields:
+            fields["logits"] = np.full((len(fields["actions"]), 108), np.nan, dtype=np.float32)
+        return cls(**fields)
+
+    @property
+    def has_logits(self) -> bool:
+        """Whether every decision carries the policy's log-probabilities (a soft target's prior)."""
+        return bool(len(self)) and not np.isnan(self.logits[:, 0]).any()
 
     @property
     def deviations(self) -> float:
@@ -149,6 +166,10 @@ def play_chunk(search: str, opponents: list[str], seeds: list[int], rules_dict: 
             rows["means"].append(list(found.means) + [0.0] * (MAX_CANDIDATES - k))
             rows["worlds"].append(found.worlds)
             rows["seeds"].append(s)
+            rows["visits"].append(list(found.visits) + [0] * (MAX_CANDIDATES - k))
+            mask = np.asarray(obs["action_mask"], dtype=bool)
+            rows["logits"].append(np.full(108, np.nan) if found.prior is None else
+                                  np.where(mask, np.log(np.maximum(found.prior, 1e-30)), 0.0))
 
         run_match(Match(rules, seed=s), policies, on_move=record)
     size = _observation_size(rules)
@@ -158,7 +179,9 @@ def play_chunk(search: str, opponents: list[str], seeds: list[int], rules_dict: 
         np.asarray(rows["actions"], dtype=np.int64), np.asarray(rows["baselines"], dtype=np.int64),
         np.asarray(rows["candidates"], dtype=np.int64).reshape(-1, MAX_CANDIDATES),
         np.asarray(rows["means"], dtype=np.float32).reshape(-1, MAX_CANDIDATES),
-        np.asarray(rows["worlds"], dtype=np.int32), np.asarray(rows["seeds"], dtype=np.int64))
+        np.asarray(rows["worlds"], dtype=np.int32), np.asarray(rows["seeds"], dtype=np.int64),
+        np.asarray(rows["visits"], dtype=np.int32).reshape(-1, MAX_CANDIDATES),
+        np.asarray(rows["logits"], dtype=np.float32).reshape(-1, 108))
 
 
 def _observation_size(rules) -> int:
