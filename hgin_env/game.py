@@ -124,6 +124,8 @@ class HandRecord:
     knock_discard: int | None
     #: Both players' cards at the end of the hand (10 each; 11 for a big-gin knocker).
     final_hands: tuple[tuple[int, ...], tuple[int, ...]]
+    #: Columns of the hand's scoreboard this result decided: () without one (a format's
+    #: table, whose match's sheet decides them; a partnership round's record names them).
     columns_decided: tuple[int, ...]
     turns: int
 

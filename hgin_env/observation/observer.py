@@ -1,4 +1,4 @@
-"""THE observer: the observation dict every agent gets, of a ``Game`` player or a
+"""THE observer: the observation dict every agent gets, of a ``Hand`` player or a
 :class:`~hgin_env.match.Match` seat of any format (:func:`observe`), and a seat's vector
 (:func:`encode_seat`: its table's, then the match context)."""
 
