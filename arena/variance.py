@@ -43,7 +43,7 @@ import numpy as np
 from hgin_env import actions as A
 from hgin_env.batch import BatchGame, MatchState, load_matches
 from hgin_env.cards import NUM_CARDS
-from hgin_env.game import Game
+from hgin_env.game import Hand
 from hgin_env.match import Match
 from hgin_env.rules import Rules
 
@@ -185,7 +185,7 @@ class LuckRecorder:
         self.total = 0.0
         self.counts = {"deal": 0, "draw": 0}
         self.seconds = 0.0
-        self.games: list[Game | None] = [None] * len(match.tables)
+        self.games: list[Hand | None] = [None] * len(match.tables)
         self._after_move(None)
         self.seconds += time.perf_counter() - began
 
@@ -210,7 +210,7 @@ class LuckRecorder:
         stock shrank, or the deal of the tables whose hand is new."""
         tables = self.match.tables
         games = [t.game for t in tables]
-        # a new hand: a new Game at the table (a format deals one per hand), or the next hand
+        # a new hand: a new Hand at the table (a format deals one per hand), or the next hand
         # of the same one (the duel's Game deals its hands itself)
         dealt = [k for k, g in enumerate(games)
                  if k >= len(self.games) or g is not self.games[k] or g.hand_number != self.hand_numbers[k]]
@@ -242,7 +242,8 @@ class LuckRecorder:
             games = base.games
             for k in tables:
                 g = games[k]
-                games = _with(games, k, Game(self.rules, seed=0, single_hand=g.single_hand, first_dealer=g.dealer,
+                # only the table's state is loaded (the sheet is the match's): a Hand serves
+                games = _with(games, k, Hand(self.rules, dealer=g.dealer,
                                              deck=self.rng.permutation(NUM_CARDS).tolist()))
             states.append(dataclasses.replace(base, games=games))
         self._add("deal", states)
@@ -275,21 +276,21 @@ class LuckRecorder:
         self.pending = []
 
 
-def _with(games: tuple[Game, ...], k: int, game: Game) -> tuple[Game, ...]:
+def _with(games: tuple[Hand, ...], k: int, game: Hand) -> tuple[Hand, ...]:
     return games[:k] + (game,) + games[k + 1:]
 
 
-def snapshot(game: Game) -> Game:
+def snapshot(game: Hand) -> Hand:
     """A copy of ``game``'s hand as it stands, for the batch loader (which reads the hand's
     fields only): the fields a move changes are copied, the match's history is shared."""
-    out = object.__new__(Game)  # copy.copy's result, five times faster
+    out = object.__new__(type(game))  # copy.copy's result, five times faster
     out.__dict__.update(game.__dict__)
     for name in ("hands", "stock", "discard_pile", "known_cards", "discarded", "passed_upcard"):
         setattr(out, name, list(getattr(game, name)))
     return out
 
 
-def drawn_instead(game: Game, drawn: int) -> list[Game]:
+def drawn_instead(game: Hand, drawn: int) -> list[Hand]:
     """The state after a stock draw had the drawer taken each card of the stock instead, the
     actual one first: the drawn card and that card swap places (the drawer holds the other,
     the drawn card lies where it lay in the stock). A swap is a bijection of the stock's

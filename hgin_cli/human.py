@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from hgin_env import actions as A
 from hgin_env.cards import format_card, format_cards
-from hgin_env.game import Game, Phase
+from hgin_env.game import Hand, Phase
 from hgin_env.match import Match
 from hgin_env.render import grouped_hand, hand_order, render_seat_table
 
@@ -36,14 +36,14 @@ class Quit(Exception):
 
 class SeatPrompt:
     """The person at ``seat`` of ``match`` (any format): before each prompt the caller sets
-    :attr:`game` to the table ``Game`` the seat plays at and :attr:`player` to the seat's
+    :attr:`game` to the table's ``Hand`` the seat plays at and :attr:`player` to the seat's
     player index there (a format's table changes every hand)."""
 
     def __init__(self, match: Match, seat: int, symbols: bool = True):
         self.match = match
         self.seat = seat
         self.symbols = symbols
-        self.game: Game = match.current_game
+        self.game: Hand = match.current_game
         self.player = 0
 
     # ------------------------------------------------------------------ text

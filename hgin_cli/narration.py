@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from hgin_env import actions as A
-from hgin_env.game import Game
+from hgin_env.game import Hand
 from hgin_env.match import Match, RoundResult, SeatHand
 from hgin_env.render import deal_text, grouped_hand, render_hand_result
 
@@ -77,7 +77,7 @@ class Narration(ABC):
         """The first line of ``hgin replay`` (``path``: the file; ``actions``: how many it holds)."""
         raise NotImplementedError
 
-    def replayed_move(self, text: str, action: int, game: Game, player: int, before: int) -> str:
+    def replayed_move(self, text: str, action: int, game: Hand, player: int, before: int) -> str:
         """``hgin replay --moves``'s line of a move (``text``: :func:`arena.records.describe_move`
         before it; ``game``'s ``player`` held ``before`` then)."""
         return text
@@ -158,7 +158,7 @@ class DuelNarration(Narration):
         return (f"Replaying {path}: rules '{m.rules.name}', seed {m.seed}, {actions} actions; "
                 f"{self.names[0]} vs {self.names[1]}")
 
-    def replayed_move(self, text: str, action: int, game: Game, player: int, before: int) -> str:
+    def replayed_move(self, text: str, action: int, game: Hand, player: int, before: int) -> str:
         if action == A.DRAW_STOCK:
             return text + f" ({_card((game.hands[player] & ~before).bit_length() - 1, self.symbols)})"
         if A.KNOCK <= action < A.DRAW_STOCK:

@@ -63,7 +63,7 @@ import numpy as np
 from . import actions as A
 from .cards import NUM_CARDS
 from .codes import Phase
-from .game import Game
+from .game import Game, Hand
 from .melds import deadwood_after_discard_mask, meld_partners, melds_with
 from .observation import PHASES, ObservationLayout, observe
 from .rules import Rules, get_rules
@@ -198,7 +198,7 @@ class InfoSet:
         )
 
     @classmethod
-    def from_game(cls, game: Game, player: int) -> InfoSet:
+    def from_game(cls, game: Hand, player: int) -> InfoSet:
         """The information set of ``player`` (who must be the one to act) in ``game``.
 
         Reads only ``player``'s observation dict (:func:`~hgin_env.observation.observe`)
@@ -209,7 +209,8 @@ class InfoSet:
             raise ValueError(f"player {player} is not to act (current player "
                              f"{game.current_player}, phase {game.phase.name})")
         obs = observe(game, player)
-        return cls.from_observation(obs, game.rules, seat=player, single_hand=game.single_hand,
+        single = not isinstance(game, Game) or game.single_hand  # a Hand is one hand
+        return cls.from_observation(obs, game.rules, seat=player, single_hand=single,
                                     own_known=game.known_cards[player],
                                     own_passed=game.passed_upcard[player], turns=game.turns)
 
@@ -224,7 +225,7 @@ class InfoSet:
             raise ValueError("own_known must be a subset of the hand")
 
     def sample(self, rng: np.random.Generator, decline_weight: float = 1.0,
-               model: str = "uniform") -> Game:
+               model: str = "uniform") -> Hand:
         """One full game state consistent with this information set (module docstring).
 
         ``model="uniform"`` draws the opponent's hidden cards uniformly (after the optional
@@ -329,10 +330,18 @@ class InfoSet:
             stock = rng.permutation(rest)
         return hidden, stock
 
-    def _build(self, hidden: list[int], stock: list[int], seed: int) -> Game:
+    def _build(self, hidden: list[int], stock: list[int], seed: int) -> Hand:
+        """The world: a duel's ``Game`` (seeded by ``seed``, so a whole-match world deals on
+        from it), or at a format's table a ``Hand``; either way its state is set below,
+        carrying the sampled scoreboard (on which a rollout's record names the columns the
+        hand decides)."""
         me, opp = self.seat, 1 - self.seat
         dealer = me if self.is_dealer else opp
-        game = Game(rules=self.rules, seed=seed, single_hand=self.single_hand, first_dealer=dealer)
+        game: Hand
+        if self.rules.format == "duel":
+            game = Game(rules=self.rules, seed=seed, single_hand=self.single_hand, first_dealer=dealer)
+        else:  # dealt in id order, then every card placed where the sample puts it
+            game = Hand(self.rules, dealer=dealer, deck=list(range(NUM_CARDS)))
         opp_hand = self.opponent_known
         for c in hidden:
             opp_hand |= 1 << c

@@ -55,7 +55,7 @@ from . import actions as A
 from .cards import NUM_CARDS
 from .codes import Phase
 from .determinize import InfoSet
-from .game import Game
+from .game import Hand
 from .match import THREE_HAND_DEALER_PART, Match, new_sheet, partnership_tables, three_hand_seats
 from .melds import deadwood_after_discard_mask, deadwood_of_mask
 from .observation import ObservationLayout, observe
@@ -213,12 +213,12 @@ class FormatInfoSet:
         sheet.decided_order = [j for j, w in enumerate(self.column_winners) if w is not None]
         return sheet
 
-    def _other_table(self, rng: np.random.Generator) -> Game:
+    def _other_table(self, rng: np.random.Generator) -> Hand:
         """The partner's table: a fresh deal from ``rng``, finished if the partner's hand is
         over, else played forward greedily to the seat's table's turn count (docstring)."""
         deck = rng.permutation(NUM_CARDS)
-        game = Game(self.rules, seed=int(rng.integers(2**32)), single_hand=True, first_dealer=self.dealing_team,
-                    deck=deck.tolist())
+        rng.integers(2**32)  # once the seed of a Game; still drawn, so each seed samples the same worlds
+        game = Hand(self.rules, dealer=self.dealing_team, deck=deck.tolist())
         if not self.partner_running:
             game.phase = Phase.HAND_OVER  # its hand is over; what it held no longer matters
             game._legal = None
@@ -231,7 +231,7 @@ class FormatInfoSet:
         return game
 
 
-def _greedy_action(game: Game) -> int:
+def _greedy_action(game: Hand) -> int:
     """The other table's stand-in play (never ends the hand): pass the upcard unless it
     lowers the deadwood, take the discard when it does, else draw; throw the card that
     leaves the least deadwood, face up."""

@@ -2,12 +2,12 @@
 the duel's sequence of hands.
 
 ``Hand`` plays one hand between players 0 and 1, dealt from a deck it is given, and records
-its result onto the scoreboard it is given (or none). ``Game`` is a ``Hand`` that also holds
-the duel's match (or one hand with ``single_hand=True``): its generator, first dealer, the
-next deals and the scoreboard. Every random choice (first dealer, each shuffle) comes from
-one ``numpy.random.Generator`` seeded by the caller, so ``Game(rules, seed)`` plus the same
-actions replays the same match. No RL framework is imported here: the environment layer
-wraps these classes.
+its result onto the scoreboard it is given (or none): every table of every format plays
+``Hand``s. ``Game`` is a ``Hand`` that also holds the duel's match (or one duel hand with
+``single_hand=True``): its generator, first dealer, the next deals and the scoreboard.
+Every random choice (first dealer, each shuffle) comes from one ``numpy.random.Generator``
+seeded by the caller, so ``Game(rules, seed)`` plus the same actions replays the same match.
+No RL framework is imported here: the environment layer wraps these classes.
 """
 
 from __future__ import annotations
@@ -124,6 +124,8 @@ class HandRecord:
     knock_discard: int | None
     #: Both players' cards at the end of the hand (10 each; 11 for a big-gin knocker).
     final_hands: tuple[tuple[int, ...], tuple[int, ...]]
+    #: Columns of the hand's scoreboard this result decided: () without one (a format's
+    #: table, whose match's sheet decides them; a partnership round's record names them).
     columns_decided: tuple[int, ...]
     turns: int
 
@@ -185,6 +187,9 @@ class Hand:
     turns: int = field(init=False, default=0)
     #: The finished hand's record (None while it runs).
     record: HandRecord | None = field(init=False, default=None)
+    #: Hand results recorded onto ``scoreboard`` so far: the observer's context rows read
+    #: the sheet, so they are cached per this count (they change only when it grows).
+    results_recorded: int = field(init=False, default=0)
     action_history: list[int] = field(init=False)
     _after_discard: dict[int, int] | None = field(init=False, default=None, repr=False)
     _legal: list[int] | None = field(init=False, default=None, repr=False)
@@ -372,14 +377,13 @@ class Hand:
                   knock_discard: int | None) -> HandRecord:
         sheet = self.scoreboard
         decided: list[int] = []
-        if knocker is None:
-            winner = None
-            if sheet is not None:
+        winner = None if knocker is None else knocker if result.winner == "knocker" else 1 - knocker
+        if sheet is not None:
+            if winner is None:
                 sheet.record_dead()
-        else:
-            winner = knocker if result.winner == "knocker" else 1 - knocker
-            if sheet is not None:
+            else:
                 decided = sheet.record(winner, result.points)
+            self.results_recorded += 1
         record = HandRecord(
             number=self.hand_number, dealer=self.dealer, upcard=self.upcard,
             knock_limit=self.knock_limit, multiplier=self.multiplier, knocker=knocker,
@@ -448,10 +452,10 @@ class Game(Hand):
                  single_hand: bool = False, first_dealer: int | None = None,
                  deck: list[int] | str | None = None) -> None:
         self.rules = rules = get_rules(rules)
-        if rules.format != "duel" and not single_hand:
+        if rules.format != "duel":
             raise ValueError(f"format={rules.format!r} is a match of "
                              f"{rules.num_players} seats: play it with hgin_env.match.Match; "
-                             "Game plays one of its hands (single_hand=True) or a duel")
+                             "one of its hands is a hgin_env.game.Hand; Game plays a duel")
         self.single_hand, self.first_dealer, self.deck = single_hand, first_dealer, deck
         self.seed = checked_seed(seed)
         if self.seed is None:
@@ -462,6 +466,7 @@ class Game(Hand):
         self.scoreboard = Scoreboard(rules)
         self.hand_history = []
         self.action_history = []
+        self.results_recorded = 0
         self.truncated = False
         if first_dealer is None:
             self.dealer = draw_first_dealer(rules.first_dealer, self.rng, 2)

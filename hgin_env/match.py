@@ -1,8 +1,8 @@
 """A match's seats and tables for every format (RULES.md §13): who plays at which table,
 who deals, who sits out, who acts next, and the results and rewards per seat.
 
-Every hand is a two-player hand of :class:`~hgin_env.game.Game` between two seats at one
-table; this module only decides who sits where and how hand results reach the sheets.
+Every hand is a two-player :class:`~hgin_env.game.Hand` between two seats at one table;
+this module only decides who sits where and how hand results reach the sheets.
 
 - ``duel`` (2 seats, 1 table): the match wraps a whole-match :class:`~hgin_env.game.Game`
   (``Game`` plays every hand of a duel and keeps its sheet, the
@@ -17,10 +17,10 @@ table; this module only decides who sits where and how hand results reach the sh
   team deals at both tables, and the dealing team alternates every round. One sheet row
   per team, fed with the round score of source 004.
 
-Every random choice (first dealer, every deck, each table ``Game``'s own seed) comes
-from one generator seeded by ``seed``. Use :attr:`Match.current_seat`, :meth:`Match.legal_actions` /
+Every random choice (first dealer, every deck) comes from one generator seeded by
+``seed``. Use :attr:`Match.current_seat`, :meth:`Match.legal_actions` /
 :meth:`Match.legal_action_mask` and :meth:`Match.apply`; the acting seat's own view of
-its hand is :meth:`Match.seat_view` (the table's ``Game`` and the seat's player index
+its hand is :meth:`Match.seat_view` (the table's hand and the seat's player index
 there). The engine knows no observers: a seat's observation dict is
 :func:`hgin_env.observation.observe` ``(match, seat)``, and :func:`hgin_env.loop.run_match`
 is the one loop that plays policies on those dicts against each other (the tournament, the
@@ -36,7 +36,7 @@ import numpy as np
 
 from . import actions as A
 from .cards import NUM_CARDS
-from .game import Game, HandRecord, checked_seed, cut_for_deal, draw_first_dealer, draw_seed
+from .game import Game, Hand, HandRecord, checked_seed, cut_for_deal, draw_first_dealer, draw_seed
 from .rules import Rules, get_rules
 from .scoring import Scoreboard
 from .sheets import Sheet
@@ -76,15 +76,15 @@ def round_score(team_points: tuple[int, int] | list[int]) -> tuple[int | None, i
 
 
 def three_hand_seats(dealer: int) -> tuple[int, int]:
-    """The two seats at the table (players 0 and 1 of its ``Game``) when ``dealer`` deals a
+    """The two seats at the table (players 0 and 1 of its ``Hand``) when ``dealer`` deals a
     three-hand hand and sits it out: the seat after the dealer (the non-dealer, first card
     and first option on the upcard), then the other one, who plays the dealer's part
     (:data:`THREE_HAND_DEALER_PART`)."""
     return (dealer + 1) % 3, (dealer + 2) % 3
 
 
-#: The player of a three-hand table's ``Game`` who plays the dealer's part (its
-#: ``first_dealer``): the second seat of :func:`three_hand_seats`.
+#: The player of a three-hand table's ``Hand`` who plays the dealer's part (its
+#: ``dealer``): the second seat of :func:`three_hand_seats`.
 THREE_HAND_DEALER_PART = 1
 
 
@@ -96,12 +96,15 @@ def first_dealer_of(rules: Rules, rng: np.random.Generator) -> int:
     return draw_first_dealer(rules.first_dealer, rng, rules.num_players)
 
 
-def draw_deal(rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """One table's deal in a three-hand or partnership match, drawn from the match's
-    generator: the deck (dealt as ``Game(deck=...)`` deals it) and then the seed of the
-    table's ``Game`` (unused by its one stacked hand, but drawn like every other choice)."""
+def draw_deal(rng: np.random.Generator) -> np.ndarray:
+    """One table's deck in a three-hand or partnership match, drawn from the match's
+    generator (dealt as :class:`~hgin_env.game.Hand` deals it). One integer more is drawn
+    after each deck and not used: the tables were once ``Game``s seeded from it, and the
+    draw stays so that every seed keeps dealing the matches it dealt (the batched engine
+    draws the same, and the recorded figures were played on those deals)."""
     deck = rng.permutation(NUM_CARDS)
-    return deck, int(rng.integers(2**32))
+    rng.integers(2**32)
+    return deck
 
 
 def new_sheet(rules: Rules) -> Sheet:
@@ -116,11 +119,12 @@ def new_sheet(rules: Rules) -> Sheet:
 
 @dataclass
 class Table:
-    """One table: two seats playing one hand of ``Game`` (``seats[p]`` plays player p)."""
+    """One table: two seats playing one ``Hand`` (``seats[p]`` plays player p; a duel's
+    table holds its whole-match ``Game``)."""
 
     index: int
     seats: tuple[int, int]
-    game: Game
+    game: Hand
     #: The seat sitting this hand out (three-hand), else None.
     sitting_out: int | None = None
 
@@ -131,7 +135,7 @@ class Table:
     @property
     def dealer(self) -> int:
         """The seat that dealt the current (or last) hand: in three-hand the seat sitting
-        out (its ``Game`` gives the dealer's part to the second player)."""
+        out (its ``Hand`` gives the dealer's part to the second player)."""
         if self.sitting_out is not None:
             return self.sitting_out
         return self.seats[self.game.dealer]
@@ -146,7 +150,7 @@ class Table:
         return self.seats[self.game.current_player]
 
     def player_of(self, seat: int) -> int:
-        """The seat's player index (0 or 1) in this table's ``Game``."""
+        """The seat's player index (0 or 1) in this table's ``Hand``."""
         if seat not in self.seats:
             raise ValueError(f"seat {seat} does not play at table {self.index} (seats {self.seats})")
         return self.seats.index(seat)
@@ -327,7 +331,7 @@ class Match:
     def hand_number(self) -> int:
         """1-based number in the match of the latest hand dealt (the hand at the table in a
         duel or three-hand, the last hand once the match is over; a partnership round deals
-        two, this counts both). A table ``Game``'s own ``hand_number`` restarts every hand."""
+        two, this counts both). A format table's ``Hand`` is numbered 1."""
         return len(self.hand_history) + sum(t.running for t in self.tables)
 
     def table_of(self, seat: int) -> int | None:
@@ -338,8 +342,8 @@ class Match:
                 return table.index
         return None
 
-    def seat_view(self, seat: int) -> tuple[Game, int] | None:
-        """The seat's table ``Game`` and its player index there (None: sitting out)."""
+    def seat_view(self, seat: int) -> tuple[Hand, int] | None:
+        """The seat's table's ``Hand`` and its player index there (None: sitting out)."""
         index = self.table_of(seat)
         if index is None:
             return None
@@ -380,8 +384,8 @@ class Match:
         return self.tables[self.current_table].current_seat
 
     @property
-    def current_game(self) -> Game:
-        """The ``Game`` of the table that acts next."""
+    def current_game(self) -> Hand:
+        """The ``Hand`` of the table that acts next (the duel's ``Game``)."""
         return self.tables[self.current_table].game
 
     def legal_actions(self) -> list[int]:
@@ -402,7 +406,7 @@ class Match:
         partnership, the round) when it ended one, else an empty list.
 
         One path for every format (the duel is the two-seat, one-table case): the acting
-        table's ``Game`` plays the action, a finished hand goes to the format's bookkeeping.
+        table's ``Hand`` plays the action, a finished hand goes to the format's bookkeeping.
         An illegal action raises ``ValueError`` naming the seat and the legal actions, and
         changes nothing; ``checked=True`` says the caller checked it already (the
         environments do, once per action) and it is trusted.
@@ -468,10 +472,8 @@ class Match:
 
     # ------------------------------------------------------------------ three-hand
     def _deal_three_hand(self, dealer: int) -> None:
-        deck, seed = draw_deal(self.rng)
-        game = Game(self.rules, seed=seed, single_hand=True, first_dealer=THREE_HAND_DEALER_PART,
-                    deck=deck.tolist())
-        self.tables = [Table(0, three_hand_seats(dealer), game, sitting_out=dealer)]
+        hand = Hand(self.rules, dealer=THREE_HAND_DEALER_PART, deck=draw_deal(self.rng).tolist())
+        self.tables = [Table(0, three_hand_seats(dealer), hand, sitting_out=dealer)]
         self.current_table = 0
 
     def _end_three_hand(self, hand: SeatHand) -> list[SeatHand | RoundResult]:
@@ -492,10 +494,8 @@ class Match:
         assert self.dealing_team is not None
         self.tables = []
         for index, seats in enumerate(partnership_tables(self.round_number)):
-            deck, seed = draw_deal(self.rng)
-            game = Game(self.rules, seed=seed, single_hand=True,
-                        first_dealer=self.dealing_team, deck=deck.tolist())
-            self.tables.append(Table(index, seats, game))
+            hand = Hand(self.rules, dealer=self.dealing_team, deck=draw_deal(self.rng).tolist())
+            self.tables.append(Table(index, seats, hand))
         self.current_table = 0
 
     def _next_table(self, table: Table, acting: int) -> None:

@@ -33,7 +33,7 @@ import numpy as np
 from agents.view import parse
 from hgin_env import actions as A
 from hgin_env.cards import format_card, mask_to_cards
-from hgin_env.game import Game, Phase
+from hgin_env.game import Hand, Phase
 from hgin_env.match import Match, RoundResult, SeatHand
 from hgin_env.observation import DEADWOOD_SCALE, ObservationLayout, observe
 from hgin_env.render import hand_groups
@@ -198,7 +198,7 @@ def seat_view(match: Match, seat: int, labels: Sequence[str], seed_visible: bool
 # --------------------------------------------------------------------------- spectators
 def _table_open(match: Match, index: int) -> dict[str, Any]:
     t = match.tables[index]
-    g: Game = t.game
+    g: Hand = t.game
     return {
         "index": index, "seats": list(t.seats), "dealer": t.dealer, "sitting_out": t.sitting_out,
         "running": t.running, "to_act": t.current_seat if t.running else None,

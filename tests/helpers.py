@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from hgin_env import actions as A
-from hgin_env.game import Game
+from hgin_env.game import Game, Hand
 from hgin_env.match import Match
 
 
@@ -72,7 +72,7 @@ def same_state(a: object, b: object, path: str = "env") -> None:
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             same_state(x, y, f"{path}[{i}]")
     elif hasattr(a, "__dict__") and type(a).__module__.startswith(("hgin_env", "gymnasium")):
-        skip_private = isinstance(a, Game)
+        skip_private = isinstance(a, Hand)
         da = {k: v for k, v in vars(a).items() if not (skip_private and k.startswith("_"))}
         db = {k: v for k, v in vars(b).items() if not (skip_private and k.startswith("_"))}
         same_state(da, db, path)

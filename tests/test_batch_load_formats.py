@@ -126,7 +126,7 @@ def test_loading_refuses_what_it_cannot_hold():
         load_matches(batch, [0, 0], three, [1, 2])
     with pytest.raises(ValueError, match="plays 'hollywood_partnership'"):
         load_matches(batch, [0], random_matches(1, seed=2, rules="hollywood_partnership"), [1])
-    with pytest.raises(ValueError, match="a Game is a duel"):
+    with pytest.raises(ValueError, match="a Hand is a duel's table"):
         load_matches(batch, [0], [three[0].tables[0].game], [1])
     state = MatchState.of(three[0])
     state.seats = ((state.seats[0][1], state.seats[0][0]),)

@@ -10,15 +10,16 @@ import pytest
 import hgin_env.actions as A
 from agents.batched import BatchedRandom
 from hgin_env import hollywood_gin_v0
-from hgin_env.game import Game
+from hgin_env.game import Hand
 
 
 @pytest.fixture
 def counts(monkeypatch):
-    """Calls of Game.is_legal / check_legal (legality) and of as_action / as_actions (type
+    """Calls of Hand.is_legal / check_legal (legality, on every table: the duel's Game is a
+    Hand) and of as_action / as_actions (type
     and range)."""
     seen = {"legal": 0, "as_action": 0, "as_actions": 0, "engine_as_actions": 0}
-    check_legal, is_legal, as_action, as_actions = Game.check_legal, Game.is_legal, A.as_action, A.as_actions
+    check_legal, is_legal, as_action, as_actions = Hand.check_legal, Hand.is_legal, A.as_action, A.as_actions
 
     def counted_legal(self, *args, **kwargs):
         seen["legal"] += 1
@@ -34,8 +35,8 @@ def counts(monkeypatch):
             return fn(*args, **kwargs)
         return wrapper
 
-    monkeypatch.setattr(Game, "check_legal", counted_legal)
-    monkeypatch.setattr(Game, "is_legal", counted_is_legal)
+    monkeypatch.setattr(Hand, "check_legal", counted_legal)
+    monkeypatch.setattr(Hand, "is_legal", counted_is_legal)
     import hgin_env.batch.core as core
     import hgin_env.batch.vector as vector
     import hgin_env.envs.aec as aec

@@ -8,8 +8,8 @@ import pytest
 from helpers import greedy_action
 
 from hgin_env import actions as A
-from hgin_env.game import Game
-from hgin_env.match import Match, SeatHand, partnership_tables, round_score
+from hgin_env.game import Game, Hand
+from hgin_env.match import Match, SeatHand, draw_deal, first_dealer_of, partnership_tables, round_score
 from hgin_env.rules import FORMATS, PROFILES, Rules
 from hgin_env.scoring import Scoreboard
 from hgin_env.sheets import Sheet
@@ -391,9 +391,27 @@ def test_format_rules_and_profiles():
 
 
 def test_game_refuses_a_whole_match_of_another_format():
-    with pytest.raises(ValueError, match="three_hand.*Match"):
+    with pytest.raises(ValueError, match="three_hand.*Match.*Hand"):
         Game("gin_three_hand")
-    Game("gin_three_hand", single_hand=True)  # one of its hands is fine
+    with pytest.raises(ValueError, match="three_hand.*Match.*Hand"):
+        Game("gin_three_hand", single_hand=True)  # one of its hands is a Hand
+    hand = Hand("gin_three_hand", dealer=1, deck=list(range(52)))
+    assert hand.rules.format == "three_hand" and not hand.is_over
+
+
+def test_format_tables_are_hands_dealt_from_the_match_generator():
+    """A format's table is a Hand (no generator, no sheet of its own) dealt from the
+    match's generator; its record names no columns (the match's sheet decides them, and a
+    partnership's round names them)."""
+    for rules in ("gin_three_hand", "gin_partnership"):
+        match = Match(rules, seed=3)
+        assert all(type(t.game) is Hand and t.game.scoreboard is None for t in match.tables)
+        rng = np.random.default_rng(3)
+        first_dealer_of(match.rules, rng)
+        assert match.tables[0].game.deck == draw_deal(rng).tolist()
+        while not match.hand_history:
+            match.apply(greedy_action(match.current_game, rng))
+        assert match.hand_history[0].record.columns_decided == ()
 
 
 def test_match_input_validation_and_seeding():

@@ -171,7 +171,7 @@ class ThreeHandSeating(Seating):
     def _deal(self, i: int, dealer: int, rng: np.random.Generator) -> list[Deal]:
         self.sitting_out[i] = dealer
         self.table_seats[i] = three_hand_seats(dealer)
-        deck, _ = draw_deal(rng)
+        deck = draw_deal(rng)
         return [Deal(i, deck, THREE_HAND_DEALER_PART)]
 
     def start(self, i: int, rng: np.random.Generator) -> list[Deal]:
@@ -222,7 +222,7 @@ class PartnershipSeating(Seating):
         deals = []
         for k, seats in enumerate(partnership_tables(int(self.round_number[i]))):
             self.table_seats[2 * i + k] = seats
-            deck, _ = draw_deal(rng)
+            deck = draw_deal(rng)
             deals.append(Deal(2 * i + k, deck, int(self.dealing_team[i])))
         self.acting_table[i] = 2 * i
         self.round_points[i] = 0

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cards import NUM_CARDS
-from ..game import Game
+from ..game import Game, Hand
 from ..match import Match, partnership_tables, three_hand_seats
 from ..melds import deadwood_of_mask
 from ..rules import Rules
@@ -117,12 +117,12 @@ class MatchState:
     determinized format world (:mod:`hgin_env.format_worlds`) builds one from a seat's
     observation.
 
-    ``games[k]`` is table k's hand (a ``Game`` of the match's rules, one hand; a finished
-    partnership table's is over) and ``seats[k]`` its seats (``seats[k][p]`` plays player p).
+    ``games[k]`` is table k's hand (a ``Hand`` of the match's rules, the duel's ``Game``; a
+    finished partnership table's is over) and ``seats[k]`` its seats (``seats[k][p]`` plays player p).
     """
 
     rules: Rules
-    games: tuple[Game, ...]
+    games: tuple[Hand, ...]
     seats: tuple[tuple[int, int], ...]
     sheet: Sheet
     #: Hands finished in the match, and dealt (a partnership round deals two).
@@ -232,8 +232,9 @@ def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, states: Seq
             assert previous_state is not None
             state = previous_state
         else:
-            if isinstance(m, Game) and batch.format != "duel":
-                raise ValueError(f"a Game is a duel; a format={batch.format!r} batch loads Matches or MatchStates")
+            if isinstance(m, Hand) and batch.format != "duel":
+                raise ValueError(f"a {type(m).__name__} is a duel's table; a format={batch.format!r} batch loads "
+                                 "Matches or MatchStates")
             if isinstance(m, (Game, Match)) and m.rules != batch.rules:
                 what = "game" if isinstance(m, Game) else "match"
                 raise ValueError(f"{what} {m.seed} plays {m.rules.name!r}, the batch {batch.rules.name!r}")

@@ -183,7 +183,7 @@ state: a copy taken mid-match plays on exactly like the original.
 
 `hgin_env.match.Match` plays every format (the duel too: it wraps the two-player `Game`
 unchanged, so duel trajectories are bit-identical to the env before formats, a test replays
-recorded ones). `env.match` is the match; `env.game` the `Game` of the table that acts next.
+recorded ones). `env.match` is the match; `env.game` the `Hand` of the table that acts next.
 
 | format        | agents             | who acts                                                     |
 |---------------|--------------------|--------------------------------------------------------------|
@@ -263,7 +263,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from .. import actions as A
 from ..actions import as_action  # the one action check (beside as_actions for batches)
 from ..compiled import resolve_engine
-from ..game import Game, checked_seed
+from ..game import Hand, checked_seed
 from ..match import Match, RoundResult, SeatHand
 from ..observation import ObservationLayout, encode_seat, observation_bounds, observe
 from ..render.text import render_hand_result, render_seat_table
@@ -329,9 +329,10 @@ class raw_env(AECEnv, EzPickle):
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
-        #: The match (every format); ``game`` is the ``Game`` of the table that acts next.
+        #: The match (every format); ``game`` is the ``Hand`` of the table that acts next (the
+        #: duel's ``Game``).
         self.match: Match | None = None
-        self.game: Game | None = None
+        self.game: Hand | None = None
         self.game_seed: int | None = None
         self._seed_rng = np.random.default_rng()
 

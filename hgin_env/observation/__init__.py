@@ -3,7 +3,7 @@ dict every agent gets. One package, one job per module:
 
 - :mod:`~hgin_env.observation.layout`: the layout (named slices, scales, versions,
   :class:`ObservationLayout`), the only place that knows offsets and scales;
-- :mod:`~hgin_env.observation.encoders`: a ``Game`` player's vector, on either engine
+- :mod:`~hgin_env.observation.encoders`: a ``Hand`` player's vector, on either engine
   (the Python reference or the compiled path, passed in as ``engine``);
 - :mod:`~hgin_env.observation.context`: the match-context rows (the sheet slices and a
   format's slices), for one seat or k at once (the batched engine);

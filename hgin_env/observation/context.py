@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..game import Game
+from ..game import Hand
 from ..scoring import Scoreboard
 from ..sheets import Sheet
 from .cache import CONTEXT_CACHE
@@ -32,15 +32,19 @@ if TYPE_CHECKING:
 _CONTEXT_ENTRIES = CONTEXT_CACHE._entries
 
 
-def game_context_bytes(game: Game, player: int) -> bytes:
-    """The scoreboard part of the vector as float32 bytes. It changes only when a hand ends,
-    so it is kept in :data:`CONTEXT_CACHE` per game, player and hands played."""
-    key = len(game.hand_history)
+def game_context_bytes(game: Hand, player: int) -> bytes:
+    """The scoreboard part of the vector as float32 bytes: that of the hand's scoreboard (a
+    duel's sheet, or a search world's sampled one), else of an empty sheet (a format table's
+    hand, whose seat's context the format observer writes from the match). It changes only
+    when a result is recorded, so it is kept in :data:`CONTEXT_CACHE` per hand, player and
+    results recorded."""
+    key = game.results_recorded
     # CONTEXT_CACHE.get inlined: this runs at every observation.
     entry = _CONTEXT_ENTRIES.get((id(game), player))
     data = entry[2] if entry is not None and entry[1] == key and entry[0]() is game else None
     if data is None:
-        data = scoreboard_context(game.scoreboard, player).tobytes()
+        board = game.scoreboard
+        data = scoreboard_context(Scoreboard(game.rules) if board is None else board, player).tobytes()
         CONTEXT_CACHE.put(game, player, key, data)
     return data
 

@@ -1,4 +1,4 @@
-"""The scalar encoders: a player's observation vector of one :class:`~hgin_env.game.Game`, on
+"""The scalar encoders: a player's observation vector of one :class:`~hgin_env.game.Hand`, on
 either engine, bit for bit the same.
 
 Two implementations of one function: the Python reference (:func:`_encode_python`) and the
@@ -21,7 +21,7 @@ import numpy as np
 from ..cards import NUM_CARDS
 from ..codes import Phase
 from ..compiled import resolve_engine
-from ..game import Game
+from ..game import Hand
 from ..melds import cached_after_discard, cached_deadwood
 from .context import game_context_bytes
 from .layout import (
@@ -94,7 +94,7 @@ def _check_packed_order() -> None:
     assert offset == 10 + sl["deadwood"].start and offset == context_start(3)
 
 
-def _encode_python(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray:
+def _encode_python(game: Hand, player: int, out: np.ndarray | None = None) -> np.ndarray:
     """:func:`encode`'s reference path (the engine "numpy"): built as one float32 byte
     string (C-level joins of precomputed per-byte floats) and turned into an array once.
     The compiled mirror of its table part is :func:`hgin_env.card_kernels.encode_table_row`."""
@@ -143,7 +143,7 @@ def _compiled_encoder() -> Encoder:
     reference path never imports numba."""
     from ..card_kernels import encode_table_row
 
-    def encode_compiled(game: Game, player: int, out: np.ndarray | None = None) -> np.ndarray:
+    def encode_compiled(game: Hand, player: int, out: np.ndarray | None = None) -> np.ndarray:
         opp = 1 - player
         pile = game.discard_pile
         if pile:
@@ -187,7 +187,7 @@ DEFAULT_ENGINE = resolve_engine()
 _DEFAULT_ENCODE = encoder(DEFAULT_ENGINE)
 
 
-def encode(game: Game, player: int, out: np.ndarray | None = None, engine: str | None = None) -> np.ndarray:
+def encode(game: Hand, player: int, out: np.ndarray | None = None, engine: str | None = None) -> np.ndarray:
     """The observation vector of ``player`` (reads public state and that player's hand).
 
     ``engine``: "numba" (compiled), "numpy" (the Python reference) or None

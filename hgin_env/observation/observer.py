@@ -1,4 +1,4 @@
-"""THE observer: the observation dict every agent gets, of a ``Game`` player or a
+"""THE observer: the observation dict every agent gets, of a ``Hand`` player or a
 :class:`~hgin_env.match.Match` seat of any format (:func:`observe`), and a seat's vector
 (:func:`encode_seat`: its table's, then the match context)."""
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..actions import NUM_ACTIONS
-from ..game import Game
+from ..game import Hand
 from .cache import CONTEXT_CACHE
 from .context import format_context
 from .encoders import encode
@@ -69,9 +69,10 @@ def observation_dict(vector: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarr
     return {"observation": vector, "action_mask": mask}
 
 
-def observe(state: Game | Match, who: int, engine: str | None = None) -> dict[str, np.ndarray]:
+def observe(state: Hand | Match, who: int, engine: str | None = None) -> dict[str, np.ndarray]:
     """THE observation dict every agent gets, built here only: ``{"observation": vector,
-    "action_mask": int8[108]}`` of player ``who`` of a ``Game`` or seat ``who`` of a
+    "action_mask": int8[108]}`` of player ``who`` of a ``Hand`` (a duel's ``Game``, a
+    search world, a format's table) or seat ``who`` of a
     :class:`~hgin_env.match.Match` (any format). The mask is all zeros unless ``who`` acts
     (a waiting or sitting-out seat, or a finished game or match).
 
@@ -80,7 +81,7 @@ def observe(state: Game | Match, who: int, engine: str | None = None) -> dict[st
     agent sees cannot differ between them. ``engine``: the encoder's (None: the process's
     choice, :data:`~hgin_env.observation.encoders.DEFAULT_ENGINE`).
     """
-    if not isinstance(state, Game):
+    if not isinstance(state, Hand):  # a Match (a Hand, Game included, is observed as it is)
         game = state.duel_game
         if game is None:  # three-hand, partnership: the seat's table plus the match context
             return observation_dict(encode_seat(state, who, engine), state.legal_action_mask(who))

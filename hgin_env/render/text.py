@@ -182,8 +182,8 @@ def _what_happened(record: HandRecord, name: Callable[[int], str]) -> str:
 def deal_text(table: Table, names: Sequence[str] | None = None) -> str:
     """Who dealt and who plays at a match table (RULES.md §13), ``names[seat]`` naming the
     seats (default ``player_<seat>``). Three-hand: the dealer deals and sits the hand out,
-    "player_2 dealt and sits out; player_0 vs player_1, player_0 plays first" (its table
-    ``Game`` gives the dealer's part to the second player, who did not deal); otherwise
+    "player_2 dealt and sits out; player_0 vs player_1, player_0 plays first" (its table's
+    ``Hand`` gives the dealer's part to the second player, who did not deal); otherwise
     "player_1 deals; player_0 vs player_1, player_0 plays first"."""
     name = _namer(names)
     a, b = table.seats
