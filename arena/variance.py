@@ -47,6 +47,8 @@ from hgin_env.game import Hand
 from hgin_env.match import Match
 from hgin_env.rules import Rules
 
+from .stats import mean_interval
+
 #: Fresh decks dealt to estimate a deal's expected value (the Monte-Carlo mean; more only
 #: adds the cost of loading them: the mean's own noise is a small part of the correction's).
 DEAL_SAMPLES = 16
@@ -93,18 +95,12 @@ def reduced_mean(outcomes: Sequence[float], corrections: Sequence[float], z: flo
     for k in (0, 1):
         reduced[halves[k]] -= betas[k] * c[halves[k]]
 
-    def interval(x: np.ndarray) -> tuple[float, float]:
-        if x.size < 2:
-            return (float("nan"), float("nan"))
-        half = z * float(x.std(ddof=1)) / math.sqrt(x.size)
-        return (float(x.mean()) - half, float(x.mean()) + half)
-
-    plain_ci, reduced_ci = interval(y), interval(reduced)
+    plain_ci, reduced_ci = mean_interval(y, z), mean_interval(reduced, z)
     plain_w, reduced_w = plain_ci[1] - plain_ci[0], reduced_ci[1] - reduced_ci[0]
     return {"units": int(y.size), "plain": float(y.mean()) if y.size else float("nan"), "plain_ci": plain_ci,
             "reduced": float(reduced.mean()) if y.size else float("nan"), "reduced_ci": reduced_ci,
             "beta": betas, "width_ratio": plain_w / reduced_w if reduced_w > 0 else float("nan"),
-            "correction_mean": float(c.mean()) if c.size else float("nan"), "correction_ci": interval(c)}
+            "correction_mean": float(c.mean()) if c.size else float("nan"), "correction_ci": mean_interval(c, z)}
 
 
 class CriticValue:
