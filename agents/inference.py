@@ -135,7 +135,8 @@ class OpponentHistory:
             # The seat's first decision, the dealer's upcard offer: the other seat passed it first.
             game = info.sample(np.random.default_rng(0))
             opp = 1 - info.seat
-            game.current_player, game.passed_upcard[opp], game._legal = opp, False, None
+            game.current_player, game.passed_upcard[opp] = opp, False
+            game.forget_cached()
             self.points.append(OpponentPoint(game, opp, A.PASS, context))
         self._last = None
         self._current = (info, context)
@@ -204,7 +205,7 @@ class WorldInference:
             for point, hand in zip(points, past_hands(points, hand_now, rng), strict=True):
                 game = point.game
                 game.hands[point.player] = hand
-                game._legal = game._after_discard = None  # caches of the stand-in hand
+                game.forget_cached()  # the caches were the stand-in hand's
                 seen = observe(game, point.player)
                 vec = seen["observation"]
                 if point.context is not None:  # a format: the table part, then the seat's context

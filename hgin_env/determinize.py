@@ -367,8 +367,7 @@ class InfoSet:
         game.turns = self.turns
         game.hand_number = sum(self.wins) + 1
         game.scoreboard = self._scoreboard()
-        game._legal = None
-        game._after_discard = None
+        game.forget_cached()
         return game
 
     def _scoreboard(self) -> Scoreboard:

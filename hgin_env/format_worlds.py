@@ -221,7 +221,7 @@ class FormatInfoSet:
         game = Hand(self.rules, dealer=self.dealing_team, deck=deck.tolist())
         if not self.partner_running:
             game.phase = Phase.HAND_OVER  # its hand is over; what it held no longer matters
-            game._legal = None
+            game.forget_cached()
             return game
         last = self.rules.dead_hand_stock + 1  # a discard at this stock or below would end the hand
         while game.turns < self.table.turns or game.phase == Phase.DISCARD:

@@ -233,8 +233,7 @@ class Hand:
         self.passed_upcard = [False, False]
         self.turns = 0
         self.record = None
-        self._after_discard = None
-        self._legal = None
+        self.forget_cached()
 
     # ------------------------------------------------------------------ queries
     @property
@@ -403,6 +402,13 @@ class Hand:
         self.phase = _MATCH_OVER if end == "over" else _HAND_OVER
 
     # ------------------------------------------------------------------ misc
+    def forget_cached(self) -> None:
+        """Forget what is computed once per state (the legal moves, the deadwood after each
+        discard): for a caller that edits the state from outside (a sampled world's hands, a
+        rebuilt past decision's acting player)."""
+        self._after_discard = None
+        self._legal = None
+
     def clone(self) -> Self:
         return copy.deepcopy(self)
 

@@ -95,8 +95,7 @@ def swap_hidden(game: Game, rng: np.random.Generator) -> Game:
         hand |= 1 << c
     other.hands[opp] = hand
     other.stock = pool[n_hidden:]
-    other._legal = None
-    other._after_discard = None
+    other.forget_cached()
     return other
 
 

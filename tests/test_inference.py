@@ -73,7 +73,7 @@ def test_the_opponents_decisions_are_rebuilt_from_the_seats_observations(fmt):
                 assert point.action == action
                 game = point.game
                 game.hands[point.player] = hand
-                game._legal = game._after_discard = None
+                game.forget_cached()
                 rebuilt = observe(game, point.player)
                 vec = rebuilt["observation"]
                 if point.context is not None:
