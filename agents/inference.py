@@ -15,7 +15,7 @@ information set and the move it made; replaying that move on a stand-in world of
 previous information set gives the table as the opponent found it, and the seat's next
 observation says what the opponent did there (it passed the upcard or not, took the
 discard it now holds or drew from the stock, threw the card now on the pile). Each such
-point is kept as a *template*: a ``Game`` with the opponent to act and every public fact of
+point is kept as a *template*: a ``Hand`` with the opponent to act and every public fact of
 that moment, its hand a stand-in. Nothing hidden is read, so the no-leak property of the
 world samplers holds (twin states give the same worlds: tests/test_inference.py).
 
@@ -45,7 +45,7 @@ import numpy as np
 from hgin_env import actions as A
 from hgin_env.codes import Phase
 from hgin_env.determinize import InfoSet
-from hgin_env.game import Game
+from hgin_env.game import Hand
 from hgin_env.observation import observe
 from hgin_env.observation.layout import context_start
 
@@ -56,7 +56,7 @@ class OpponentPoint:
     opponent to act, its hand a stand-in), ``action`` what it did, ``context`` the
     opponent seat's match-context slices then (formats; None in the duel)."""
 
-    game: Game
+    game: Hand
     player: int
     action: int
     context: np.ndarray | None
@@ -66,7 +66,7 @@ class _Inconsistent(Exception):
     """The seat's memory and its observation disagree (e.g. a new hand it did not notice)."""
 
 
-def moves_between(previous: InfoSet, action: int, current: InfoSet) -> list[tuple[Game, int]]:
+def moves_between(previous: InfoSet, action: int, current: InfoSet) -> list[tuple[Hand, int]]:
     """The opponent's decisions between the seat's decision at ``previous`` (where it
     played ``action``) and its decision at ``current``: (template, move) pairs in order.
     Raises :class:`_Inconsistent` when ``current`` cannot follow."""
@@ -76,7 +76,7 @@ def moves_between(previous: InfoSet, action: int, current: InfoSet) -> list[tupl
     game = previous.sample(np.random.default_rng(0))
     if game.apply(action) is not None:
         raise _Inconsistent("the seat's move ended the hand")
-    out: list[tuple[Game, int]] = []
+    out: list[tuple[Hand, int]] = []
     while game.current_player != me:
         phase = game.phase
         if phase == Phase.FIRST_UPCARD:

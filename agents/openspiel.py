@@ -17,7 +17,7 @@ The two numberings:
   ``knock c`` and the engine plays the showdown.
 
 Players: OpenSpiel's player 0 is the one who acts first, our non-dealer; a hand dealt by
-our player 1 (``Game(first_dealer=1)``) keeps the player numbers the same in both engines.
+our player 1 (``Match(first_dealer=1)``) keeps the player numbers the same in both engines.
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ from hgin_env import actions as A
 from hgin_env.cards import CARD_VALUES
 from hgin_env.determinize import InfoSet, behaviour_weights
 from hgin_env.format_worlds import FormatInfoSet
-from hgin_env.game import Game, HandRecord, Phase
+from hgin_env.game import Hand, HandRecord, Phase
 from hgin_env.melds import deadwood_after_discard_mask
 from hgin_env.observation import ObservationLayout, observe
 from hgin_env.rules import Rules, get_rules
@@ -602,19 +602,19 @@ class SearchAgent(SeededAgent):
         return candidates[best]
 
     # ------------------------------------------------------------------ rollouts
-    def _value(self, game: Game, action: int, seed: int, me: int) -> float:
+    def _value(self, game: Hand, action: int, seed: int, me: int) -> float:
         record = game.apply(action)
         if record is None:
             record = self._play_out(game, np.random.default_rng(seed))
         return self._hand_value(record, me)
 
-    def _policy_values(self, batch: list[tuple[Game, int]], candidates: list[int],
+    def _policy_values(self, batch: list[tuple[Hand, int]], candidates: list[int],
                        me: int) -> list[list[float]]:
         """Every candidate in every world, played on by the learned policy for both players
         for ``policy_plies`` plies (one batched forward per ply over all unfinished games),
         then by Neller's rule to the end of the hand (seeded by the world: common numbers)."""
         out = np.zeros((len(batch), len(candidates)))
-        live: list[tuple[int, int, Game]] = []
+        live: list[tuple[int, int, Hand]] = []
         for w, (world, _) in enumerate(batch):
             for c, action in enumerate(candidates):
                 game = world.clone() if c < len(candidates) - 1 else world
@@ -648,7 +648,7 @@ class SearchAgent(SeededAgent):
         sign = 1.0 if record.winner == me else -1.0
         return sign * (record.points / 100.0 + self.column_weight * len(record.columns_decided))
 
-    def _play_out(self, game: Game, rng: np.random.Generator) -> HandRecord:
+    def _play_out(self, game: Hand, rng: np.random.Generator) -> HandRecord:
         """Play the hand to its end with the rollout policy for both players."""
         if self.rollout == "expert":
             for agent in self._rollout_agents:

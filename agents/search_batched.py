@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from hgin_env.batch import BatchGame, MatchState, load_matches, privileged_size
-from hgin_env.game import Game
+from hgin_env.game import Hand
 from hgin_env.rules import Rules
 
 #: Where a row's play stops before the critic is asked: the searching seat's next decision
@@ -104,11 +104,11 @@ class CriticValues:
             self._batches[rows] = batch
         return batch
 
-    def values(self, worlds: Sequence[Game | MatchState], seeds: Sequence[int], candidates: Sequence[int],
+    def values(self, worlds: Sequence[Hand | MatchState], seeds: Sequence[int], candidates: Sequence[int],
                me: int, opponent_rows: np.ndarray | None = None) -> np.ndarray:
         """float [W, C]: the value to seat ``me`` of candidate ``c`` played in world ``w``
         (every candidate legal in every world: the worlds share the seat's information).
-        A duel's worlds are games (``Game``) and ``me`` their player; a format's are match
+        A duel's worlds are hands (``Hand`` with the sampled scoreboard) and ``me`` their player; a format's are match
         states (:class:`~hgin_env.batch.MatchState`, or ``Match``) and ``me`` the match seat.
         ``opponent_rows`` (bool [W]): the worlds whose opponent seats (a partnership's other
         team, every other seat elsewhere) :attr:`opponent` plays; the policy plays the rest."""

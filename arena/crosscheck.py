@@ -1,7 +1,7 @@
 """The cross-engine check: hands played in lockstep in our engine and in OpenSpiel's
 ``gin_rummy`` from the same deal, comparing every legal-move set and every hand result.
 
-Our engine leads: agents play a :class:`~hgin_env.game.Game` and each move is repeated at
+Our engine leads: agents play a :class:`~hgin_env.game.Hand` and each move is repeated at
 OpenSpiel's table (a knock as OpenSpiel's knock, discard, melds and pass; the defender's
 lay-offs and melds as our showdown chose them). Before each move the set of moves OpenSpiel
 allows, in our action ids, is compared with ours; when the hand ends its points and both
@@ -35,7 +35,8 @@ from agents.openspiel import (
 from agents.spec import make_agent
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, format_card, format_cards
-from hgin_env.game import Game
+from hgin_env.game import Hand
+from hgin_env.match import Match
 from hgin_env.observation import ObservationLayout, observe
 
 from .matches import derive_seed, reset_agent
@@ -156,7 +157,7 @@ def _shortcut_refuses(state: Any, knock_card: int) -> bool:
     return utils.min_deadwood(hand) > knock_card >= best10
 
 
-def _explain_sets(game: Game, state: Any, ours: set[int], theirs: set[int]) -> list[tuple[str, str]]:
+def _explain_sets(game: Hand, state: Any, ours: set[int], theirs: set[int]) -> list[tuple[str, str]]:
     """(category, detail) for each kind of difference between two legal-move sets."""
     found: list[tuple[str, str]] = []
     hand = format_cards(game.hand_cards(game.current_player))
@@ -197,13 +198,13 @@ def openspiel_actions(action: int) -> list[int]:
 
 def lockstep_hand(seed: int, players: Sequence[Any], params: Mapping[str, Any] | None = None,
                   report: CrosscheckReport | None = None) -> CrosscheckReport:
-    """Play the hand of ``Game(rules, seed, single_hand=True, first_dealer=1)`` (the rules of
+    """Play the hand of ``Match(rules, seed, single_hand=True, first_dealer=1)`` (the rules of
     ``params``, :func:`~agents.openspiel.rules_from_params`) with ``players[p]`` as player p in
     both engines at once, adding what it compares and finds to ``report``."""
     report = CrosscheckReport() if report is None else report
     rules = rules_from_params(params)
     load_openspiel_game(params)
-    game = Game(rules, seed=seed, single_hand=True, first_dealer=1)
+    game = Match(rules, seed=seed, single_hand=True, first_dealer=1).current_game
     deal = Deal.from_game(game)
     state = deal.openspiel_state(params)
     report.hands += 1

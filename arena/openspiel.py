@@ -2,11 +2,11 @@
 ``gin_rummy`` with our agents or OpenSpiel's bots in the seats.
 
 * :class:`Deal` is one hand's cards (both hands, the upcard, the stock in drawing order):
-  from a :class:`~hgin_env.game.Game` about to play a hand, or from an OpenSpiel state's
+  from a :class:`~hgin_env.game.Hand` about to play, or from an OpenSpiel state's
   chance outcomes, and back to either (``deal.game(rules)``, ``deal.openspiel_state()``).
 * :func:`play_openspiel_hand` plays a deal at OpenSpiel's table under its rules: each seat is
   an :class:`AgentSeat` (any ``make_agent`` agent) or a :class:`BotSeat` (OpenSpiel's
-  ``SimpleGinRummyBot``). An agent sees the observation dict of a ``Game`` that follows the
+  ``SimpleGinRummyBot``). An agent sees the observation dict of a ``Hand`` that follows the
   OpenSpiel state move by move (the *mirror*), exactly as in our environment; its moves are
   translated, and the parts of the hand our engine plays for it (laying melds, laying off)
   are played from what the table shows. :mod:`arena.crosscheck` plays the same deals the
@@ -39,11 +39,12 @@ from agents.openspiel import (
 )
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS, NUM_RANKS, RANK_VALUES, cards_to_mask
-from hgin_env.game import Game, Phase
+from hgin_env.game import Hand, Phase
+from hgin_env.match import Match
 from hgin_env.melds import best_melds, deadwood_after_discard_mask, min_deadwood
 from hgin_env.observation import observe
-from hgin_env.rules import Rules
-from hgin_env.scoring import defender_reply
+from hgin_env.rules import Rules, get_rules
+from hgin_env.scoring import Scoreboard, defender_reply
 
 HAND_SIZE = 10
 
@@ -66,7 +67,7 @@ class Deal:
             raise ValueError("a deal must hold each of the 52 cards once")
 
     @classmethod
-    def from_game(cls, game: Game) -> Deal:
+    def from_game(cls, game: Hand) -> Deal:
         """The deal of the hand ``game`` is about to play (no move made in it yet)."""
         fresh = game.phase == (Phase.FIRST_UPCARD if game.rules.first_upcard_offer else Phase.DRAW)
         if not fresh or game.turns or any(game.passed_upcard) or game.discard_pile != [game.upcard]:
@@ -77,9 +78,9 @@ class Deal:
 
     @classmethod
     def from_seed(cls, seed: int, rules: Rules | str | dict | None = None) -> Deal:
-        """The deal of ``Game(rules, seed, single_hand=True, first_dealer=1)``: our engine's
+        """The deal of ``Match(rules, seed, single_hand=True, first_dealer=1)``: our engine's
         shuffle for that seed."""
-        return cls.from_game(Game(rules, seed=seed, single_hand=True, first_dealer=1))
+        return cls.from_game(Match(rules, seed=seed, single_hand=True, first_dealer=1).current_game)
 
     @classmethod
     def from_openspiel(cls, state: Any) -> Deal:
@@ -95,13 +96,14 @@ class Deal:
 
     @property
     def deck(self) -> list[int]:
-        """The deck ``Game(deck=...)`` deals this from (cards alternate, non-dealer first)."""
+        """The deck ``Hand(deck=...)`` deals this from (cards alternate, non-dealer first)."""
         return [c for pair in zip(*self.hands, strict=True) for c in pair] + [self.upcard, *self.stock]
 
-    def game(self, rules: Rules | str | dict | None = None, seed: int = 0) -> Game:
-        """One hand of ours dealt from this deal: player 1 deals, so the players are numbered
-        as in OpenSpiel (``seed`` seeds nothing a single stacked hand uses)."""
-        return Game(rules=rules, seed=seed, single_hand=True, first_dealer=1, deck=self.deck)
+    def game(self, rules: Rules | str | dict | None = None) -> Hand:
+        """One hand of ours dealt from this deal, onto an empty scoreboard (as a one-hand
+        duel's): player 1 deals, so the players are numbered as in OpenSpiel."""
+        rules = get_rules(rules)
+        return Hand(rules, dealer=1, deck=self.deck, scoreboard=Scoreboard(rules))
 
     def chance_outcomes(self) -> list[int]:
         """OpenSpiel's chance outcomes for this deal (its card ids): player 0's 10 cards, player
@@ -195,7 +197,7 @@ class BotSeat:
         self._bot = self._bots[key]
         self._bot.restart()
 
-    def act(self, state: Any, mirror: Game | None) -> int:
+    def act(self, state: Any, mirror: Hand | None) -> int:
         return int(self._bot.step(state))
 
 
@@ -229,7 +231,7 @@ class AgentSeat:
         self.player = player
         self._plan = []
 
-    def act(self, state: Any, mirror: Game | None) -> int:
+    def act(self, state: Any, mirror: Hand | None) -> int:
         legal = state.legal_actions()
         phase = phase_name(state)
         while self._plan:
@@ -264,7 +266,7 @@ class AgentSeat:
             return self.act(state, mirror)
         raise RuntimeError(f"{self.name} has no move in OpenSpiel's phase {phase!r}")
 
-    def _decide(self, state: Any, mirror: Game | None, legal: list[int]) -> int:
+    def _decide(self, state: Any, mirror: Hand | None, legal: list[int]) -> int:
         if mirror is None or mirror.is_over or mirror.current_player != self.player:
             raise RuntimeError(f"{self.name} cannot see the table: the mirror game stopped following "
                                "OpenSpiel's hand")
@@ -307,7 +309,7 @@ class HandOutcome:
     mirror_stopped: str = ""
 
 
-def _follow(mirror: Game, phase: str, action: int) -> str:
+def _follow(mirror: Hand, phase: str, action: int) -> str:
     """Apply an OpenSpiel move to the mirror game; a reason when it cannot (else "")."""
     if mirror.is_over or phase not in ("first_upcard", "draw", "discard"):
         return ""
@@ -353,7 +355,7 @@ def play_openspiel_hand(deal: Deal, seats: Sequence[AgentSeat | BotSeat],
         raise ValueError(f"a hand has two seats, not {len(seats)}")
     game = load_openspiel_game(params)
     state = deal.openspiel_state(params)
-    mirror: Game | None = deal.game(rules_from_params(params))
+    mirror: Hand | None = deal.game(rules_from_params(params))
     stopped = ""
     for player, seat in enumerate(seats):
         seat.start(player, game)

@@ -41,7 +41,7 @@ from typing import Any
 
 from hgin_env import actions as A
 from hgin_env.cards import format_card
-from hgin_env.game import MAX_SEED, Game, Phase
+from hgin_env.game import MAX_SEED, Hand, Phase
 from hgin_env.match import Match
 from hgin_env.rules import RULES_VERSION, Rules
 
@@ -67,7 +67,7 @@ def card_text(card: int | None, symbols: bool = True) -> str:
     return "-" if card is None else format_card(card, symbols)
 
 
-def describe_move(game: Game, action: int, name: str, symbols: bool = True) -> str:
+def describe_move(game: Hand, action: int, name: str, symbols: bool = True) -> str:
     """What ``name`` does with ``action`` in ``game``'s current state (call before applying):
     ``player_1 draws from the stock``, ``player_1 takes 7♥``, ``player_1 discards 9♣``...
     A draw from the stock and a knock's face-down discard never name the hidden card."""

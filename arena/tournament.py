@@ -1,15 +1,15 @@
 """Duplicate-deal tournaments between agents over whole Hollywood Gin matches.
 
 Why duplicate deals: the luck of the cards dwarfs skill differences over a few hundred
-matches. Every match seed is played twice with the seats swapped: ``Game(rules, seed)``
+matches. Every match seed is played twice with the seats swapped: ``Match(rules, seed)``
 deals the same cards (and draws the same first dealer) for the same seed, so each agent
 gets the other's cards in the second game. A duplicate pair is the statistical unit of
 the confidence interval (its two games are correlated). An agent against itself is then
 exactly 50% in expectation.
 
-Matches are played through the engine directly (``Game`` + ``observation.encode`` +
-``legal_action_mask``): agents only ever receive the observation dict of the player to
-act, as the environment would give it, but without the PettingZoo bookkeeping.
+Matches are played through the engine directly (``Match`` + ``observation.observe``):
+agents only ever receive the observation dict of the player to act, as the environment
+would give it, but without the PettingZoo bookkeeping.
 
 The runner lives here, below ``train`` and ``eval``, which both use it; its command line
 is ``python -m eval.tournament`` (:mod:`eval.tournament`)::

@@ -207,7 +207,7 @@ class LuckRecorder:
         tables = self.match.tables
         games = [t.game for t in tables]
         # a new hand: a new Hand at the table (a format deals one per hand), or the next hand
-        # of the same one (the duel's Game deals its hands itself)
+        # of the same one (the match deals its hands itself)
         dealt = [k for k, g in enumerate(games)
                  if k >= len(self.games) or g is not self.games[k] or g.hand_number != self.hand_numbers[k]]
         if action == A.DRAW_STOCK:

@@ -3,7 +3,7 @@ every format.
 
 Match ``i`` of a :class:`hgin_env.batch.BatchGame` is played with the same seed (hence the
 same decks) by the AEC environment (:class:`hgin_env.envs.aec.raw_env` over
-:class:`hgin_env.match.Match`, the duel's ``Game`` inside), in the same reward mode, and
+:class:`hgin_env.match.Match`, the duel its two-seat case), in the same reward mode, and
 both receive the same actions. At every step the check compares, for every match: the
 acting seat, the legal-action mask and the observation vector (bit for bit against
 ``env.observe``, i.e. :func:`hgin_env.observation.observe`); after it, every seat's reward;

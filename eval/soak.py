@@ -166,7 +166,7 @@ def _soak_match(seed: int, rules: Rules, prefer_knock: bool, report: SoakReport)
             problem = problem or _check_seating(match, previous, len(match.round_history))
         for t in match.tables:
             problem = problem or _check_table(t)
-        if match.format != "duel":  # the duel's one Game has one current player by itself
+        if match.format != "duel":  # the duel's one table has one current player by itself
             acting = match.current_seat
             for other in range(match.num_players):
                 if other != acting and match.legal_action_mask(other).any():

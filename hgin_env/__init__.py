@@ -12,5 +12,5 @@ registry, so ``pettingzoo.make("aec", "hgin/HollywoodGin-v0")`` works after it.
 
 __version__ = "0.1.0"
 
-# The render layer installs the notebook display of a Game (the engine draws nothing).
+# The render layer installs the notebook display of a Match (the engine draws nothing).
 from . import render as _render  # noqa: E402, F401

@@ -1,12 +1,12 @@
 """Determinization: sample full game states consistent with one player's information.
 
-Search agents (and research on imperfect information) need whole :class:`~hgin_env.game.Game`
+Search agents (and research on imperfect information) need whole :class:`~hgin_env.game.Hand`
 states to simulate, but a player only knows its information set. This module builds that
 information set **from the player's observation** (plus the few facts the player remembers
 about its own moves) and samples the hidden part: which unseen cards the opponent holds
 and the order of the stock.
 
-Why from the observation: a helper that takes the real ``Game`` can return the real hidden
+Why from the observation: a helper that takes the real ``Hand`` can return the real hidden
 cards by accident (OpenSpiel's ``ResampleFromInfostate`` for gin rummy was found to return
 the defender's real cards). Here :meth:`InfoSet.from_observation` reads only the observation
 dict, and :meth:`InfoSet.from_game` only calls :func:`hgin_env.observation.observe` (whose
@@ -22,7 +22,7 @@ What a sample respects:
   the pile and still holds, both players' discards, the stock size, the phase, the card
   just taken (it may not be discarded), a forced stock draw, the knock limit and multiplier,
   the dealer, the upcard passes, and the scoreboard (totals, decided columns, wins);
-* card conservation (52 cards, each once), so the sample is a legal ``Game`` that continues
+* card conservation (52 cards, each once), so the sample is a legal ``Hand`` that continues
   with the same legal actions and the same observation for the player as the real state.
 
 The opponent's hidden cards are drawn from the unseen cards (not in the player's hand, not
@@ -63,7 +63,7 @@ import numpy as np
 from . import actions as A
 from .cards import NUM_CARDS
 from .codes import Phase
-from .game import Game, Hand
+from .game import Hand
 from .melds import deadwood_after_discard_mask, meld_partners, melds_with
 from .observation import PHASES, ObservationLayout, observe
 from .rules import Rules, get_rules
@@ -87,7 +87,6 @@ class InfoSet:
     rules: Rules
     #: The player's seat in the sampled games (0 or 1).
     seat: int
-    single_hand: bool
     hand: int
     discard_top: int  # -1 when the pile is empty
     pile: int  # every card of the discard pile, top included
@@ -139,7 +138,7 @@ class InfoSet:
     # ------------------------------------------------------------------ builders
     @classmethod
     def from_observation(cls, observation: dict, rules: Rules | str | dict | None = None, *,
-                         seat: int = 0, single_hand: bool = False, own_known: int | None = None,
+                         seat: int = 0, own_known: int | None = None,
                          own_passed: bool | None = None, turns: int | None = None) -> InfoSet:
         """The information set of the player whose observation dict this is (it must act).
 
@@ -182,7 +181,7 @@ class InfoSet:
         won_me = layout.flags(vec, "won_by_me")
         won_opp = layout.flags(vec, "won_by_opponent")
         return cls(
-            rules=rules, seat=seat, single_hand=single_hand, hand=hand, discard_top=top, pile=pile,
+            rules=rules, seat=seat, hand=hand, discard_top=top, pile=pile,
             opponent_known=layout.mask(vec, "opponent_known"), opponent_discards=opponent_discards,
             own_discards=own_discards, own_known=int(own_known), own_passed=bool(own_passed),
             opponent_passed=layout.flag(vec, "opponent_passed"), stock_size=stock_size,
@@ -209,8 +208,7 @@ class InfoSet:
             raise ValueError(f"player {player} is not to act (current player "
                              f"{game.current_player}, phase {game.phase.name})")
         obs = observe(game, player)
-        single = not isinstance(game, Game) or game.single_hand  # a Hand is one hand
-        return cls.from_observation(obs, game.rules, seat=player, single_hand=single,
+        return cls.from_observation(obs, game.rules, seat=player,
                                     own_known=game.known_cards[player],
                                     own_passed=game.passed_upcard[player], turns=game.turns)
 
@@ -243,7 +241,10 @@ class InfoSet:
         hidden, stock = self._draw_hidden(rng, decline_weight)
         if model == "improved" and self.hidden > 0:
             hidden, stock = self._improve(hidden, stock, rng)
-        return self._build(hidden.tolist(), stock.tolist(), int(rng.integers(2**63 - 1)))
+        # One integer more, not used: worlds were once whole-match games seeded from it, and
+        # the draw stays so that the sampler's stream (every world after this one) is kept.
+        rng.integers(2**63 - 1)
+        return self._build(hidden.tolist(), stock.tolist())
 
     # ------------------------------------------------------------------ behaviour weights
     @cached_property
@@ -274,7 +275,7 @@ class InfoSet:
 
     def sample_weighted(self, rng: np.random.Generator, n: int, temperature: float,
                         decline_weight: float = 1.0,
-                        model: str = "uniform") -> tuple[list[Game], np.ndarray]:
+                        model: str = "uniform") -> tuple[list[Hand], np.ndarray]:
         """``n`` worlds from :meth:`sample` and their importance weights (summing to 1).
 
         The weights turn the sampling prior into prior x likelihood of the opponent's moves
@@ -330,18 +331,14 @@ class InfoSet:
             stock = rng.permutation(rest)
         return hidden, stock
 
-    def _build(self, hidden: list[int], stock: list[int], seed: int) -> Hand:
-        """The world: a duel's ``Game`` (seeded by ``seed``, so a whole-match world deals on
-        from it), or at a format's table a ``Hand``; either way its state is set below,
-        carrying the sampled scoreboard (on which a rollout's record names the columns the
-        hand decides)."""
+    def _build(self, hidden: list[int], stock: list[int]) -> Hand:
+        """The world: a ``Hand`` dealt in id order, then every card placed where the sample
+        puts it, carrying the sampled scoreboard (on which a rollout's record names the
+        columns the hand decides). It ends with its hand: whatever follows is the caller's
+        (the batched engine deals on from a seed it is given)."""
         me, opp = self.seat, 1 - self.seat
         dealer = me if self.is_dealer else opp
-        game: Hand
-        if self.rules.format == "duel":
-            game = Game(rules=self.rules, seed=seed, single_hand=self.single_hand, first_dealer=dealer)
-        else:  # dealt in id order, then every card placed where the sample puts it
-            game = Hand(self.rules, dealer=dealer, deck=list(range(NUM_CARDS)))
+        game = Hand(self.rules, dealer=dealer, deck=list(range(NUM_CARDS)))
         opp_hand = self.opponent_known
         for c in hidden:
             opp_hand |= 1 << c
@@ -384,8 +381,8 @@ class InfoSet:
         return board
 
 
-def determinize(game: Game, player: int, rng: np.random.Generator, n: int = 1,
-                decline_weight: float = 1.0, model: str = "uniform") -> list[Game]:
+def determinize(game: Hand, player: int, rng: np.random.Generator, n: int = 1,
+                decline_weight: float = 1.0, model: str = "uniform") -> list[Hand]:
     """``n`` full states consistent with what ``player`` (about to act) knows in ``game``.
 
     Shorthand for ``InfoSet.from_game(game, player).sample(rng)`` repeated ``n`` times; only

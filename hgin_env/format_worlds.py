@@ -135,7 +135,7 @@ class FormatInfoSet:
                 for j in range(c):
                     if won[r * c + j]:
                         winners[j] = s
-            table = InfoSet.from_observation(observation, rules, seat=player, single_hand=True,
+            table = InfoSet.from_observation(observation, rules, seat=player,
                                              own_known=own_known, own_passed=own_passed, turns=turns)
             if table.is_dealer != dealer_part:
                 raise ValueError("the observation's is_dealer disagrees with the seat's part at the table")
@@ -146,7 +146,7 @@ class FormatInfoSet:
         tables = partnership_tables(round_number)
         index = 0 if seat in tables[0] else 1
         player = tables[index].index(seat)  # the team-0 seat is player 0
-        table = InfoSet.from_observation(observation, rules, seat=player, single_hand=True,
+        table = InfoSet.from_observation(observation, rules, seat=player,
                                          own_known=own_known, own_passed=own_passed, turns=turns)
         team = seat % 2
         # One team deals at both tables, and a table's dealer is its player of that team.

@@ -1,22 +1,21 @@
-"""The state machine of Hollywood Gin: one hand (deal, first upcard, turns, showdown) and
-the duel's sequence of hands.
+"""The state machine of Hollywood Gin: one hand (deal, first upcard, turns, showdown).
 
 ``Hand`` plays one hand between players 0 and 1, dealt from a deck it is given, and records
-its result onto the scoreboard it is given (or none): every table of every format plays
-``Hand``s. ``Game`` is a ``Hand`` that also holds the duel's match (or one duel hand with
-``single_hand=True``): its generator, first dealer, the next deals and the scoreboard.
-Every random choice (first dealer, each shuffle) comes from one ``numpy.random.Generator``
-seeded by the caller, so ``Game(rules, seed)`` plus the same actions replays the same match.
-No RL framework is imported here: the environment layer wraps these classes.
+its result onto the scoreboard it is given (or none). Every table of every format plays
+``Hand``s; a match of any format, the duel included, is :class:`hgin_env.match.Match`,
+which draws every deal from its seeded generator and deals each ``Hand`` (a hand draws
+nothing at random). Also here: the seed rules (:func:`checked_seed`, :func:`draw_seed`) and
+the cut for the first deal. No RL framework is imported here: the environment layer wraps
+these classes.
 """
 
 from __future__ import annotations
 
 import copy
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import ClassVar, Self
+from typing import Self
 
 import numpy as np
 
@@ -392,14 +391,16 @@ class Hand:
         )
         self.record = record
         self._after_discard = None
-        end = None if sheet is None else self.rules.match_end(sheet.match_over, self.hand_number)
-        self._hand_over(record, end)
+        decided_match = sheet is not None and sheet.match_over
+        self.phase = _MATCH_OVER if decided_match else _HAND_OVER
         return record
 
-    def _hand_over(self, record: HandRecord, end: str | None) -> None:
-        """After the hand's record: ``end`` is ``Rules.match_end`` of the sheet it was
-        recorded onto (None without one). One hand stops here; ``Game`` deals on."""
-        self.phase = _MATCH_OVER if end == "over" else _HAND_OVER
+    def end_match(self) -> None:
+        """Mark the finished hand as the match's last (MATCH_OVER): for a match that ended
+        it by its hand limit (:class:`~hgin_env.match.Match`), not by its sheet."""
+        if not self.is_over:
+            raise ValueError("the hand is still running: only a finished hand ends a match")
+        self.phase = _MATCH_OVER
 
     # ------------------------------------------------------------------ misc
     def forget_cached(self) -> None:
@@ -432,93 +433,9 @@ class Hand:
                 f"stock {len(self.stock)}")
 
 
-@dataclass(init=False)
-class Game(Hand):
-    """A Hollywood Gin match between players 0 and 1: a :class:`Hand` that deals on.
-
-    ``Game(rules, seed)`` draws the first dealer (unless ``first_dealer`` fixes it) and
-    each hand's deck from one generator seeded by ``seed`` (drawn and kept when None),
-    records every hand on its :class:`~hgin_env.scoring.Scoreboard` and, after a hand,
-    deals the next one at once until ``Rules.match_end`` ends the match (MATCH_OVER; also
-    after one hand with ``single_hand=True``, else HAND_OVER), so ``current_player`` always
-    names who acts next. ``deck`` stacks the first deal (52 ids or text, dealt as
-    :class:`Hand` deals it).
-    """
-
-    seed: int | None
-    single_hand: bool
-    first_dealer: int | None
-    scoreboard: Scoreboard
-    #: Every finished hand of the match, in order.
-    hand_history: list[HandRecord]
-    truncated: bool
-    rng: np.random.Generator = field(repr=False)
-
-    def __init__(self, rules: Rules | str | dict | None = None, seed: int | None = None,
-                 single_hand: bool = False, first_dealer: int | None = None,
-                 deck: list[int] | str | None = None) -> None:
-        self.rules = rules = get_rules(rules)
-        if rules.format != "duel":
-            raise ValueError(f"format={rules.format!r} is a match of "
-                             f"{rules.num_players} seats: play it with hgin_env.match.Match; "
-                             "one of its hands is a hgin_env.game.Hand; Game plays a duel")
-        self.single_hand, self.first_dealer, self.deck = single_hand, first_dealer, deck
-        self.seed = checked_seed(seed)
-        if self.seed is None:
-            # Unseeded: draw a seed from fresh entropy and keep it, so every game (and every
-            # saved match file) can be replayed from its seed.
-            self.seed = draw_seed()
-        self.rng = np.random.default_rng(self.seed)
-        self.scoreboard = Scoreboard(rules)
-        self.hand_history = []
-        self.action_history = []
-        self.results_recorded = 0
-        self.truncated = False
-        if first_dealer is None:
-            self.dealer = draw_first_dealer(rules.first_dealer, self.rng, 2)
-        else:
-            self.dealer = checked_dealer(first_dealer, "first_dealer")
-        self.hand_number = 1
-        self._deal(self.rng.permutation(NUM_CARDS).tolist() if deck is None else stacked_deck(deck))
-
-    def _hand_over(self, record: HandRecord, end: str | None) -> None:
-        self.hand_history.append(record)
-        if end == "over":
-            self.phase = _MATCH_OVER
-        elif self.single_hand:
-            self.phase = _HAND_OVER
-        elif end == "truncated":
-            self.phase = _MATCH_OVER
-            self.truncated = True
-        else:
-            winner = record.winner
-            self.dealer = self.rules.next_dealer(self.dealer, winner,
-                                                 None if winner is None else 1 - winner)
-            self.hand_number += 1
-            self._deal(self.rng.permutation(NUM_CARDS).tolist())
-
-    @property
-    def match_winner(self) -> int | None:
-        return self.scoreboard.match_winner
-
-    #: The notebook display (Jupyter calls ``_repr_html_`` when a game is a cell's value):
-    #: installed by the render layer (:func:`hgin_env.render.text.game_html`, which
-    #: ``import hgin_env`` loads); the engine itself draws nothing.
-    _repr_html_: ClassVar[Callable[[Game], str] | None] = None
-
-
-def replay(rules: Rules | str | dict | None, seed: int | None, actions: list[int],
-           single_hand: bool = False, first_dealer: int | None = None) -> Game:
-    """Rebuild a game from its seed and action list."""
-    game = Game(rules=rules, seed=seed, single_hand=single_hand, first_dealer=first_dealer)
-    for a in actions:
-        game.apply(a)
-    return game
-
-
 def build_deck(non_dealer: Iterable[int] | str, dealer: Iterable[int] | str,
                upcard: int | str, stock: Iterable[int] | str = ()) -> list[int]:
-    """A stacked deck for ``Game(deck=...)``: the two hands, the upcard, then the stock's
+    """A stacked deck for ``Hand(deck=...)`` or ``Match(deck=...)``: the two hands, the upcard, then the stock's
     top cards in drawing order; the remaining cards follow in id order."""
     nd, d = as_card_ids(non_dealer), as_card_ids(dealer)
     up = as_card_ids(upcard)[0] if isinstance(upcard, str) else int(upcard)

@@ -4,9 +4,11 @@ who deals, who sits out, who acts next, and the results and rewards per seat.
 Every hand is a two-player :class:`~hgin_env.game.Hand` between two seats at one table;
 this module only decides who sits where and how hand results reach the sheets.
 
-- ``duel`` (2 seats, 1 table): the match wraps a whole-match :class:`~hgin_env.game.Game`
-  (``Game`` plays every hand of a duel and keeps its sheet, the
-  :class:`~hgin_env.scoring.Scoreboard`; same seed and actions, same states and results).
+- ``duel`` (2 seats, 1 table): seat ``p`` is player ``p`` of every hand; the loser deals
+  the next hand (``Rules.next_dealer``), a dead hand is redealt by the same dealer. The
+  sheet is a :class:`~hgin_env.scoring.Scoreboard`, which each ``Hand`` records its result
+  onto (so its record names the columns it decided). ``single_hand=True`` plays one hand,
+  ``deck`` stacks the first.
 - ``three_hand`` (3 seats, 1 table): the dealer sits out; the seat after the dealer is the
   non-dealer, the other plays the dealer's part; the loser of a hand deals the next, a
   dead hand is redealt by the same dealer. One :class:`~hgin_env.sheets.Sheet` row per
@@ -30,13 +32,23 @@ soak, ``hgin play`` and imitation recording all use it).
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from . import actions as A
 from .cards import NUM_CARDS
-from .game import Game, Hand, HandRecord, checked_seed, cut_for_deal, draw_first_dealer, draw_seed
+from .game import (
+    Hand,
+    HandRecord,
+    checked_seed,
+    cut_for_deal,
+    draw_first_dealer,
+    draw_seed,
+    stacked_deck,
+)
 from .rules import Rules, get_rules
 from .scoring import Scoreboard
 from .sheets import Sheet
@@ -96,14 +108,16 @@ def first_dealer_of(rules: Rules, rng: np.random.Generator) -> int:
     return draw_first_dealer(rules.first_dealer, rng, rules.num_players)
 
 
-def draw_deal(rng: np.random.Generator) -> np.ndarray:
-    """One table's deck in a three-hand or partnership match, drawn from the match's
-    generator (dealt as :class:`~hgin_env.game.Hand` deals it). One integer more is drawn
-    after each deck and not used: the tables were once ``Game``s seeded from it, and the
-    draw stays so that every seed keeps dealing the matches it dealt (the batched engine
-    draws the same, and the recorded figures were played on those deals)."""
+def draw_deal(rng: np.random.Generator, format: str) -> np.ndarray:
+    """One table's deck, drawn from its match's generator (dealt as
+    :class:`~hgin_env.game.Hand` deals it), the one place every format's deals are drawn
+    (the scalar :class:`Match` and the batched engine): a permutation of the 52 cards. A
+    three-hand or partnership table then draws one integer more, not used: those tables
+    were once ``Game``s seeded from it, and the draw stays so that every seed keeps dealing
+    the matches it dealt (the recorded figures were played on those deals)."""
     deck = rng.permutation(NUM_CARDS)
-    rng.integers(2**32)
+    if format != "duel":
+        rng.integers(2**32)
     return deck
 
 
@@ -119,8 +133,7 @@ def new_sheet(rules: Rules) -> Sheet:
 
 @dataclass
 class Table:
-    """One table: two seats playing one ``Hand`` (``seats[p]`` plays player p; a duel's
-    table holds its whole-match ``Game``)."""
+    """One table: two seats playing one ``Hand`` (``seats[p]`` plays player p)."""
 
     index: int
     seats: tuple[int, int]
@@ -219,7 +232,7 @@ class Match:
     rules: Rules | str | dict | None = None
     seed: int | None = None
     first_dealer: int | None = None
-    #: Duel only: play one hand (``Game(single_hand=True)``) and stack its first deck.
+    #: Duel only: play one hand, and stack its first deck (52 card ids or text).
     single_hand: bool = False
     deck: list[int] | None = None
 
@@ -241,8 +254,10 @@ class Match:
     rng: np.random.Generator = field(init=False, repr=False)
     _over: bool = field(init=False, default=False)
     _paid: bool = field(init=False, default=False, repr=False)
-    #: The duel's one ``Game`` (None in a format; also :meth:`apply`'s fast path).
-    duel_game: Game | None = field(init=False, default=None, repr=False)
+    #: The notebook display (Jupyter calls ``_repr_html_`` when a match is a cell's value):
+    #: installed by the render layer (:func:`hgin_env.render.text.match_html`, which
+    #: ``import hgin_env`` loads); the engine itself draws nothing.
+    _repr_html_: ClassVar[Callable[[Match], str] | None] = None
 
     def __post_init__(self) -> None:
         self.rules = get_rules(self.rules)
@@ -251,27 +266,18 @@ class Match:
         self.action_history = []
         self.last_rewards = np.zeros(self.num_players, dtype=np.float64)
         fmt = self.rules.format
-        if fmt == "duel":
-            # The duel is a whole-match Game (Game checks first_dealer and deck): it owns the
-            # generator.
-            game = Game(self.rules, seed=self.seed, single_hand=self.single_hand,
-                        first_dealer=self.first_dealer, deck=self.deck)
-            self.seed = game.seed  # drawn by the Game when unseeded
-            self.rng = game.rng
-            self.tables = [Table(0, (0, 1), game)]
-            self.sheet = game.scoreboard
-            self.duel_game = game
-            return
-        if self.single_hand or self.deck is not None:
+        if fmt != "duel" and (self.single_hand or self.deck is not None):
             raise ValueError(f"single_hand and deck are options of the duel only, not of "
                              f"format={fmt!r}")
         limit = 2 if fmt == "partnership" else self.num_players
         if self.first_dealer is not None and (
-                not isinstance(self.first_dealer, int | np.integer)
+                isinstance(self.first_dealer, bool | np.bool_)
+                or not isinstance(self.first_dealer, int | np.integer)
                 or not 0 <= self.first_dealer < limit):
             what = "a team, 0 or 1" if fmt == "partnership" else f"a seat in 0..{limit - 1}"
             raise ValueError(f"first_dealer for format={fmt!r} must be None or {what}, "
                              f"got {self.first_dealer!r}")
+        first_deck = None if self.deck is None else stacked_deck(self.deck)
         self.seed = checked_seed(self.seed)
         if self.seed is None:
             self.seed = draw_seed()  # recorded: an unseeded match still replays from its seed
@@ -280,7 +286,9 @@ class Match:
         first = int(self.first_dealer) if self.first_dealer is not None else \
             first_dealer_of(self.rules, self.rng)
         self.tables = []
-        if fmt == "three_hand":
+        if fmt == "duel":
+            self._deal_duel(first, first_deck)
+        elif fmt == "three_hand":
             self._deal_three_hand(first)
         else:
             self.dealing_team = first
@@ -373,8 +381,7 @@ class Match:
     # ------------------------------------------------------------------ acting
     @property
     def is_over(self) -> bool:
-        duel = self.duel_game  # the duel's Game knows when its match ends
-        return duel.is_over if duel is not None else self._over
+        return self._over
 
     @property
     def current_seat(self) -> int | None:
@@ -385,7 +392,7 @@ class Match:
 
     @property
     def current_game(self) -> Hand:
-        """The ``Hand`` of the table that acts next (the duel's ``Game``)."""
+        """The ``Hand`` of the table that acts next (the last hand once the match is over)."""
         return self.tables[self.current_table].game
 
     def legal_actions(self) -> list[int]:
@@ -438,10 +445,8 @@ class Match:
             return []
         hand = self._seat_hand(table, record)
         self.hand_history.append(hand)
-        if self.duel_game is not None:  # the duel's Game keeps its own sheet and deals on
-            self._hand_rewards(hand)
-            self.truncated = game.truncated
-            return [hand]
+        if self.format == "duel":
+            return [hand, *self._end_duel_hand(hand)]
         if self.format == "three_hand":
             return [hand, *self._end_three_hand(hand)]
         return [hand, *self._end_partnership_hand(table)]
@@ -470,9 +475,39 @@ class Match:
             self.last_rewards[hand.winner] = hand.points
             self.last_rewards[hand.loser] = -hand.points
 
+    def _end_match(self, hands_or_rounds: int) -> bool:
+        """THE end of a match of any format: ``Rules.match_end`` of the sheet after
+        ``hands_or_rounds`` hands (a partnership: rounds); sets ``is_over`` and
+        ``truncated`` and says whether it ended."""
+        end = self.rules.match_end(self.sheet.match_over, hands_or_rounds)
+        if end is not None:
+            self._over, self.truncated = True, end == "truncated"
+        return end is not None
+
+    # ------------------------------------------------------------------ duel
+    def _deal_duel(self, dealer: int, deck: list[int] | None = None) -> None:
+        """Deal the duel's next hand (``deck``: the stacked first one), recorded onto the
+        sheet by the hand itself."""
+        deck = draw_deal(self.rng, "duel").tolist() if deck is None else deck
+        hand = Hand(self.rules, dealer=dealer, deck=deck, hand_number=len(self.hand_history) + 1,
+                    scoreboard=self.sheet)  # type: ignore[arg-type]  # the duel's sheet is a Scoreboard
+        self.tables = [Table(0, (0, 1), hand)]
+
+    def _end_duel_hand(self, hand: SeatHand) -> list[SeatHand | RoundResult]:
+        self._hand_rewards(hand)  # the hand recorded itself onto the sheet
+        if self.single_hand and not self.sheet.match_over:  # the one hand asked for: no limit applies
+            self._over = True
+        elif self._end_match(len(self.hand_history)):
+            if self.truncated:  # the hand limit, not the hand's sheet, ended the match
+                self.tables[0].game.end_match()
+        else:  # the loser deals next; a dead hand is redealt by the same dealer
+            self._deal_duel(self.rules.next_dealer(hand.dealer, hand.winner, hand.loser))
+        return []
+
     # ------------------------------------------------------------------ three-hand
     def _deal_three_hand(self, dealer: int) -> None:
-        hand = Hand(self.rules, dealer=THREE_HAND_DEALER_PART, deck=draw_deal(self.rng).tolist())
+        hand = Hand(self.rules, dealer=THREE_HAND_DEALER_PART,
+                    deck=draw_deal(self.rng, self.format).tolist())
         self.tables = [Table(0, three_hand_seats(dealer), hand, sitting_out=dealer)]
         self.current_table = 0
 
@@ -482,10 +517,8 @@ class Match:
             self.sheet.record_void()
         else:
             self.sheet.record(hand.winner, hand.points)
-        end = self.rules.match_end(self.sheet.match_over, len(self.hand_history))
-        if end is not None:
-            self._over, self.truncated = True, end == "truncated"
-        else:  # the format's rule: the loser deals next; a dead hand is redealt by the same dealer
+        # the format's rule: the loser deals next; a dead hand is redealt by the same dealer
+        if not self._end_match(len(self.hand_history)):
             self._deal_three_hand(self.rules.next_dealer(hand.dealer, hand.winner, hand.loser))
         return []
 
@@ -494,7 +527,8 @@ class Match:
         assert self.dealing_team is not None
         self.tables = []
         for index, seats in enumerate(partnership_tables(self.round_number)):
-            hand = Hand(self.rules, dealer=self.dealing_team, deck=draw_deal(self.rng).tolist())
+            hand = Hand(self.rules, dealer=self.dealing_team,
+                        deck=draw_deal(self.rng, self.format).tolist())
             self.tables.append(Table(index, seats, hand))
         self.current_table = 0
 
@@ -529,10 +563,7 @@ class Match:
                              hands=(hands[0], hands[1]), team_points=(team_points[0], team_points[1]),
                              winner=winner, points=points, columns_decided=tuple(decided))
         self.round_history.append(result)
-        end = self.rules.match_end(self.sheet.match_over, len(self.round_history))
-        if end is not None:
-            self._over, self.truncated = True, end == "truncated"
-        else:
+        if not self._end_match(len(self.round_history)):
             self.round_number += 1
             self.dealing_team = 1 - self.dealing_team
             self._deal_round()
@@ -550,8 +581,6 @@ class Match:
     def match_winner(self) -> int | None:
         """The winning sheet row: a seat (duel, three-hand) or a team (partnership); None
         while running, for a draw, or for a truncated match."""
-        if self.format == "duel":
-            return self.tables[0].game.match_winner
         return self.sheet.match_winner if self._over else None
 
     @property

@@ -16,7 +16,7 @@ def test_bench_tiny_without_anchors(tmp_path, capsys) -> None:
     assert "not run (--no-anchors)" in text
     for row in ("**ours min_deadwood**", "**ours deadwood_of_mask**", "**ours min_deadwood_batch**",
                 "**ours deadwood_after_discard_mask**", "**ours raw_env**", "**ours env() wrapped**",
-                "**ours Game engine**", "**simple vs simple**", "**expert vs expert**"):
+                "**ours Hand engine**", "**simple vs simple**", "**expert vs expert**"):
         assert row in text, row
     assert "| contender | per unit | per second | x ref | notes |" in text
     # The batched engine's rows: both implementations, side by side in the one run.

@@ -26,30 +26,34 @@ class _Found(Exception):
 
 def play(stop):
     """Expert v simple (seed 7) through run_match, stopped at the first state where
-    ``stop(game, record)``: before a move (record None) or after a hand's last move."""
+    ``stop(match, record)``: before a move (record None) or after a hand's last move."""
     match = Match(seed=7)
-    g = match.duel_game
     ag = [make_agent("expert", seed=1), make_agent("simple", seed=1)]
 
     def check(seat, obs, action, finished):
         r = finished[0].record if finished else None
-        if r is not None and stop(g, r):
+        if r is not None and stop(match, r):
             raise _Found(r)
-        if not g.is_over and stop(g, None):
+        if not match.is_over and stop(match, None):
             raise _Found(None)
 
-    if stop(g, None):
-        return g, None
+    if stop(match, None):
+        return match, None
     try:
         run_match(match, ag, on_move=check)
     except _Found as found:
-        return g, found.record
-    return g, None
+        return match, found.record
+    return match, None
 
 
-g, _ = play(lambda g, r: r is None and g.hand_number >= 5 and g.phase == 2 and g.current_player == 0
-            and len(g.stock) < 20)
-small(table_image(g, names=names), "docs/img/table.png")
-g, r = play(lambda g, r: r is not None and bool(r.result.layoffs) and r.kind == "knock"
-            and any(w is not None for w in g.scoreboard.column_winners))
-small(table_image(g, showdown=r, names=names), "docs/img/showdown.png")
+def dealing(match):
+    """The hand being played (the next one's deal after a hand's last move)."""
+    return match.current_game
+
+
+m, _ = play(lambda m, r: r is None and dealing(m).hand_number >= 5 and dealing(m).phase == 2
+            and dealing(m).current_player == 0 and len(dealing(m).stock) < 20)
+small(table_image(m, names=names), "docs/img/table.png")
+m, r = play(lambda m, r: r is not None and bool(r.result.layoffs) and r.kind == "knock"
+            and any(w is not None for w in m.sheet.column_winners))
+small(table_image(m, showdown=r, names=names), "docs/img/showdown.png")

@@ -11,7 +11,7 @@ import numpy as np
 
 from eval.bench.anchor_worker import _Uniform
 from hgin_env.cards import mask_to_cards
-from hgin_env.game import Game, Phase
+from hgin_env.game import Phase
 from hgin_env.loop import run_match
 from hgin_env.match import Match
 from hgin_env.melds import (
@@ -28,7 +28,7 @@ def random_hands(n: int, size: int, seed: int) -> list[tuple[int, ...]]:
 
 def real_play_hands(games: int, seed: int, min_turn: int = 4) -> tuple[list, list]:
     """10-card hands (draw phase, turn >= ``min_turn``) and 11-card hands (discard phase)
-    of simple-vs-simple hands played through :func:`hgin_env.loop.run_match` (so :class:`Game` and the
+    of simple-vs-simple hands played through :func:`hgin_env.loop.run_match` (so :class:`Match` and the
     observation dict)."""
     from agents import make_agent
 
@@ -137,13 +137,13 @@ def drive_aec(make: Callable[[], Any], steps: int, seed: int, whole_episodes: bo
 
 
 def drive_engine(steps: int, seed: int) -> dict[str, float]:
-    """Random legal play on :class:`Game` directly (one hand per game), whole hands."""
+    """Random legal play on a :class:`Hand` directly (a one-hand duel's), whole hands."""
     rng = _Uniform(seed)
     n = hands = 0
     clear_caches()
     t0 = time.perf_counter()
     while n < steps:
-        game = Game(seed=seed * 1_000_003 + hands, single_hand=True)
+        game = Match(seed=seed * 1_000_003 + hands, single_hand=True).current_game
         while not game.is_over:
             legal = game.legal_actions()
             game.apply(legal[rng.pick(len(legal))])

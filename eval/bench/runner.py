@@ -218,7 +218,7 @@ class Runner:
 
         def engine(r: int) -> None:
             rep = drive_engine(s.env_steps, self.seed + 3000 + r)
-            record("ours Game engine", rep, True, "Game.legal_actions/apply, no observation")
+            record("ours Hand engine", rep, True, "Hand.legal_actions/apply, no observation")
 
         out = [raw, wrapped, engine]
         if self.anchors is not None:

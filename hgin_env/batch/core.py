@@ -27,7 +27,7 @@ showdown is the exact :func:`hgin_env.scoring.settle`, the sheet is the exact
 :class:`~hgin_env.sheets.Sheet` (the duel's ``Scoreboard``) of each match, and each deal is
 drawn from that match's own ``numpy.random.Generator`` with the same calls ``Match`` makes.
 So match ``i`` with seed ``match_seeds[i]`` and the same actions *is*
-``Match(rules, seed=...)`` (in the duel ``Game(rules, seed=...)``): the differential check
+``Match(rules, seed=...)``: the differential check
 (``tests/test_batch.py``, ``python -m eval.differential``) replays both and compares masks,
 observations, rewards, hand results and sheets at every step.
 
@@ -140,7 +140,7 @@ class BatchGame(TableBatch):
         rules = get_rules(rules)
         if single_hand and rules.format != "duel":
             raise ValueError(f"single_hand is an option of the duel only, not of format={rules.format!r}")
-        #: One hand per match (``Game(single_hand=True)``, OpenSpiel's game): the hand's
+        #: One hand per match (``Match(single_hand=True)``, OpenSpiel's game): the hand's
         #: winner wins the match (±1 in the "match" reward mode), a dead hand is a draw.
         self.single_hand = bool(single_hand)
         self.n = n = int(n)
@@ -162,7 +162,7 @@ class BatchGame(TableBatch):
         self.rngs: list[np.random.Generator] = []
         self.match_seeds = np.zeros(n, dtype=np.int64)
         self.matches_started = np.zeros(n, dtype=np.int64)
-        #: Hands dealt in each match so far (``Game.hand_number``), and hands finished.
+        #: Hands dealt in each match so far (``Hand.hand_number``), and hands finished.
         self.hand_number = np.zeros(n, dtype=np.int64)
         self.hands_played = np.zeros(n, dtype=np.int64)
         seats, c = self.num_players, rules.columns

@@ -18,7 +18,7 @@ def warm_kernels() -> float:
     if not compiled_available():
         return 0.0
     t0 = time.perf_counter()
-    from ..game import Game
+    from ..match import Match
     from ..observation import encode
     from .core import BatchGame
 
@@ -36,5 +36,5 @@ def warm_kernels() -> float:
     batch.legal_action_masks()
     batch._obs_fresh = False
     batch.observations()
-    encode(Game(seed=0), 0, engine="numba")
+    encode(Match(seed=0).current_game, 0, engine="numba")
     return time.perf_counter() - t0

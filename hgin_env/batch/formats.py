@@ -3,7 +3,7 @@
 
 Every rule here is the scalar :class:`~hgin_env.match.Match`'s, called from
 :mod:`hgin_env.match` (not a second copy): the first dealer (``first_dealer_of``), each
-table's deal (``draw_deal``; the duel's ``Game`` draws only the deck), the three-hand
+table's deal (``draw_deal``), the three-hand
 table (``three_hand_seats``, ``THREE_HAND_DEALER_PART``), the next dealer
 (``Rules.next_dealer``), the partnership tables of each round (``partnership_tables``),
 its round score (``round_score``) and teams (``TEAMS``), and the sheets (``new_sheet``).
@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cards import NUM_CARDS
 from ..codes import PHASE_HAND_OVER
 from ..match import (
     TEAMS,
@@ -136,11 +135,11 @@ class Seating:
 
 
 class DuelSeating(Seating):
-    """The duel: match ``i`` is table ``i``, seat ``p`` is player ``p`` (``Game``)."""
+    """The duel: match ``i`` is table ``i``, seat ``p`` is player ``p`` of every hand."""
 
     def start(self, i: int, rng: np.random.Generator) -> list[Deal]:
         dealer = first_dealer_of(self.rules, rng)
-        return [Deal(i, rng.permutation(NUM_CARDS), dealer)]
+        return [Deal(i, draw_deal(rng, "duel"), dealer)]
 
     def hand_over(self, i: int, t: int, winner: int | None, loser: int | None, points: int,
                   state: TableState) -> SheetEntry:
@@ -148,7 +147,7 @@ class DuelSeating(Seating):
 
     def next_deals(self, i: int, entry: SheetEntry, rng: np.random.Generator, state: TableState) -> list[Deal]:
         dealer = self.rules.next_dealer(int(state.dealer[i]), entry.winner_seat, entry.loser_seat)
-        return [Deal(i, rng.permutation(NUM_CARDS), dealer)]
+        return [Deal(i, draw_deal(rng, "duel"), dealer)]
 
     def contexts(self, idx: np.ndarray, sheets: list[Sheet], state: TableState,
                  hands_played: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -171,7 +170,7 @@ class ThreeHandSeating(Seating):
     def _deal(self, i: int, dealer: int, rng: np.random.Generator) -> list[Deal]:
         self.sitting_out[i] = dealer
         self.table_seats[i] = three_hand_seats(dealer)
-        deck = draw_deal(rng)
+        deck = draw_deal(rng, self.rules.format)
         return [Deal(i, deck, THREE_HAND_DEALER_PART)]
 
     def start(self, i: int, rng: np.random.Generator) -> list[Deal]:
@@ -222,7 +221,7 @@ class PartnershipSeating(Seating):
         deals = []
         for k, seats in enumerate(partnership_tables(int(self.round_number[i]))):
             self.table_seats[2 * i + k] = seats
-            deck = draw_deal(rng)
+            deck = draw_deal(rng, self.rules.format)
             deals.append(Deal(2 * i + k, deck, int(self.dealing_team[i])))
         self.acting_table[i] = 2 * i
         self.round_points[i] = 0

@@ -1,8 +1,8 @@
 """Rows of a :class:`~hgin_env.batch.BatchGame` set to given states: the scalar states a
 search samples (determinized worlds), each continued by the batched engine from exactly
 that state. One loader, :func:`load_matches`, for every format: a :class:`~hgin_env.match.Match`,
-a duel's ``Game``, or a :class:`MatchState` (the same facts without the match's history:
-what a format world is); :func:`batch_of_matches` makes a new batch of them.
+a duel world's ``Hand`` (a hand with its scoreboard), or a :class:`MatchState` (the same
+facts without the match's history: what a format world is); :func:`batch_of_matches` makes a new batch of them.
 
 What a table takes from its game: both hands, the stock in drawing order, the discard pile,
 what each player is known to hold and has discarded, who passed the upcard, the dealer,
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cards import NUM_CARDS
-from ..game import Game, Hand
+from ..game import Hand
 from ..match import Match, partnership_tables, three_hand_seats
 from ..melds import deadwood_of_mask
 from ..rules import Rules
@@ -57,7 +57,7 @@ def _start_row(batch: BatchGame, i: int, seed: int, hand_number: int, hands_play
     batch.dead_hands[i] = 0
 
 
-def _finish(batch: BatchGame, rows: np.ndarray, loaded: list[tuple[int, Game]],
+def _finish(batch: BatchGame, rows: np.ndarray, loaded: list[tuple[int, Hand]],
             copies: list[tuple[int, int]]) -> None:
     """Put the tables of the games read into the batch's state (``loaded``: (table, game)),
     copy the tables of each (row, source row) in ``copies`` (a state given for several rows
@@ -76,7 +76,7 @@ def _finish(batch: BatchGame, rows: np.ndarray, loaded: list[tuple[int, Game]],
     batch._after_step(np.sort(tables_of(rows)))
 
 
-def table_state_of(games: Sequence[Game]) -> TableState:
+def table_state_of(games: Sequence[Hand]) -> TableState:
     """The table state of ``games`` (table k plays ``games[k]``'s hand, any phase), built
     through :meth:`TableState.zeros`: what :func:`load_matches` puts
     into a batch's rows (the derived fields are refreshed there)."""
@@ -113,11 +113,11 @@ def table_state_of(games: Sequence[Game]) -> TableState:
 class MatchState:
     """What a row takes from a match of any format (:func:`load_matches`): the facts of
     :class:`~hgin_env.match.Match` that play and the observations read, without its history
-    or generator. :meth:`of` reads them off a real match (or a duel's ``Game``); a
+    or generator. :meth:`of` reads them off a real match (or a duel world's ``Hand``); a
     determinized format world (:mod:`hgin_env.format_worlds`) builds one from a seat's
     observation.
 
-    ``games[k]`` is table k's hand (a ``Hand`` of the match's rules, the duel's ``Game``; a
+    ``games[k]`` is table k's hand (a ``Hand`` of the match's rules; a
     finished partnership table's is over) and ``seats[k]`` its seats (``seats[k][p]`` plays player p).
     """
 
@@ -138,21 +138,21 @@ class MatchState:
     current_table: int = 0
 
     @classmethod
-    def of(cls, state: Game | Match) -> MatchState:
-        """The state of a live ``Match`` of any format, or of a duel's ``Game`` (the game and
-        its ``Scoreboard`` are the duel's one table and sheet). The games and sheet are
-        shared, not copied: :func:`load_matches` only reads them."""
-        if isinstance(state, Game):
+    def of(cls, state: Hand | Match) -> MatchState:
+        """The state of a live ``Match`` of any format, or of a duel world: a ``Hand`` of
+        the duel with its scoreboard (a determinized world; the hand and its ``Scoreboard``
+        are the duel's one table and sheet, its ``hand_number`` counts the hands dealt).
+        The games and sheet are shared, not copied: :func:`load_matches` only reads them."""
+        if isinstance(state, Hand):
             if state.is_over:
-                raise ValueError(f"game {state.seed} is over: a row holds a live hand")
+                raise ValueError(f"hand {state.hand_number} is over: a row holds a live hand")
+            if state.scoreboard is None or state.rules.format != "duel":
+                raise ValueError("a Hand loads as a duel's world: a duel hand with its scoreboard")
             return cls(rules=state.rules, games=(state,), seats=((0, 1),), sheet=state.scoreboard,
-                       hands_played=len(state.hand_history), hand_number=state.hand_number)
+                       hands_played=state.hand_number - 1, hand_number=state.hand_number)
         match = state
         if match.is_over:
             raise ValueError(f"match {match.seed} is over: a row holds a live hand")
-        if match.format == "duel":
-            assert match.duel_game is not None
-            return cls.of(match.duel_game)
         points = [0, 0]
         if match.format == "partnership":
             for hand in match.hand_history[-2:]:  # the finished hands of this round
@@ -196,7 +196,7 @@ class MatchState:
                 raise ValueError(f"a table plays {game.rules.name!r}, the match {self.rules.name!r}")
 
 
-def batch_of_matches(states: Sequence[Game | Match | MatchState], seeds: Sequence[int] | np.ndarray,
+def batch_of_matches(states: Sequence[Hand | Match | MatchState], seeds: Sequence[int] | np.ndarray,
                      reward: str = "match", match_bonus: float = 0.0, engine: str | None = None) -> BatchGame:
     """A :class:`BatchGame` of the states' rules whose match ``k`` goes on from
     ``states[k]`` (see :func:`load_matches`); ``reward``, ``match_bonus`` and ``engine`` as
@@ -209,10 +209,10 @@ def batch_of_matches(states: Sequence[Game | Match | MatchState], seeds: Sequenc
     return batch
 
 
-def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, states: Sequence[Game | Match | MatchState],
+def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, states: Sequence[Hand | Match | MatchState],
                  seeds: Sequence[int] | np.ndarray) -> None:
     """THE loader: set match ``rows[k]`` of ``batch`` to ``states[k]`` (a live ``Match`` of the
-    batch's rules, any format; a duel's ``Game``, any phase; or a :class:`MatchState`), its
+    batch's rules, any format; a duel world's ``Hand``; or a :class:`MatchState`), its
     later deals drawn from a generator seeded by ``seeds[k]``. A state given for several
     rows in a row (a search's world, once per candidate) is read once and copied. Python per
     row (a few per decision of a search), never on the stepping path."""
@@ -222,7 +222,7 @@ def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, states: Seq
     per = seating.tables_per_match
     partnership = batch.format == "partnership"
     copies: list[tuple[int, int]] = []  # (row, source row): a state given for several rows is read once
-    loaded: list[tuple[int, Game]] = []  # (table, game) of the states read
+    loaded: list[tuple[int, Hand]] = []  # (table, game) of the states read
     previous: tuple[object, int] = (None, -1)
     previous_state: MatchState | None = None
     for i, m, seed in zip(rows.tolist(), states, seeds, strict=True):
@@ -235,12 +235,11 @@ def load_matches(batch: BatchGame, rows: Sequence[int] | np.ndarray, states: Seq
             if isinstance(m, Hand) and batch.format != "duel":
                 raise ValueError(f"a {type(m).__name__} is a duel's table; a format={batch.format!r} batch loads "
                                  "Matches or MatchStates")
-            if isinstance(m, (Game, Match)) and m.rules != batch.rules:
-                what = "game" if isinstance(m, Game) else "match"
-                raise ValueError(f"{what} {m.seed} plays {m.rules.name!r}, the batch {batch.rules.name!r}")
-            state = MatchState.of(m) if isinstance(m, (Game, Match)) else m
+            if isinstance(m, Match) and m.rules != batch.rules:
+                raise ValueError(f"match {m.seed} plays {m.rules.name!r}, the batch {batch.rules.name!r}")
+            state = MatchState.of(m) if isinstance(m, (Hand, Match)) else m
             if not isinstance(state, MatchState):
-                raise ValueError(f"load_matches takes Games, Matches or MatchStates, got {type(m).__name__}")
+                raise ValueError(f"load_matches takes duel Hands, Matches or MatchStates, got {type(m).__name__}")
             if state.rules != batch.rules:
                 raise ValueError(f"a state plays {state.rules.name!r}, the batch {batch.rules.name!r}")
             state.check()

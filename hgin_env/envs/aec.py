@@ -497,7 +497,7 @@ class raw_env(AECEnv, EzPickle):
             if self.render_viewpoint is not None:
                 view = match.seat_view(self._agent_index[self.render_viewpoint]) if match is not None else None
                 player = view[1] if view is not None else self._agent_index[self.render_viewpoint]
-            return table_array(self.game, player=player, showdown=showdown)
+            return table_array(match, player=player, showdown=showdown)
         match = self.match
         assert match is not None
         text = render_seat_table(match)

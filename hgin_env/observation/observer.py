@@ -71,7 +71,7 @@ def observation_dict(vector: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarr
 
 def observe(state: Hand | Match, who: int, engine: str | None = None) -> dict[str, np.ndarray]:
     """THE observation dict every agent gets, built here only: ``{"observation": vector,
-    "action_mask": int8[108]}`` of player ``who`` of a ``Hand`` (a duel's ``Game``, a
+    "action_mask": int8[108]}`` of player ``who`` of a ``Hand`` (a duel's hand, a
     search world, a format's table) or seat ``who`` of a
     :class:`~hgin_env.match.Match` (any format). The mask is all zeros unless ``who`` acts
     (a waiting or sitting-out seat, or a finished game or match).
@@ -81,11 +81,12 @@ def observe(state: Hand | Match, who: int, engine: str | None = None) -> dict[st
     agent sees cannot differ between them. ``engine``: the encoder's (None: the process's
     choice, :data:`~hgin_env.observation.encoders.DEFAULT_ENGINE`).
     """
-    if not isinstance(state, Hand):  # a Match (a Hand, Game included, is observed as it is)
-        game = state.duel_game
-        if game is None:  # three-hand, partnership: the seat's table plus the match context
+    if not isinstance(state, Hand):  # a Match (a Hand is observed as it is)
+        if state.format != "duel":  # three-hand, partnership: the seat's table plus the match context
             return observation_dict(encode_seat(state, who, engine), state.legal_action_mask(who))
-        state = game  # the duel: exactly its Game's dict (encode_seat would say the same)
+        # The duel: exactly its hand's dict, whose context rows are the match's sheet
+        # (encode_seat would say the same); the last hand once the match is over.
+        state = state.tables[0].game
     # A bytearray filled in Python and viewed once is faster than np.zeros + fancy indexing
     # for ~10 legal actions, and the array owns a fresh buffer (callers may keep it).
     mask = bytearray(NUM_ACTIONS)

@@ -1,12 +1,12 @@
 """Pictures of the table, drawn with Pillow: the environment's ``rgb_array`` mode and GIFs.
 
-:func:`table_image` draws a :class:`~hgin_env.game.Game` as a ``PIL.Image``:
+:func:`table_image` draws a duel (a two-seat :class:`~hgin_env.match.Match`) as a ``PIL.Image``:
 
 - during a hand: the acting player's cards grouped into melds (loose cards sorted by suit
   and rank), the opponent's cards face down (those it took from the discard pile, which
   are public, face up), the stock with its count, the discard pile with its top card, and
   whose turn it is;
-- at a showdown (``showdown=record`` or a finished game): both hands as the hand result
+- at a showdown (``showdown=record`` or a finished match): both hands as the hand result
   shows them, the knocker's melds with the defender's lay-offs on them (outlined), each
   side's deadwood and the points scored;
 - always: the Hollywood sheet, the column totals of both players with decided columns
@@ -38,7 +38,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from ..cards import NUM_CARDS, NUM_RANKS, mask_to_cards
-from ..game import Game, HandRecord, Phase
+from ..game import Hand, HandRecord, Phase
 from ..rules import get_rules
 from .text import hand_groups
 
@@ -270,15 +270,15 @@ def _draw_sheet_grid(draw: ImageDraw.ImageDraw, sheet: Sheet, x0: int, y: int, n
     return y + 28 + 40 * sheet.size + 16
 
 
-def _draw_sheet(canvas: Image.Image, game: Game, x0: int, names: Sequence[str] | None) -> None:
+def _draw_sheet(canvas: Image.Image, match: Match, x0: int, names: Sequence[str] | None) -> None:
     """The Hollywood sheet: one column per contest, decided columns filled with gold."""
-    board = game.scoreboard
+    board = match.sheet
     n = board.num_columns
     draw = ImageDraw.Draw(canvas)
     width = canvas.width - x0 - 12
     draw.rounded_rectangle([x0, 44, x0 + width, HEIGHT - 14], radius=8, fill=FELT_DARK)
     _text(draw, (x0 + 12, 54), "Hollywood sheet", 17, INK)
-    rules = get_rules(game.rules)
+    rules = get_rules(match.rules)
     _text(draw, (x0 + 12, 78), f"{n} column{'s' if n > 1 else ''} to {rules.target}", 13, MUTED)
     y = _draw_sheet_grid(draw, board, x0, 108, NAME_W, [_player_name(names, p) for p in (0, 1)])
     won = board.columns_won
@@ -301,7 +301,7 @@ def _draw_sheet(canvas: Image.Image, game: Game, x0: int, names: Sequence[str] |
         _text(draw, (x0 + 12, y + 22 * i), line, 14, GOLD if line.startswith("match over") else MUTED)
 
 
-def _phase_text(game: Game) -> str:
+def _phase_text(game: Hand) -> str:
     if game.phase == Phase.FIRST_UPCARD:
         return "take the first upcard or pass"
     if game.phase == Phase.DRAW:
@@ -311,7 +311,7 @@ def _phase_text(game: Game) -> str:
     return "discard a card or knock"
 
 
-def _draw_playing(canvas: Image.Image, game: Game, player: int, names: Sequence[str] | None) -> None:
+def _draw_playing(canvas: Image.Image, game: Hand, player: int, names: Sequence[str] | None) -> None:
     draw = ImageDraw.Draw(canvas)
     other = 1 - player
     # The opponent: its cards face down, except those it took from the pile (public).
@@ -407,17 +407,18 @@ def _draw_hand_result(canvas: Image.Image, record: HandRecord, names: Sequence[s
                   13, LAYOFF)
 
 
-def _draw_showdown(canvas: Image.Image, game: Game, record: HandRecord, names: Sequence[str] | None) -> None:
+def _draw_showdown(canvas: Image.Image, match: Match, record: HandRecord, names: Sequence[str] | None) -> None:
     _draw_hand_result(canvas, record, names)
     draw = ImageDraw.Draw(canvas)
-    if game.is_over:
-        board = game.scoreboard
+    if match.is_over:
+        board = match.sheet
         won = board.columns_won
-        note = f"match over after {len(game.hand_history)} hands, columns {won[0]} - {won[1]}"
+        note = f"match over after {len(match.hand_history)} hands, columns {won[0]} - {won[1]}"
         if board.is_settled:
             totals = board.settled_totals()
             note += f", settled with bonuses {int(totals[0])} - {int(totals[1])}"
-    elif record is game.hand_history[-1]:
+    elif record is match.hand_history[-1].record:
+        game = match.current_game
         note = f"next: hand {game.hand_number}, {_player_name(names, game.dealer)} deals"
     else:
         note = ""
@@ -425,17 +426,21 @@ def _draw_showdown(canvas: Image.Image, game: Game, record: HandRecord, names: S
 
 
 # --------------------------------------------------------------------------- public API
-def table_image(game: Game, player: int | None = None, showdown: HandRecord | bool | None = None,
+def table_image(match: Match, player: int | None = None, showdown: HandRecord | bool | None = None,
                 names: Sequence[str] | None = None) -> Image.Image:
-    """The table as an RGB ``PIL.Image`` (readable at 1x: 1028 x 420 px with 3 columns).
+    """A duel's table as an RGB ``PIL.Image`` (readable at 1x: 1028 x 420 px with 3 columns).
 
-    ``player`` is whose hand is shown face up during a hand (default: the acting player).
-    ``showdown`` shows a finished hand instead: a ``HandRecord``, or ``True`` for the last
-    one; a finished game always shows its last hand. ``names`` replaces ``player_0`` /
-    ``player_1`` in the labels.
+    ``match`` is a duel :class:`~hgin_env.match.Match`. ``player`` is whose hand is shown
+    face up during a hand (default: the acting player). ``showdown`` shows a finished hand
+    instead: a ``HandRecord``, or ``True`` for the last one; a finished match always shows
+    its last hand. ``names`` replaces ``player_0`` / ``player_1`` in the labels.
     """
-    if not isinstance(game, Game):
-        raise TypeError(f"table_image needs a hgin_env.game.Game, got {type(game).__name__}")
+    from ..match import Match
+
+    if not isinstance(match, Match) or match.format != "duel":
+        what = f"format={match.format!r} (match_image draws it)" if isinstance(match, Match) \
+            else type(match).__name__
+        raise TypeError(f"table_image needs a duel hgin_env.match.Match, got {what}")
     if player is not None and player not in (0, 1):
         raise ValueError(f"player must be 0, 1 or None, got {player!r}")
     if names is not None and (len(names) != 2 or not all(isinstance(n, str) for n in names)):
@@ -443,15 +448,16 @@ def table_image(game: Game, player: int | None = None, showdown: HandRecord | bo
     record: HandRecord | None
     if isinstance(showdown, HandRecord):
         record = showdown
-    elif showdown is True or (showdown is None and game.is_over):
-        if not game.hand_history:
+    elif showdown is True or (showdown is None and match.is_over):
+        if not match.hand_history:
             raise ValueError("showdown=True needs a finished hand; no hand has ended yet")
-        record = game.hand_history[-1]
+        record = match.hand_history[-1].record
     elif showdown in (None, False):
         record = None
     else:
         raise TypeError(f"showdown must be a HandRecord, True, False or None, got {showdown!r}")
-    n = game.scoreboard.num_columns
+    game = match.current_game
+    n = match.sheet.num_columns
     width = LEFT_W + 12 + NAME_W + 46 * n + 52 + 24 + 12
     canvas = Image.new("RGB", (width, HEIGHT), FELT)
     draw = ImageDraw.Draw(canvas)
@@ -463,18 +469,18 @@ def table_image(game: Game, player: int | None = None, showdown: HandRecord | bo
         head = f"Hollywood Gin ({rules.name})   showdown of hand {record.number}"
     _text(draw, (14, 9), head, 16, INK)
     if record is not None:
-        _draw_showdown(canvas, game, record, names)
+        _draw_showdown(canvas, match, record, names)
     else:
         p = game.current_player if player is None else player
         _draw_playing(canvas, game, p, names)
-    _draw_sheet(canvas, game, LEFT_W + 12, names)
+    _draw_sheet(canvas, match, LEFT_W + 12, names)
     return canvas
 
 
-def table_array(game: Game, player: int | None = None, showdown: HandRecord | bool | None = None,
+def table_array(match: Match, player: int | None = None, showdown: HandRecord | bool | None = None,
                 names: Sequence[str] | None = None) -> np.ndarray:
     """:func:`table_image` as an ``(H, W, 3)`` ``uint8`` array (the ``rgb_array`` render)."""
-    return np.asarray(table_image(game, player, showdown, names), dtype=np.uint8)
+    return np.asarray(table_image(match, player, showdown, names), dtype=np.uint8)
 
 
 # --------------------------------------------------------------------------- formats
@@ -613,7 +619,7 @@ def match_image(match: Match, showdown: bool | None = None) -> Image.Image:
     if not isinstance(match, Match):
         raise TypeError(f"match_image needs a hgin_env.match.Match, got {type(match).__name__}")
     if match.format == "duel":
-        return table_image(match.tables[0].game, showdown=showdown)
+        return table_image(match, showdown=showdown)
     if showdown not in (None, True, False):
         raise TypeError(f"showdown must be True, False or None, got {showdown!r}")
     show = bool(showdown) or (showdown is None and match.is_over)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..cards import NUM_RANKS, format_card, format_cards, mask_to_cards
-from ..game import Game, HandRecord, Phase
+from ..game import Hand, HandRecord, Phase
 from ..melds import best_arrangement_of_mask
 
 if TYPE_CHECKING:  # for the type only: rendering never needs the match module
@@ -44,7 +44,7 @@ def grouped_hand(mask: int, symbols: bool = True) -> str:
     return " ".join(parts) + f"  (deadwood {dw})"
 
 
-def turn_text(game: Game, player: int | None = None, you: bool = False,
+def turn_text(game: Hand, player: int | None = None, you: bool = False,
               names: Sequence[str] | None = None) -> str:
     """Whose turn it is and what they may do, in words (not the engine's phase names):
     ``player_0 to act: take the first upcard or pass``; with ``you`` (``player`` is the
@@ -68,7 +68,7 @@ def turn_text(game: Game, player: int | None = None, you: bool = False,
 _OWN_SHEET = object()
 
 
-def render_table(game: Game, player: int | None = None, symbols: bool = True,
+def render_table(game: Hand, player: int | None = None, symbols: bool = True,
                  deal: str | None = None, number: int | None = None, you: bool = False,
                  names: Sequence[str] | None = None, sheet: Sheet | None | object = _OWN_SHEET) -> str:
     """The table as ``player`` sees it (default: the acting player). ``deal`` (a format
@@ -108,8 +108,8 @@ def render_seat_table(match: Match, seat: int | None = None, symbols: bool = Tru
     table's players named by their seats (``names[seat]``, default ``player_<seat>``), who
     dealt and the match's hand number (three-hand: the dealer sits out; a partnership: the
     round's number, both tables' hands), and the match's sheet.
-    A duel is :func:`render_table` of its table game, from ``seat``'s side, with the match's
-    hand number and sheet (the same as the game's own while ``Game`` plays the duel's hands)."""
+    A duel is :func:`render_table` of its table's hand, from ``seat``'s side, with the
+    match's hand number and sheet."""
     who = seat if seat is not None else match.current_seat
     index = None if who is None else match.table_of(who)
     table = match.tables[match.current_table if index is None else index]
@@ -211,34 +211,42 @@ def grouped_hand_html(mask: int) -> str:
     return " ".join(parts) + f" &nbsp;(deadwood {dw})"
 
 
-def game_html(game: Game) -> str:
-    """A ``Game`` as an HTML table (its ``_repr_html_``): both hands are shown, as the
-    engine sees them; the environment's observations never show the opponent's cards."""
+def match_html(match: Match) -> str:
+    """A :class:`~hgin_env.match.Match` as an HTML table (its ``_repr_html_``, what a
+    notebook shows for a match as a cell's value): each table's hand as the engine sees it
+    (both hands are shown; the environment's observations never show the opponent's
+    cards), the last finished hand, and the sheet."""
     cell = "padding:2px 10px;text-align:left;border:1px solid #bbb"
-    if game.is_over:
-        state = "match over" if game.phase == Phase.MATCH_OVER else "hand over"
-    else:
-        state = turn_text(game)
-    top = _cards_html([game.discard_top]) if game.discard_pile else "-"
-    rows = [
-        ("deal", f"hand {game.hand_number}, player_{game.dealer} deals, knock limit {game.knock_limit}"
-         + (f", hand x{game.multiplier}" if game.multiplier > 1 else "")),
-        ("state", html.escape(state)),
-        ("stock", f"{len(game.stock)} cards"),
-        ("discard pile", f"{len(game.discard_pile)} cards, top {top}"),
-    ]
-    for p in (0, 1):
-        rows.append((f"player_{p} hand", grouped_hand_html(game.hands[p])))
-        if game.known_cards[p]:
-            rows.append((f"player_{p} took", _cards_html(mask_to_cards(game.known_cards[p]))))
-    if game.hand_history:
-        rows.append(("last hand", html.escape(render_hand_result(game.hand_history[-1]).splitlines()[0])))
+    rows: list[tuple[str, str]] = []
+    for table in match.tables:
+        game = table.game
+        at = "" if match.num_tables == 1 and table.sitting_out is None else \
+            f"table {table.index} ({' v '.join(f'player_{s}' for s in table.seats)}): "
+        if match.is_over:
+            state = "match over"
+        elif game.is_over:
+            state = "hand over"
+        else:
+            state = turn_text(game, names=[f"player_{s}" for s in table.seats])
+        top = _cards_html([game.discard_top]) if game.discard_pile else "-"
+        rows += [
+            (at + "deal", f"hand {match.hand_number}, player_{table.dealer} deals, knock limit {game.knock_limit}"
+             + (f", hand x{game.multiplier}" if game.multiplier > 1 else "")
+             + ("" if table.sitting_out is None else f", player_{table.sitting_out} sits out")),
+            (at + "state", html.escape(state)),
+            (at + "stock", f"{len(game.stock)} cards"),
+            (at + "discard pile", f"{len(game.discard_pile)} cards, top {top}"),
+        ]
+        for p, seat in enumerate(table.seats):
+            rows.append((f"player_{seat} hand", grouped_hand_html(game.hands[p])))
+            if game.known_cards[p]:
+                rows.append((f"player_{seat} took", _cards_html(mask_to_cards(game.known_cards[p]))))
+    if match.hand_history:
+        last = match.hand_history[-1]
+        text = render_hand_result(last.record, names=[f"player_{s}" for s in last.seats])
+        rows.append(("last hand", html.escape(text.splitlines()[0])))
     body = "".join(f'<tr><th style="{cell}">{k}</th><td style="{cell}">{v}</td></tr>' for k, v in rows)
-    rules = html.escape(getattr(game.rules, "name", str(game.rules)))
-    origin = "stacked first deal" if game.deck is not None else f"seed {game.seed}"
+    rules = html.escape(getattr(match.rules, "name", str(match.rules)))
+    origin = "stacked first deal" if match.deck is not None else f"seed {match.seed}"
     return (f'<div><table style="border-collapse:collapse"><caption style="text-align:left">Hollywood Gin '
-            f'({rules}), {origin}</caption>{body}</table>{game.scoreboard._repr_html_()}</div>')
-
-
-# The engine draws nothing: its notebook display is this module's (see Game._repr_html_).
-Game._repr_html_ = game_html
+            f'({rules}), {origin}</caption>{body}</table>{match.sheet._repr_html_()}</div>')
