@@ -217,7 +217,7 @@ class FormatInfoSet:
         """The partner's table: a fresh deal from ``rng``, finished if the partner's hand is
         over, else played forward greedily to the seat's table's turn count (docstring)."""
         deck = rng.permutation(NUM_CARDS)
-        rng.integers(2**32)  # once the seed of a Game; still drawn, so each seed samples the same worlds
+        rng.integers(2**32)  # once the seed of a table's game; still drawn, so each seed samples the same worlds
         game = Hand(self.rules, dealer=self.dealing_team, deck=deck.tolist())
         if not self.partner_running:
             game.phase = Phase.HAND_OVER  # its hand is over; what it held no longer matters

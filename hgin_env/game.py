@@ -48,7 +48,7 @@ def checked_seed(seed: object) -> int | None:
     """``seed`` as a game seed: None (one is drawn) or a non-negative integer, Python or
     numpy. Anything else raises ``TypeError`` (a str, float or bool: nothing is converted
     silently) or ``ValueError`` (a negative one), naming ``seed``; the one check of the seed
-    of a ``Game``, a ``Match`` and the environments' ``reset``."""
+    of a ``Match`` and the environments' ``reset``."""
     if seed is None:
         return None
     if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
@@ -59,7 +59,7 @@ def checked_seed(seed: object) -> int | None:
 
 
 def draw_seed() -> int:
-    """THE seed of a game or match whose seed nobody chose (``Game``/``Match`` without one,
+    """THE seed of a game or match whose seed nobody chose (``Match`` without one,
     ``hgin play``, the web table; recorded, so it replays): from the operating system's
     random source (:mod:`secrets`), uniform over ``MIN_DRAWN_SEED .. MAX_SEED``, about 63
     bits. The seed fixes every deal of the match, so whoever learns it learns every hidden
@@ -70,7 +70,7 @@ def draw_seed() -> int:
 
 def cut_for_deal(rng: np.random.Generator, players: int) -> int:
     """Each of ``players`` players cuts a card; the lowest rank deals; a tie for the lowest
-    cuts again (RULES.md §4). The draws of every format's cut (``Game``, ``Match``, the
+    cuts again (RULES.md §4). The draws of every format's cut (``Match``, the
     batched engine)."""
     while True:
         ranks = [int(c) % NUM_RANKS for c in rng.choice(NUM_CARDS, size=players, replace=False)]

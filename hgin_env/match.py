@@ -477,9 +477,9 @@ class Match:
 
     def _end_match(self, hands_or_rounds: int) -> bool:
         """THE end of a match of any format: ``Rules.match_end`` of the sheet after
-        ``hands_or_rounds`` hands (a partnership: rounds); sets ``is_over`` and
-        ``truncated`` and says whether it ended."""
-        end = self.rules.match_end(self.sheet.match_over, hands_or_rounds)
+        ``hands_or_rounds`` hands (a partnership: rounds; a one-hand duel ends after its
+        hand); sets ``is_over`` and ``truncated`` and says whether it ended."""
+        end = self.rules.match_end(self.sheet.match_over, hands_or_rounds, self.single_hand)
         if end is not None:
             self._over, self.truncated = True, end == "truncated"
         return end is not None
@@ -495,9 +495,7 @@ class Match:
 
     def _end_duel_hand(self, hand: SeatHand) -> list[SeatHand | RoundResult]:
         self._hand_rewards(hand)  # the hand recorded itself onto the sheet
-        if self.single_hand and not self.sheet.match_over:  # the one hand asked for: no limit applies
-            self._over = True
-        elif self._end_match(len(self.hand_history)):
+        if self._end_match(len(self.hand_history)):
             if self.truncated:  # the hand limit, not the hand's sheet, ended the match
                 self.tables[0].game.end_match()
         else:  # the loser deals next; a dead hand is redealt by the same dealer

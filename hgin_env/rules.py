@@ -169,8 +169,8 @@ class Rules:
     def next_dealer(self, dealer: int, winner: int | None, loser: int | None) -> int:
         """Who deals the next hand after ``dealer`` dealt one that ``winner`` won from
         ``loser`` (both None: a dead hand), by ``dealer_rotation`` and
-        ``dead_hand_same_dealer`` (RULES.md §4, §13): the one rule of ``Game`` (players 0
-        and 1) and of a three-hand ``Match`` (seats; its format fixes "loser" and a dead
+        ``dead_hand_same_dealer`` (RULES.md §4, §13): the one rule of a duel's ``Match``
+        (seats 0 and 1 are its hands' players) and of a three-hand one (seats; its format fixes "loser" and a dead
         hand redealt by the same dealer). "alternate" hands the deal to the other of two
         players: a partnership's dealing team alternates by its round instead."""
         if winner is None:
@@ -183,7 +183,7 @@ class Rules:
         return 1 - dealer
 
     def match_end(self, sheet_over: bool, played: int, single_hand: bool = False) -> str | None:
-        """THE end-of-match rule of every format and path (``Game``, ``Match``, the batched
+        """THE end-of-match rule of every format and path (``Match``, the batched
         engine): "over" when the sheet says the match is over (``sheet_over``: every column
         decided, or the sheet's draw) or when the episode is one hand (``single_hand``, the
         batched engine's ``single_hand=True``: OpenSpiel's game, a dead hand included),

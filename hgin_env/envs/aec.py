@@ -181,9 +181,9 @@ state: a copy taken mid-match plays on exactly like the original.
 
 ### Formats (`docs/RULES.md` §13)
 
-`hgin_env.match.Match` plays every format (the duel too: it wraps the two-player `Game`
-unchanged, so duel trajectories are bit-identical to the env before formats, a test replays
-recorded ones). `env.match` is the match; `env.game` the `Hand` of the table that acts next.
+`hgin_env.match.Match` plays every format (the duel is its two-seat case; duel
+trajectories are bit-identical to the env before formats, a test replays recorded ones).
+`env.match` is the match; `env.game` the `Hand` of the table that acts next.
 
 | format        | agents             | who acts                                                     |
 |---------------|--------------------|--------------------------------------------------------------|
@@ -330,7 +330,7 @@ class raw_env(AECEnv, EzPickle):
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
         #: The match (every format); ``game`` is the ``Hand`` of the table that acts next (the
-        #: duel's ``Game``).
+        #: last hand once the match is over).
         self.match: Match | None = None
         self.game: Hand | None = None
         self.game_seed: int | None = None
