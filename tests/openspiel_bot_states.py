@@ -26,7 +26,7 @@ def record() -> dict[str, np.ndarray]:
     """Observations, masks and the bot's moves at every decision of the hands of ``CASES``."""
     from agents import make_agent
     from agents.openspiel import rules_from_params
-    from hgin_env.game import Game
+    from hgin_env.match import Match
     from hgin_env.observation import observe
 
     bot = make_agent("openspiel:simple")
@@ -36,7 +36,7 @@ def record() -> dict[str, np.ndarray]:
         for seed in range(hands):
             opponent = make_agent(OPPONENTS[seed % len(OPPONENTS)], seed=seed)
             bot_seat = seed // len(OPPONENTS) % 2
-            game = Game(rules, seed=seed, single_hand=True, first_dealer=seed % 2)
+            game = Match(rules, seed=seed, single_hand=True, first_dealer=seed % 2).current_game
             while not game.is_over:
                 player = game.current_player
                 observation = observe(game, player)

@@ -10,24 +10,25 @@ from agents.view import melds_with, parse
 from arena.matches import play_match
 from hgin_env import actions as A
 from hgin_env.cards import cards_to_mask, mask_to_cards, parse_card
-from hgin_env.game import Game, Phase
+from hgin_env.game import Hand, Phase
+from hgin_env.match import Match
 from hgin_env.melds import deadwood_after_discard_mask
 from hgin_env.observation import encode
 
 AGENTS = ("random", "simple", "expert")
 
 
-def observe(game: Game) -> dict:
+def observe(game: Hand) -> dict:
     """The acting player's observation dict, as the environment builds it."""
     p = game.current_player
     return {"observation": encode(game, p), "action_mask": game.legal_action_mask()}
 
 
 def play_hands(agents: list, seed: int, hands: int, rules: str = "hollywood") -> list[int]:
-    """Play ``hands`` single-hand games, checking every action against the mask."""
+    """Play ``hands`` one-hand matches, checking every action against the mask."""
     history = []
     for h in range(hands):
-        game = Game(rules=rules, seed=seed + h, single_hand=True)
+        game = Match(rules=rules, seed=seed + h, single_hand=True).current_game
         for i, agent in enumerate(agents):
             agent.reset(seed=seed * 7 + h * 2 + i)
         while not game.is_over:
@@ -85,7 +86,7 @@ def test_deterministic_under_seed(name: str) -> None:
     assert first == second
 
 
-def _hide_differently(game: Game, rng: np.random.Generator) -> Game:
+def _hide_differently(game: Hand, rng: np.random.Generator) -> Hand:
     """A copy whose opponent's hidden cards and stock order differ; public facts stay the same."""
     other = game.clone()
     opp = 1 - other.current_player
@@ -104,7 +105,7 @@ def test_uses_only_the_observation(name: str) -> None:
     driver = make_agent("simple", seed=0)
     decisions = 0
     for seed in range(3):
-        game = Game(rules="hollywood", seed=seed, single_hand=True)
+        game = Match(rules="hollywood", seed=seed, single_hand=True).current_game
         while not game.is_over:
             other = _hide_differently(game, rng)
             obs_a, obs_b = observe(game), observe(other)
@@ -118,7 +119,7 @@ def test_uses_only_the_observation(name: str) -> None:
 
 def test_agents_run_on_plain_dicts() -> None:
     # No game object anywhere: a dict of arrays is all an agent needs.
-    game = Game(seed=3)
+    game = Match(seed=3).current_game
     obs = observe(game)
     plain = {"observation": np.array(obs["observation"].tolist(), dtype=np.float32),
              "action_mask": np.array(obs["action_mask"].tolist(), dtype=np.int8)}
@@ -133,7 +134,7 @@ def test_simple_takes_only_melding_cards_and_knocks_asap() -> None:
     assert not melds_with(parse_card("5H"), cards_to_mask("5C 4H 7H KH"))
     agent = SimpleAgent(seed=0)
     for seed in range(40):
-        game = Game(seed=seed, single_hand=True)
+        game = Match(seed=seed, single_hand=True).current_game
         while not game.is_over:
             obs = observe(game)
             view = parse(obs)
@@ -153,7 +154,7 @@ def test_simple_takes_only_melding_cards_and_knocks_asap() -> None:
 def test_expert_always_goes_gin_and_random_is_uniform() -> None:
     expert = ExpertAgent(seed=0)
     for seed in range(60):
-        game = Game(seed=seed, single_hand=True)
+        game = Match(seed=seed, single_hand=True).current_game
         while not game.is_over:
             obs = observe(game)
             action = expert(obs)
@@ -189,13 +190,14 @@ def test_view_decodes_through_the_layout_scales() -> None:
 
     assert SCALES["stock_size"] == 31 and SCALES["knock_limit"] == 10 and SCALES["wins"] == 10
     rng = np.random.default_rng(4)
-    game = Game(rules="oklahoma", seed=9)
-    layout = ObservationLayout.for_rules(game.rules)
+    match = Match(rules="oklahoma", seed=9)
+    layout = ObservationLayout.for_rules(match.rules)
     steps = 0
-    while not game.is_over and steps < 3000:
+    while not match.is_over and steps < 3000:
+        game = match.current_game  # a new Hand after each hand ends
         obs = observe(game)
         view, p = parse(obs, layout), game.current_player
-        board = game.scoreboard
+        board = match.sheet
         assert view.stock_size == len(game.stock) and view.knock_limit == game.knock_limit
         assert view.phase == PHASES[int(game.phase)] and view.hand == game.hands[p]
         assert [round(x) for x in view.own_columns] == board.columns[p].tolist()
@@ -205,6 +207,6 @@ def test_view_decodes_through_the_layout_scales() -> None:
         assert layout.cards(obs["observation"], "hand") == sorted(mask_to_cards(game.hands[p]))
         legal = np.flatnonzero(obs["action_mask"])
         knocks = legal[(legal >= A.KNOCK) & (legal < A.KNOCK + 52)]
-        game.apply(int(rng.choice(knocks if knocks.size else legal)))
+        match.apply(int(rng.choice(knocks if knocks.size else legal)))
         steps += 1
-    assert sum(game.scoreboard.wins) > 0 and game.rules.target == 100
+    assert sum(match.sheet.wins) > 0 and match.rules.target == 100

@@ -15,9 +15,8 @@ from hgin_env.game import Hand
 
 @pytest.fixture
 def counts(monkeypatch):
-    """Calls of Hand.is_legal / check_legal (legality, on every table: the duel's Game is a
-    Hand) and of as_action / as_actions (type
-    and range)."""
+    """Calls of Hand.is_legal / check_legal (legality, on every table: the duel's hands are
+    Hands too) and of as_action / as_actions (type and range)."""
     seen = {"legal": 0, "as_action": 0, "as_actions": 0, "engine_as_actions": 0}
     check_legal, is_legal, as_action, as_actions = Hand.check_legal, Hand.is_legal, A.as_action, A.as_actions
 

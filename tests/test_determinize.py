@@ -10,28 +10,31 @@ from helpers import swap_hidden
 
 from agents.base import make_agent
 from hgin_env.determinize import InfoSet, behaviour_weights, determinize
-from hgin_env.game import Game, Phase
+from hgin_env.game import Hand, Phase
+from hgin_env.match import Match
 from hgin_env.melds import meld_partners, melds_with
 from hgin_env.observation import encode
 
 
-def _states(seed: int, every: int = 7, rules: str = "hollywood") -> list[Game]:
-    """Clones of a Simple-vs-Expert match every ``every`` decisions (both players, all phases)."""
-    game = Game(rules=rules, seed=seed)
-    columns = game.rules.columns  # the agents read the rules' observation layout
+def _states(seed: int, every: int = 7, rules: str = "hollywood") -> list[Hand]:
+    """Clones of the hand being played (with the match's sheet) in a Simple-vs-Expert match
+    every ``every`` decisions (both players, all phases, later hands)."""
+    match = Match(rules=rules, seed=seed)
+    columns = match.rules.columns  # the agents read the rules' observation layout
     agents = [make_agent("simple", seed=seed, columns=columns),
               make_agent("expert", seed=seed + 1, columns=columns)]
     out, k = [], 0
-    while not game.is_over and len(out) < 40:
+    while not match.is_over and len(out) < 40:
+        game = match.current_game  # a new Hand after each hand ends
         p = game.current_player
         if k % every == 0:
             out.append(game.clone())
         k += 1
-        game.apply(agents[p]({"observation": encode(game, p), "action_mask": game.legal_action_mask()}))
+        match.apply(agents[p]({"observation": encode(game, p), "action_mask": game.legal_action_mask()}))
     return out
 
 
-def _fingerprint(g: Game) -> tuple:
+def _fingerprint(g: Hand) -> tuple:
     return (tuple(g.hands), tuple(g.stock), tuple(g.discard_pile), g.phase, g.current_player,
             g.dealer, g.taken_card, g.forced_stock_draw, tuple(g.known_cards), tuple(g.discarded),
             tuple(g.passed_upcard), g.turns, g.scoreboard.columns.tobytes(),
@@ -130,7 +133,7 @@ def test_declined_weighting_lowers_meld_partners():
 
 
 def test_not_to_act_and_inconsistent_raise():
-    game = Game(seed=1)
+    game = Match(seed=1).current_game
     with pytest.raises(ValueError, match="not to act"):
         InfoSet.from_game(game, 1 - game.current_player)
     info = InfoSet.from_game(game, game.current_player)
@@ -156,11 +159,11 @@ def test_improved_model_holds_less_deadwood_mid_hand():
     assert mean_deadwood("improved") < mean_deadwood("uniform") - 10
 
 
-def _late_state(seed: int, stock: int) -> Game:
+def _late_state(seed: int, stock: int) -> Hand:
     """A hand of random moves, never a knock, until ``stock`` cards are left: many declined
     and discarded cards, few unseen ones to enumerate."""
     rng = np.random.default_rng(seed)
-    game = Game(seed=seed, single_hand=True)
+    game = Match(seed=seed, single_hand=True).current_game
     while len(game.stock) > stock or game.phase != Phase.DRAW:
         legal = [a for a in game.legal_actions() if not 52 <= a < 104]
         game.apply(legal[int(rng.integers(len(legal)))])

@@ -18,7 +18,6 @@ from agents.expert import ExpertAgent
 from agents.inference import WorldInference, past_hands
 from agents.search import SearchAgent
 from hgin_env import actions as A
-from hgin_env.game import Game
 from hgin_env.match import Match
 from hgin_env.observation import ObservationLayout, observe
 from hgin_env.observation.layout import context_start
@@ -173,12 +172,12 @@ def test_inferring_search_ignores_hidden_cards(fmt):
     assert searched and real._history.points
 
 
-def test_duel_inference_on_game_twins():
-    """The duel's scalar Game, as the tests of the search do it: twins at every decision."""
+def test_duel_inference_on_hand_twins():
+    """A one-hand duel's scalar Hand, as the tests of the search do it: twins at every decision."""
     real, twin = (SearchAgent(seed=4, infer=True, **SMALL) for _ in range(2))
     expert = ExpertAgent(seed=1)
     rng = np.random.default_rng(0)
-    game = Game(seed=21, single_hand=True, first_dealer=0)
+    game = Match(seed=21, single_hand=True, first_dealer=0).current_game
     while not game.is_over:
         p = game.current_player
         obs = observe(game, p)
@@ -219,7 +218,7 @@ def test_the_opponents_model_plays_the_marked_worlds_only():
     and nothing else changes: a model that plays as the policy gives the policy's values."""
     agent = SearchAgent(seed=3, rollouts=4, until="turn", policy_plies=6)
     values = agent.critic_values
-    game = Game(seed=5, single_hand=True, first_dealer=1)
+    game = Match(seed=5, single_hand=True, first_dealer=1).current_game
     me = game.current_player
     info = agent.information_set(observe(game, me))
     info_worlds = [info.sample(np.random.default_rng(k)) for k in range(4)]
@@ -241,7 +240,7 @@ def test_expert_opponent_in_the_playouts_is_reproducible():
     def moves(seed: int) -> list[int]:
         agent = SearchAgent(seed=seed, opponent="expert", opponent_rollouts=0.5, infer=True, **SMALL)
         expert = ExpertAgent(seed=1)
-        game = Game(rules, seed=44, single_hand=True, first_dealer=1)
+        game = Match(rules, seed=44, single_hand=True, first_dealer=1).current_game
         out = []
         while not game.is_over:
             obs = observe(game, game.current_player)
@@ -258,7 +257,7 @@ def test_critic_values_refuse_nothing_new_when_no_model():
     """Without an opponents' model the mark is ignored: the policy plays every seat."""
     agent = SearchAgent(seed=3, rollouts=2, until="turn", policy_plies=4)
     assert agent.critic_values.opponent is None
-    game = Game(seed=6, single_hand=True, first_dealer=1)
+    game = Match(seed=6, single_hand=True, first_dealer=1).current_game
     me = game.current_player
     info = agent.information_set(observe(game, me))
     worlds = [info.sample(np.random.default_rng(k)) for k in range(2)]

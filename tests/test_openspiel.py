@@ -42,7 +42,8 @@ from eval import crosscheck as crosscheck_script
 from eval import peer
 from hgin_env import actions as A
 from hgin_env.cards import parse_card, parse_cards
-from hgin_env.game import Game, build_deck
+from hgin_env.game import build_deck
+from hgin_env.match import Match
 from hgin_env.observation import observe
 from hgin_env.rules import PROFILES
 
@@ -124,7 +125,7 @@ def test_missing_pyspiel_says_how_to_install(monkeypatch: pytest.MonkeyPatch) ->
 
 # --------------------------------------------------------------------------- deals
 def test_a_deal_goes_to_openspiel_and_back() -> None:
-    game = Game(seed=11, single_hand=True, first_dealer=1)
+    game = Match(seed=11, single_hand=True, first_dealer=1).current_game
     deal = Deal.from_game(game)
     state = deal.openspiel_state()
     assert hand_of(state, 0) == game.hand_cards(0) and hand_of(state, 1) == game.hand_cards(1)
@@ -141,11 +142,12 @@ def test_a_deal_goes_to_openspiel_and_back() -> None:
     assert Deal.from_openspiel(state).stock[0] == deal.stock[0] == game.stock[-1]
     assert Deal.from_seed(11) == deal
     # A match's later hand: its own deal, non-dealer first.
-    match = Game(seed=3)
+    match = Match(seed=3)
     while match.hand_number == 1:
         match.apply(match.legal_actions()[0])
-    later = Deal.from_game(match)
-    assert later.hands[0] == match.hand_cards(1 - match.dealer)
+    hand = match.current_game  # the second hand, before its first move
+    later = Deal.from_game(hand)
+    assert later.hands[0] == hand.hand_cards(1 - hand.dealer)
     with pytest.raises(ValueError, match="each of the 52 cards once"):
         Deal((deal.hands[0], deal.hands[0]), deal.upcard, deal.stock)
     with pytest.raises(ValueError, match="10 cards"):
@@ -173,7 +175,7 @@ def test_the_bot_agent_decides_as_the_bot_on_the_real_state() -> None:
     assert isinstance(agent, OpenSpielBotAgent)
     compared = 0
     for seed in range(25):
-        game = Game(seed=seed, single_hand=True, first_dealer=1)
+        game = Match(seed=seed, single_hand=True, first_dealer=1).current_game
         deal = Deal.from_game(game)
         state = deal.openspiel_state()
         while not game.is_over:
@@ -220,11 +222,11 @@ def test_openspiel_bot_names_and_fallback() -> None:
     # A knock whose only discard is the card just taken (OpenSpiel allows it, ours does not):
     # the agent plays the bot's rule on our moves instead, and counts it.
     deck = build_deck("2C 3C 4C 5D 6D 7D 9H 9S 9D AS", "KC KD KH QC QD QH JC JD JH TC", "8S")
-    game = Game(seed=0, single_hand=True, first_dealer=1, deck=deck)
+    game = Match(seed=0, single_hand=True, first_dealer=1, deck=deck).current_game
     agent = make_agent("openspiel:simple")
     assert agent(observe(game, 0)) == A.TAKE_DISCARD  # 8S: with it the bot may knock at once
     game.apply(A.TAKE_DISCARD)
-    assert _bot_move(Deal.from_game(Game(seed=0, single_hand=True, first_dealer=1, deck=deck))
+    assert _bot_move(Deal.from_game(Match(seed=0, single_hand=True, first_dealer=1, deck=deck).current_game)
                      .openspiel_state().child(52), 0) == A.KNOCK + parse_card("8S")  # 8S thrown back
     assert agent(observe(game, 0)) == A.KNOCK + parse_card("AS")  # ours: 8S may not go back
     assert agent.fallbacks == 1
@@ -261,7 +263,7 @@ def test_the_defender_plan_melds_long_layoff_runs() -> None:
 
 def test_the_bot_lays_no_melds_against_gin() -> None:
     deck = build_deck("AC 2C 3C 4C 5C 6C 7C 8C 9C KD", "5H 5S 5D JH QH KH 2D 3S 8H 9S", "TC")
-    game = Game(seed=0, single_hand=True, first_dealer=1, deck=deck)
+    game = Match(seed=0, single_hand=True, first_dealer=1, deck=deck).current_game
     out = play_openspiel_hand(Deal.from_game(game), [AgentSeat(make_agent("expert", seed=0)), BotSeat()])
     assert out.kind == "gin" and out.knocker == 0
     assert out.defender_min_deadwood == 22 and out.deadwood[1] == 67

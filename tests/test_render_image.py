@@ -12,7 +12,8 @@ from PIL import Image
 from hgin_env import actions as A
 from hgin_env import hollywood_gin_v0
 from hgin_env.cards import parse_card
-from hgin_env.game import Game, build_deck
+from hgin_env.game import build_deck
+from hgin_env.match import Match
 from hgin_env.render.image import GOLD, LAYOFF, card_face, save_gif, table_array, table_image
 from hgin_env.scoring import Scoreboard
 
@@ -21,11 +22,11 @@ KNOCKER = "3S 4S 5S 9C 9D 9S AC 2C 3C 2H"
 DEFENDER = "6S 7S 8D 8H KD QD JD 4C 5C 9H"
 
 
-def _knocked_game() -> Game:
-    g = Game(deck=build_deck(KNOCKER, DEFENDER, "KC", "KH"), first_dealer=1)
+def _knocked_match() -> Match:
+    m = Match(deck=build_deck(KNOCKER, DEFENDER, "KC", "KH"), first_dealer=1)
     for a in (A.PASS, A.PASS, A.DRAW_STOCK, A.KNOCK + parse_card("KH")):
-        g.apply(a)
-    return g
+        m.apply(a)
+    return m
 
 
 def _has_colour(img: np.ndarray, colour: tuple[int, int, int]) -> bool:
@@ -45,12 +46,12 @@ def test_rgb_array_shows_the_showdown_once_then_the_new_deal() -> None:
     assert first.shape[0] >= 400 and first.shape[1] >= 900  # readable at 1x
     for a in (A.PASS, A.PASS, A.DRAW_STOCK, A.KNOCK + parse_card("KH")):
         env.step(a)
-    game = env.unwrapped.game
+    match = env.unwrapped.match
     showdown = env.render()
-    np.testing.assert_array_equal(showdown, table_array(game, showdown=game.hand_history[0]))
+    np.testing.assert_array_equal(showdown, table_array(match, showdown=match.hand_history[0].record))
     assert _has_colour(showdown, LAYOFF)  # the laid-off cards are outlined
     after = env.render()  # the showdown is shown once, then the new deal
-    np.testing.assert_array_equal(after, table_array(game, showdown=False))
+    np.testing.assert_array_equal(after, table_array(match, showdown=False))
     assert not np.array_equal(after, showdown)
 
 
@@ -71,28 +72,32 @@ def test_match_end_shows_the_last_hand_and_decided_columns() -> None:
             env.step(None)
             continue
         env.step(_knock_or_random(obs, rng))
-    game = env.unwrapped.game
-    assert game.is_over
+    match = env.unwrapped.match
+    assert match.is_over
     img = env.render()
-    np.testing.assert_array_equal(img, table_array(game, showdown=game.hand_history[-1]))
+    np.testing.assert_array_equal(img, table_array(match, showdown=match.hand_history[-1].record))
     assert _has_colour(img, GOLD)  # decided columns are filled with gold
 
 
 def test_table_image_is_deterministic_and_sized_by_columns() -> None:
-    g = Game(seed=5)
+    g = Match(seed=5)
     np.testing.assert_array_equal(table_array(g), table_array(g))
     assert not np.array_equal(table_array(g, player=0), table_array(g, player=1))
-    one = table_image(Game(rules="gin_us_uk", seed=5))
-    assert one.width < table_image(g).width < table_image(Game(rules={"columns": 5}, seed=5)).width
+    one = table_image(Match(rules="gin_us_uk", seed=5))
+    assert one.width < table_image(g).width < table_image(Match(rules={"columns": 5}, seed=5)).width
     # A card face is drawn with its suit colour.
     face = np.asarray(card_face(parse_card("7H")))
     assert _has_colour(face[..., :3], (200, 16, 46))
 
 
 def test_table_image_rejects_bad_input() -> None:
-    g = Game(seed=1)
-    with pytest.raises(TypeError, match="needs a hgin_env.game.Game"):
+    g = Match(seed=1)
+    with pytest.raises(TypeError, match="needs a duel hgin_env.match.Match, got str"):
         table_image("not a game")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="needs a duel hgin_env.match.Match, got Hand"):
+        table_image(g.current_game)  # type: ignore[arg-type]  # the duel's hand, not its match
+    with pytest.raises(TypeError, match="got format='three_hand' \\(match_image draws it\\)"):
+        table_image(Match("hollywood_three_hand", seed=1))
     with pytest.raises(ValueError, match="player must be 0, 1 or None"):
         table_image(g, player=2)
     with pytest.raises(ValueError, match="no hand has ended yet"):
@@ -106,8 +111,8 @@ def test_table_image_rejects_bad_input() -> None:
 
 
 def test_save_gif_round_trip_and_errors(tmp_path: Path) -> None:
-    g = _knocked_game()
-    frames = [table_array(Game(deck=build_deck(KNOCKER, DEFENDER, "KC", "KH"), first_dealer=1)),
+    g = _knocked_match()
+    frames = [table_array(Match(deck=build_deck(KNOCKER, DEFENDER, "KC", "KH"), first_dealer=1)),
               table_image(g, showdown=True)]
     path = save_gif(frames, tmp_path / "m.gif", duration_ms=[300, 1500])
     with Image.open(path) as gif:
@@ -120,19 +125,49 @@ def test_save_gif_round_trip_and_errors(tmp_path: Path) -> None:
         save_gif(frames, tmp_path / "x.gif", duration_ms=[100])
 
 
-def test_scoreboard_and_game_html() -> None:
+def test_scoreboard_and_match_html() -> None:
     board = Scoreboard()
     board.record(0, 60)
     board.record(0, 50)
     html = board._repr_html_()
     assert html.startswith("<table") and "<th" in html and "III" in html
     assert "font-weight:bold" in html and ">110<" in html and "match running" in html
-    g = _knocked_game()
+    g = _knocked_match()
     page = g._repr_html_()
     assert "<table" in page and "player_0 hand" in page and "player_1 hand" in page
     assert "Hollywood sheet" in page and "player_0 knocks -&gt; player_0 scores 17" in page
     assert "stacked first deal" in page
     assert '<span style="color:#c8102e">' in page  # red suits
+
+
+
+@pytest.mark.parametrize("profile", ["hollywood", "hollywood_three_hand", "hollywood_partnership"])
+def test_a_match_of_each_format_shows_as_html(profile: str) -> None:
+    """``Match._repr_html_`` (what a notebook shows for a match): its seed, the hand of
+    every seat at a table (a three-hand seat sitting out has none), and its sheet; after a
+    hand ends too, with that hand's result."""
+    from hgin_env.render.text import grouped_hand_html
+
+    match = Match(profile, seed=7)
+    rng = np.random.default_rng(7)
+    for finished in (0, 1):
+        while len(match.hand_history) < finished:  # knock when possible: hands end quickly
+            legal = match.legal_actions()
+            knocks = [a for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
+            match.apply(int(knocks[0]) if knocks else int(rng.choice(legal)))
+        page = match._repr_html_()
+        assert page.startswith("<div><table") and f"({profile}), seed 7</caption>" in page
+        shown = set()
+        for table in match.tables:
+            for p, seat in enumerate(table.seats):
+                assert f">player_{seat} hand</th>" in page
+                assert grouped_hand_html(table.game.hands[p]) in page
+                shown.add(seat)
+        assert len(shown) == match.num_players - (match.sitting_out is not None)
+        if match.sitting_out is not None:
+            assert f">player_{match.sitting_out} hand</th>" not in page
+        assert page.endswith(match.sheet._repr_html_() + "</div>")
+        assert ("last hand" in page) == bool(finished)
 
 
 # --------------------------------------------------------------------------- formats
@@ -213,7 +248,7 @@ def test_duel_match_picture_is_the_table_picture() -> None:
     from hgin_env.render.image import match_array
 
     m = Match(seed=5)
-    np.testing.assert_array_equal(match_array(m), table_array(m.current_game))
+    np.testing.assert_array_equal(match_array(m), table_array(m))
 
 
 @pytest.mark.parametrize("profile", ["hollywood_three_hand", "gin_partnership"])
@@ -238,7 +273,7 @@ def test_rank_five_keeps_its_opening_at_1x() -> None:
 
 def test_render_viewpoint_keeps_one_players_hand_face_up() -> None:
     """``render_viewpoint="player_0"``: every frame during a hand shows player_0's hand, as
-    ``table_array(game, player=0)`` draws it, whoever acts; bad values are refused."""
+    ``table_array(match, player=0)`` draws it, whoever acts; bad values are refused."""
     import numpy as np
     import pytest
 
@@ -252,7 +287,7 @@ def test_render_viewpoint_keeps_one_players_hand_face_up() -> None:
         agent = env.agent_selection
         acting.add(agent)
         frame = env.render()
-        assert np.array_equal(frame, table_array(env.unwrapped.game, player=0))
+        assert np.array_equal(frame, table_array(env.unwrapped.match, player=0))
         obs = env.observe(agent)
         env.step(int(np.flatnonzero(obs["action_mask"])[0]))
     assert acting == {"player_0", "player_1"}

@@ -11,12 +11,13 @@ from agents.search import SearchAgent
 from agents.view import parse
 from eval.hands import duplicate_hands, play_hand
 from hgin_env import actions as A
-from hgin_env.game import Game
+from hgin_env.game import Hand
+from hgin_env.match import Match
 from hgin_env.observation import encode
 from hgin_env.rules import get_rules
 
 
-def _obs(game: Game) -> dict:
+def _obs(game: Hand) -> dict:
     p = game.current_player
     return {"observation": encode(game, p), "action_mask": game.legal_action_mask()}
 
@@ -40,7 +41,7 @@ def test_plays_legal_moves_within_its_budget(rollout, confidence):
     rules = get_rules("hollywood")
     for seed in (10, 11):
         for seat in (0, 1):
-            play_hand(agent, expert, seed, seat, rules)  # Game.apply raises on an illegal move
+            play_hand(agent, expert, seed, seat, rules)  # Match.apply raises on an illegal move
     assert agent.decision_ms, "some decisions were searched"
     assert max(agent.worlds) < 100_000  # the time budget, not the world cap, stopped them
     assert min(agent.worlds) >= 2
@@ -54,7 +55,7 @@ def test_plays_legal_moves_within_its_budget(rollout, confidence):
 
 def test_same_seed_same_moves_and_reset_forgets():
     def actions(agent: SearchAgent) -> list[int]:
-        game = Game(seed=21, single_hand=True, first_dealer=0)
+        game = Match(seed=21, single_hand=True, first_dealer=0).current_game
         expert = make_agent("expert", seed=2)
         out = []
         while not game.is_over:
@@ -77,7 +78,7 @@ def _same_decisions_on_twins(game_seed: int, rng_seed: int, states: int, after_o
     asked), a twin state that differs only in the opponent's unseen cards and the stock order
     gets the same decision from a fresh ``SearchAgent(seed=9, **search)``."""
     rng = np.random.default_rng(rng_seed)
-    game = Game(seed=game_seed, single_hand=True, first_dealer=0)
+    game = Match(seed=game_seed, single_hand=True, first_dealer=0).current_game
     players = [make_agent("expert", seed=1), make_agent("simple", seed=2)]
     checked = 0
     while not game.is_over and checked < states:
@@ -102,7 +103,7 @@ def test_decisions_ignore_hidden_cards():
 def test_remembers_its_own_pickups():
     agent = SearchAgent(value="rollout", seed=0, rollouts=2)
     for seed in range(40):
-        game = Game(seed=seed, single_hand=True, first_dealer=0)
+        game = Match(seed=seed, single_hand=True, first_dealer=0).current_game
         top = game.discard_top
         action = agent(_obs(game))  # the non-dealer's first-upcard decision
         if action == A.TAKE_DISCARD:
@@ -126,7 +127,7 @@ def test_plays_gin_classic_without_the_first_upcard_offer():
     expert = make_agent("expert", seed=4, columns=1)
     for seed in (20, 21):
         for seat in (0, 1):
-            play_hand(agent, expert, seed, seat, rules)  # Game.apply raises on an illegal move
+            play_hand(agent, expert, seed, seat, rules)  # Match.apply raises on an illegal move
     assert agent.decisions > 0
 
 
@@ -155,7 +156,7 @@ def test_prior_and_policy_rollouts_play_legal_reproducible_moves():
 
     def play(seed: int) -> list[int]:
         agent = SearchAgent(value="rollout", seed=seed, **kwargs)
-        moves = _play_recorded(agent, 30, 1, rules)  # Game.apply raises on an illegal move
+        moves = _play_recorded(agent, 30, 1, rules)  # Match.apply raises on an illegal move
         assert agent.decision_cpu_ms and min(agent.worlds) == 2
         return moves
 
@@ -183,7 +184,7 @@ def _play_recorded(agent: SearchAgent, deal: int, seat: int, rules) -> list[int]
 
 def test_prior_moves_are_the_policys_most_likely_legal_moves():
     agent = SearchAgent(value="rollout", seed=0, rollouts=2, prior_k=3, width=0)
-    game = Game(seed=40, single_hand=True, first_dealer=0)
+    game = Match(seed=40, single_hand=True, first_dealer=0).current_game
     expert = make_agent("expert", seed=1)
     while game.phase.name != "DISCARD":
         game.apply(expert(_obs(game)))
@@ -269,7 +270,7 @@ def test_critic_values_are_the_rewards_then_the_critic_and_see_the_world():
     rules = get_rules("hollywood")
     policy = make_batched_agent("ppo:", seed=0, columns=3)
     values = CriticValues(policy, rules, plies=6)
-    game = Game(seed=50, first_dealer=0)
+    game = Match(seed=50, first_dealer=0).current_game
     expert = make_agent("expert", seed=1)
     while game.phase.name != "DISCARD":
         game.apply(expert(_obs(game)))

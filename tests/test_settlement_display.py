@@ -9,7 +9,7 @@ import numpy as np
 from helpers import play_random
 
 from hgin_cli.narration import DuelNarration, TablesNarration
-from hgin_env.game import Game
+from hgin_env.match import Match
 from hgin_env.render import render_table
 from hgin_env.render.image import table_image
 from hgin_env.scoring import Scoreboard
@@ -51,10 +51,9 @@ def test_shutout_bonus_is_in_the_settled_totals():
 
 
 def test_profiles_without_bonuses_show_no_settlement(rng):
-    g = play_random(Game(rules="gin_us_uk", seed=1), rng, prefer_knock=True)
-    assert not g.scoreboard.is_settled
-    assert "settled" not in str(g.scoreboard)
-    match = SimpleNamespace(sheet=g.scoreboard, hand_history=g.hand_history, truncated=g.truncated)
+    match = play_random(Match(rules="gin_us_uk", seed=1), rng, prefer_knock=True)
+    assert not match.sheet.is_settled
+    assert "settled" not in str(match.sheet)
     assert "settled" not in DuelNarration(match, ["a", "b"], True).winner()
 
 
@@ -66,17 +65,17 @@ def test_cli_result_line_gives_running_and_settled_totals():
 
 
 def test_rendered_table_and_image_of_a_finished_gin_classic_match():
-    g = play_random(Game(rules="gin_classic", seed=4), np.random.default_rng(1), prefer_knock=True)
-    board = g.scoreboard
-    assert board.is_settled
+    match = play_random(Match(rules="gin_classic", seed=4), np.random.default_rng(1), prefer_knock=True)
+    board = match.sheet
+    assert board.is_settled and match.current_game.scoreboard is board  # the last hand, on the match's sheet
     totals = board.settled_totals()
-    w = g.match_winner
+    w = match.match_winner
     assert totals[w] - totals[1 - w] == (board.final_scores()[w] - board.final_scores()[1 - w]).sum()
-    text = render_table(g, player=0)
+    text = render_table(match.current_game, player=0)
     assert board.settlement_text() in text
     assert f"pays player_{w} {int(totals[w] - totals[1 - w])}" in text
-    plain = table_image(g, player=0)
-    assert plain.size[0] > 0 and table_image(g, showdown=True).size == plain.size
+    plain = table_image(match, player=0)
+    assert plain.size[0] > 0 and table_image(match, showdown=True).size == plain.size
 
 
 def test_format_sheets_show_the_settlement_and_what_each_pays():
