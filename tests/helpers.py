@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from hgin_env import actions as A
-from hgin_env.game import Game, Hand
+from hgin_env.game import Hand
 from hgin_env.match import Match
 
 
-def play_random(game: Game, rng: np.random.Generator, prefer_knock: bool = False) -> Game:
-    """Play uniformly random legal actions until the game is over.
+def play_random(game: Hand | Match, rng: np.random.Generator,
+                prefer_knock: bool = False) -> Hand | Match:
+    """Play uniformly random legal actions until the hand or match is over.
 
     With ``prefer_knock`` a legal knock is always taken (random play otherwise almost never
     knocks, so matches run to hundreds of dead hands).
@@ -25,7 +26,7 @@ def play_random(game: Game, rng: np.random.Generator, prefer_knock: bool = False
     return game
 
 
-def greedy_action(game: Game, rng: np.random.Generator) -> int:
+def greedy_action(game: Hand, rng: np.random.Generator) -> int:
     """A quick engine-side player for tests: knock when legal, else keep deadwood lowest."""
     from hgin_env import actions as A
     from hgin_env.melds import cached_deadwood
@@ -48,15 +49,16 @@ def greedy_action(game: Game, rng: np.random.Generator) -> int:
     return options[rng.integers(len(options))]
 
 
-def play_greedy(game: Game, rng: np.random.Generator) -> Game:
-    while not game.is_over:
-        game.apply(greedy_action(game, rng))
-    return game
+def play_greedy(match: Match, rng: np.random.Generator) -> Match:
+    """Play :func:`greedy_action` at every turn of ``match`` until it is over."""
+    while not match.is_over:
+        match.apply(greedy_action(match.current_game, rng))
+    return match
 
 
 def same_state(a: object, b: object, path: str = "env") -> None:
     """Assert that two object graphs hold the same state, field by field (numpy arrays by
-    value, random generators by their state). Private fields of the engine (``Game``) are
+    value, random generators by their state). Private fields of the engine (``Hand``) are
     derived-value caches and are skipped; the env's own private fields are compared."""
     assert type(a) is type(b), f"{path}: {type(a).__name__} != {type(b).__name__}"
     if isinstance(a, np.ndarray):
@@ -80,7 +82,7 @@ def same_state(a: object, b: object, path: str = "env") -> None:
         assert a == b, f"{path}: {a!r} != {b!r}"
 
 
-def swap_hidden(game: Game, rng: np.random.Generator) -> Game:
+def swap_hidden(game: Hand, rng: np.random.Generator) -> Hand:
     """The same state for the acting player with the opponent's unseen cards and the stock
     reshuffled: the two states differ only in what the player cannot see."""
     other = game.clone()
