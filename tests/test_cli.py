@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from hgin_cli import cli
-from hgin_env.game import replay
 from hgin_env.match import Match
 from hgin_env.rules import RULES_VERSION
 
@@ -124,11 +123,14 @@ def test_whole_match_with_bad_input(opponent: str, seed: int, seat: str, tmp_pat
     assert "(deadwood " in out and "wins" in out and "III" in out
     assert re.search(r"player_\d \(" + opponent + r"\) (draws from the stock|discards \S+)", out)
     assert re.search(r"Hand 1: player_\d (knock|gin|undercut|dead hand)", out)
-    # The saved file replays to the same match with the engine's own replay().
+    # The saved file replays to the same match in the engine itself: a Match of its seed
+    # given its actions.
     data = json.loads(save.read_text())
     assert data["format"] == "hgin-match" and data["rules_version"] == RULES_VERSION
     assert data["complete"] is True and data["seed"] == seed
-    game = replay(data["rules"], data["seed"], data["actions"], first_dealer=data["first_dealer"])
+    game = Match(data["rules"], seed=data["seed"], first_dealer=data["first_dealer"])
+    for action in data["actions"]:
+        game.apply(action)
     assert game.is_over
     me = int(seat)
     assert data["players"][me] == "human" and data["players"][1 - me] == opponent

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from hgin_env.cards import parse_card
-from hgin_env.game import replay
+from hgin_env.match import Match
 from hgin_env.render import grouped_hand, hand_groups, hand_order
 from tests.test_cli import ScriptedHuman, run_cli
 
@@ -86,7 +86,10 @@ def test_resume_a_saved_match_to_its_end(tmp_path: Path, monkeypatch: pytest.Mon
     assert final["actions"][:len(partial["actions"])] == partial["actions"]
     assert (final["seed"], final["rules"], final["first_dealer"]) == \
         (partial["seed"], partial["rules"], partial["first_dealer"])
-    assert replay(final["rules"], final["seed"], final["actions"], first_dealer=final["first_dealer"]).is_over
+    replayed = Match(final["rules"], seed=final["seed"], first_dealer=final["first_dealer"])
+    for action in final["actions"]:
+        replayed.apply(action)
+    assert replayed.is_over
 
 
 def test_resume_refusals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
