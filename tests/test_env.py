@@ -172,8 +172,8 @@ def test_rewards_zero_sum_and_totals(reward):
         won = sum(w == winner for w in board["column_winners"])
         assert totals[winner] == pytest.approx((won - (3 - won)) / 3)
     if reward == "points":
-        game = env.unwrapped.game
-        for h in game.hand_history:
+        match = env.unwrapped.match
+        for h in (hand.record for hand in match.hand_history):
             if h.winner is not None:
                 points[env.possible_agents[h.winner]] += h.points
         assert totals["player_0"] == pytest.approx((points["player_0"] - points["player_1"]) / 100)
