@@ -9,8 +9,7 @@ from hgin_env.game import Hand
 from hgin_env.match import Match
 
 
-def play_random(game: Hand | Match, rng: np.random.Generator,
-                prefer_knock: bool = False) -> Hand | Match:
+def play_random(game: Hand | Match, rng: np.random.Generator, prefer_knock: bool = False) -> Hand | Match:
     """Play uniformly random legal actions until the hand or match is over.
 
     With ``prefer_knock`` a legal knock is always taken (random play otherwise almost never
@@ -26,12 +25,14 @@ def play_random(game: Hand | Match, rng: np.random.Generator,
     return game
 
 
-def greedy_action(game: Hand, rng: np.random.Generator) -> int:
-    """A quick engine-side player for tests: knock when legal, else keep deadwood lowest."""
+def greedy_action(state: Hand | Match, rng: np.random.Generator) -> int:
+    """A quick engine-side player for tests: knock when legal, else keep deadwood lowest
+    (in a match, as the acting player of the hand being played)."""
     from hgin_env import actions as A
     from hgin_env.melds import cached_deadwood
     from hgin_env.observation import take_deadwood
 
+    game = state.current_game if isinstance(state, Match) else state
     legal = game.legal_actions()
     knocks = [a for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
     if knocks:
@@ -49,11 +50,10 @@ def greedy_action(game: Hand, rng: np.random.Generator) -> int:
     return options[rng.integers(len(options))]
 
 
-def play_greedy(match: Match, rng: np.random.Generator) -> Match:
-    """Play :func:`greedy_action` at every turn of ``match`` until it is over."""
-    while not match.is_over:
-        match.apply(greedy_action(match.current_game, rng))
-    return match
+def play_greedy(game: Hand | Match, rng: np.random.Generator) -> Hand | Match:
+    while not game.is_over:
+        game.apply(greedy_action(game, rng))
+    return game
 
 
 def same_state(a: object, b: object, path: str = "env") -> None:
