@@ -1,5 +1,5 @@
-"""The batched engine against the scalar engine (the AEC env over ``Match``; the duel's
-``Game`` inside), every format, step by step: actions, masks, observations, rewards, hand
+"""The batched engine against the scalar engine (the AEC env over ``Match``, whose tables
+play ``Hand``s), every format, step by step: actions, masks, observations, rewards, hand
 results, sheets and summaries (toy sizes; ``python -m eval.differential`` runs the same
 check over hundreds of thousands of decisions)."""
 
@@ -11,7 +11,6 @@ import pytest
 from eval.differential import all_profiles, run
 from hgin_env import actions as A
 from hgin_env.batch import BatchGame
-from hgin_env.game import Game
 from hgin_env.match import Match
 
 #: Both implementations of the batched engine: the compiled kernels (``make test`` installs
@@ -71,8 +70,9 @@ def test_seeded_and_reproducible():
 def test_first_match_is_game_with_same_seed():
     batch = BatchGame(3, seeds=[7, 8, 9])
     for i, s in enumerate((7, 8, 9)):
-        g = Game(seed=s)
-        assert g.current_player == batch.current_player[i]
+        match = Match(seed=s)
+        g = match.current_game
+        assert g.current_player == match.current_seat == batch.current_player[i]
         assert g.hands == batch.hands[i].tolist()
 
 

@@ -141,15 +141,17 @@ def test_loading_refuses_what_it_cannot_hold():
 
 
 def test_a_duel_match_loads_through_the_same_function():
-    """load_matches is the one loader for every format: a duel Match loads its Game, and a
-    Game or its MatchState load the same row."""
+    """load_matches is the one loader for every format: a duel Match loads its hand, and
+    that ``Hand`` (a duel world, with the match's sheet) or the match's MatchState load the
+    same row."""
     match = Match("hollywood", seed=4)
     rng = np.random.default_rng(2)
     for _ in range(15):
         match.apply(int(rng.choice(match.legal_actions())))
     batch = batch_of_matches([match], seeds=[3])
     check_row(batch, 0, match, "duel")
-    for state in (match.duel_game, MatchState.of(match)):
+    assert MatchState.of(match.current_game).hands_played == len(match.hand_history)
+    for state in (match.current_game, MatchState.of(match)):
         check_row(batch_of_matches([state], seeds=[3]), 0, match, f"duel from {type(state).__name__}")
     with pytest.raises(ValueError, match="plays 'hollywood_three_hand'"):
         load_matches(batch, [0], [MatchState.of(random_matches(1, 1, "hollywood_three_hand")[0])], [1])

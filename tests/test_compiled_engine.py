@@ -174,8 +174,7 @@ def test_compiled_scalar_observations_equal_the_python_reference(rules):
 
 
 def _games_of(match):
-    game = match.duel_game
-    return [game] if game is not None else [table.game for table in match.tables]
+    return [table.game for table in match.tables]
 
 
 def test_the_scalar_observer_runs_the_engine_it_is_given():
@@ -183,7 +182,7 @@ def test_the_scalar_observer_runs_the_engine_it_is_given():
     the compiled path, None the process's choice; a bad name says what is wrong."""
     from hgin_env import observation
     from hgin_env.envs.aec import raw_env
-    from hgin_env.game import Game
+    from hgin_env.match import Match
     from hgin_env.observation import encoders
 
     assert encoders.encoder("numpy") is encoders._encode_python
@@ -191,7 +190,7 @@ def test_the_scalar_observer_runs_the_engine_it_is_given():
     assert encoders.encoder("numba") is encoders.encoder("numba")  # built once
     assert observation.DEFAULT_ENGINE == compiled.resolve_engine()
     with pytest.raises(ValueError, match="not an engine"):
-        observation.encode(Game(seed=0), 0, engine="jax")
+        observation.encode(Match(seed=0).current_game, 0, engine="jax")
     env = raw_env(engine="numpy")
     env.reset(seed=3)
     want = observation.observe(env.match, 0, engine="numpy")["observation"]

@@ -63,9 +63,9 @@ def test_only_integers_are_actions(make):
     for bad in OUT_OF_BOUNDS:
         with pytest.raises(ValueError, match="out of bounds"):
             env.step(bad)
-    assert env.game.action_history == [] and not any(env.terminations.values())
+    assert env.unwrapped.match.action_history == [] and not any(env.terminations.values())
     env.step(np.int64(A.TAKE_DISCARD))  # numpy integers are integers
-    assert env.game.action_history == [A.TAKE_DISCARD]
+    assert env.unwrapped.match.action_history == [A.TAKE_DISCARD]
 
 
 def test_illegal_move_in_env_ends_the_game_with_zero_masks():
@@ -149,13 +149,14 @@ print(env.rewards[agent], env.terminations[agent], int(env.last()[0]["action_mas
     (-1, ValueError, "seed must be a non-negative integer, got -1"),
 ])
 def test_a_seed_that_is_not_a_non_negative_integer_is_refused_naming_seed(seed, error, message):
-    """The env's reset, a Match and a Game refuse the same seeds with the same message (one
-    check, hgin_env.game.checked_seed), not numpy's 'SeedSequence expects int ...'."""
-    from hgin_env.game import Game
+    """The env's reset and a Match of any format (a duel, its single hand, a three-hand
+    match) refuse the same seeds with the same message (one check,
+    hgin_env.game.checked_seed), not numpy's 'SeedSequence expects int ...'."""
     from hgin_env.match import Match
 
     for make in (lambda: hollywood_gin_v0.env().reset(seed=seed), lambda: Match("hollywood", seed=seed),
-                 lambda: Game("hollywood", seed=seed)):
+                 lambda: Match("hollywood", seed=seed, single_hand=True),
+                 lambda: Match("hollywood_three_hand", seed=seed)):
         with pytest.raises(error) as refused:
             make()
         assert str(refused.value) == message

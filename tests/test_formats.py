@@ -1,5 +1,6 @@
 """Three-hand and partnership formats (RULES.md §13) against the independent models of
-``tests/brute_formats.py``, the duel's equivalence with ``Game``, and the format rules."""
+``tests/brute_formats.py``, the duel ``Match`` against a duel dealt hand by hand, and the
+format rules."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import pytest
 from helpers import greedy_action
 
 from hgin_env import actions as A
-from hgin_env.game import Game, Hand
+from hgin_env.game import Hand, Phase, draw_first_dealer
 from hgin_env.match import Match, SeatHand, draw_deal, first_dealer_of, partnership_tables, round_score
-from hgin_env.rules import FORMATS, PROFILES, Rules
+from hgin_env.rules import FORMATS, PROFILES, Rules, get_rules
 from hgin_env.scoring import Scoreboard
 from hgin_env.sheets import Sheet
 
@@ -331,36 +332,63 @@ def test_partnership_tables_and_round_score_examples():
 
 
 # --------------------------------------------------------------------------- duel
-@pytest.mark.parametrize("profile", ["hollywood", "hollywood_classic", "gin_classic", "oklahoma"])
+@pytest.mark.parametrize("profile", ["hollywood", "hollywood_classic", "gin_classic", "oklahoma",
+                                     pytest.param(PROFILES["hollywood"].replace(max_hands=3),
+                                                  id="hollywood_max_hands_3")])
 def test_duel_match_replays_game_exactly(profile):
-    """Same seed and actions: Match and Game go through the same states and results."""
+    """Same seed and actions: the duel ``Match`` goes through the same states and results as
+    a duel dealt here hand by hand from the rules: the seed's generator draws the first
+    dealer, then each hand's deck (a permutation, nothing more); every ``Hand`` records onto
+    one ``Scoreboard``; ``Rules.next_dealer`` names the next dealer and ``Rules.match_end``
+    the end."""
+    rules = get_rules(profile)
     for seed in range(4):
         rng = np.random.default_rng(seed)
-        game, match = Game(profile, seed=seed), Match(profile, seed=seed)
+        deals = np.random.default_rng(seed)
+        board = Scoreboard(rules)
+        game = Hand(rules, draw_first_dealer(rules.first_dealer, deals, 2),
+                    deals.permutation(52).tolist(), hand_number=1, scoreboard=board)
+        hand_history = []
+        match = Match(profile, seed=seed)
         assert match.num_players == 2 and match.sitting_out is None
-        while not game.is_over:
+        end = None
+        while end is None:
             shown = match.current_game
+            assert shown.hand_number == game.hand_number == match.hand_number
             assert (shown.hands, shown.stock, shown.discard_pile) == (game.hands, game.stock,
                                                                       game.discard_pile)
             assert (match.current_seat, shown.phase, shown.dealer) == (game.current_player,
                                                                        game.phase, game.dealer)
             assert match.legal_actions() == game.legal_actions()
             action = greedy_action(game, rng) if seed % 2 else _policy(match, rng, False)
-            before = len(game.hand_history)
+            before = len(hand_history)
             record = game.apply(action)
             events = match.apply(action)
             if record is None:
-                assert events == [] and len(game.hand_history) == before
+                assert events == [] and len(match.hand_history) == before
                 continue
+            hand_history.append(record)
             hand = events[0]
             assert hand.record.to_dict() == record.to_dict() and hand.winner == record.winner
             signed = np.zeros(2)
             if record.winner is not None:
                 signed[record.winner], signed[1 - record.winner] = record.points, -record.points
             assert match.last_rewards.tolist() == signed.tolist()
-        assert match.is_over and match.match_winner == game.match_winner
-        assert match.sheet.to_dict() == game.scoreboard.to_dict()
-        w = game.match_winner
+            end = rules.match_end(board.match_over, len(hand_history))
+            if end == "truncated":  # the hand limit ends the match on its last hand
+                game.end_match()
+            elif end is None:  # the next hand, dealt at once
+                assert not match.is_over
+                loser = None if record.winner is None else 1 - record.winner
+                game = Hand(rules, rules.next_dealer(game.dealer, record.winner, loser),
+                            deals.permutation(52).tolist(), hand_number=len(hand_history) + 1,
+                            scoreboard=board)
+        assert match.is_over and match.truncated == (end == "truncated")
+        assert match.match_winner == board.match_winner
+        assert [h.record for h in match.hand_history] == hand_history
+        assert match.sheet.to_dict() == board.to_dict()
+        assert match.current_game.phase == game.phase == Phase.MATCH_OVER
+        w = board.match_winner
         assert match.returns().tolist() == ([0.0, 0.0] if w is None else
                                             [1.0 if p == w else -1.0 for p in (0, 1)])
 
@@ -390,11 +418,16 @@ def test_format_rules_and_profiles():
     PROFILES["hollywood_three_hand"].replace(oklahoma=True, short_session=True, knock_limit=5)
 
 
-def test_game_refuses_a_whole_match_of_another_format():
-    with pytest.raises(ValueError, match="three_hand.*Match.*Hand"):
-        Game("gin_three_hand")
-    with pytest.raises(ValueError, match="three_hand.*Match.*Hand"):
-        Game("gin_three_hand", single_hand=True)  # one of its hands is a Hand
+def test_only_the_duel_plays_a_single_hand_or_a_stacked_deck():
+    """A format's whole match is a ``Match`` of Hands; playing one of its hands alone is a
+    ``Hand``: ``single_hand`` and ``deck`` are the duel's options only."""
+    three = Match("gin_three_hand", seed=0)
+    assert three.num_players == 3 and type(three.current_game) is Hand
+    with pytest.raises(ValueError, match="single_hand and deck are options of the duel only, "
+                                         "not of format='three_hand'"):
+        Match("gin_three_hand", single_hand=True)  # one of its hands is a Hand
+    with pytest.raises(ValueError, match="options of the duel only.*partnership"):
+        Match("gin_partnership", deck=list(range(52)))
     hand = Hand("gin_three_hand", dealer=1, deck=list(range(52)))
     assert hand.rules.format == "three_hand" and not hand.is_over
 
@@ -408,10 +441,36 @@ def test_format_tables_are_hands_dealt_from_the_match_generator():
         assert all(type(t.game) is Hand and t.game.scoreboard is None for t in match.tables)
         rng = np.random.default_rng(3)
         first_dealer_of(match.rules, rng)
-        assert match.tables[0].game.deck == draw_deal(rng).tolist()
+        assert match.tables[0].game.deck == draw_deal(rng, match.format).tolist()
         while not match.hand_history:
             match.apply(greedy_action(match.current_game, rng))
         assert match.hand_history[0].record.columns_decided == ()
+
+
+def test_duel_hands_are_dealt_by_draw_deal_onto_the_match_sheet():
+    """``draw_deal`` draws a permutation of the 52 cards, and a format's table one integer
+    more (the duel not). The duel deals each hand with it, as a ``Hand`` recording onto the
+    match's sheet: the records name the columns they decided, in the sheet's order."""
+    for fmt, extra in (("duel", False), ("three_hand", True), ("partnership", True)):
+        rng, expected = np.random.default_rng(5), np.random.default_rng(5)
+        assert draw_deal(rng, fmt).tolist() == expected.permutation(52).tolist()
+        if extra:
+            expected.integers(2**32)
+        assert rng.bit_generator.state == expected.bit_generator.state, fmt
+    match = Match("hollywood", seed=3)
+    deals, play = np.random.default_rng(3), np.random.default_rng(0)
+    first_dealer_of(match.rules, deals)
+    decided = []
+    while not match.is_over:
+        game = match.current_game
+        assert type(game) is Hand and game.scoreboard is match.sheet
+        assert game.hand_number == len(match.hand_history) + 1
+        assert game.deck == draw_deal(deals, "duel").tolist()
+        while match.current_game is game and not match.is_over:
+            finished = match.apply(greedy_action(game, play))
+        decided += finished[0].record.columns_decided
+    assert len(match.hand_history) > 3 and match.sheet.match_over
+    assert decided == match.sheet.decided_order and len(decided) == match.rules.columns
 
 
 def test_match_input_validation_and_seeding():
@@ -459,7 +518,7 @@ def test_truncation_caps_hands_and_rounds():
 
 
 def test_one_end_of_match_rule_and_one_outcome():
-    """``Rules.match_end`` is the end of every path (Game, Match, BatchGame) and
+    """``Rules.match_end`` is the end of every path (Match, BatchGame) and
     ``match.match_outcome`` the outcome of Match.returns and the batched engine."""
     from hgin_env.match import match_outcome
     from hgin_env.rules import get_rules

@@ -8,7 +8,8 @@ from helpers import play_greedy, play_random
 
 from hgin_env import actions as A
 from hgin_env.cards import parse_card, parse_cards
-from hgin_env.game import Game, Hand, Phase, build_deck, replay
+from hgin_env.game import Hand, Phase, build_deck
+from hgin_env.match import Match
 from hgin_env.rules import PROFILES, Rules, get_rules, profile_names
 from hgin_env.scoring import Scoreboard
 
@@ -21,9 +22,14 @@ def c(text: str) -> int:
     return parse_card(text)
 
 
-def gin_game(**kw) -> Game:
+def gin_match(**kw) -> Match:
     deck = build_deck(GIN_HAND, DEFENDER_18, "QC", "7H")
-    return Game(deck=deck, first_dealer=0, single_hand=True, **kw)
+    return Match(deck=deck, first_dealer=0, single_hand=True, **kw)
+
+
+def gin_game(**kw) -> Hand:
+    """The one hand of :func:`gin_match` (recording onto its match's sheet)."""
+    return gin_match(**kw).current_game
 
 
 def test_first_upcard_offer_then_forced_stock_draw_then_gin():
@@ -105,27 +111,28 @@ def test_without_offer_the_non_dealer_starts_with_a_normal_draw():
 
 
 def test_no_offer_never_allows_pass_in_a_whole_match(rng):
-    g = Game(rules=PROFILES["hollywood"].replace(first_upcard_offer=False), seed=2)
+    match = Match(rules=PROFILES["hollywood"].replace(first_upcard_offer=False), seed=2)
     hands = 0
-    while not g.is_over:
+    while not match.is_over:
+        g = match.current_game
         if g.turns == 0 and g.phase != Phase.DISCARD:
             assert g.phase == Phase.DRAW and g.current_player != g.dealer
             hands += 1
-        assert A.PASS not in g.legal_actions()
+        assert A.PASS not in g.legal_actions() and A.PASS not in match.legal_actions()
         assert g.phase != Phase.FIRST_UPCARD
-        g.apply(int(rng.choice(g.legal_actions())))
-    assert hands == len(g.hand_history) and hands > 1
+        match.apply(int(rng.choice(match.legal_actions())))
+    assert hands == len(match.hand_history) and hands > 1
 
 
 def test_oklahoma_is_one_running_score_and_the_sheet_an_option(rng):
     assert PROFILES["oklahoma"].columns == 1
-    g = play_random(Game(rules="oklahoma", seed=5), rng, prefer_knock=True)
-    assert g.scoreboard.columns.shape == (2, 1)
-    assert int(g.scoreboard.columns[g.match_winner, 0]) >= 100
+    g = play_random(Match(rules="oklahoma", seed=5), rng, prefer_knock=True)
+    assert g.sheet.columns.shape == (2, 1)
+    assert int(g.sheet.columns[g.match_winner, 0]) >= 100
     sheet = PROFILES["oklahoma"].replace(columns=3)
     assert sheet.oklahoma and sheet.columns == 3
-    g = play_random(Game(rules=sheet, seed=5), rng, prefer_knock=True)
-    assert g.scoreboard.columns.shape == (2, 3) and g.scoreboard.match_over
+    g = play_random(Match(rules=sheet, seed=5), rng, prefer_knock=True)
+    assert g.sheet.columns.shape == (2, 3) and g.sheet.match_over
 
 
 def test_illegal_action_names_it_and_the_legal_set():
@@ -136,36 +143,40 @@ def test_illegal_action_names_it_and_the_legal_set():
         g.apply(999)
 
 
-def _discard_until_dead(g: Game) -> None:
-    """Always draw from the stock and throw the drawn card (never knock)."""
-    while g.phase != Phase.HAND_OVER and not g.hand_history:
+def _discard_until_dead(match: Match) -> None:
+    """Always draw from the stock and throw the drawn card (never knock), to the end of
+    the match's first hand."""
+    while not match.hand_history:
+        g = match.current_game
         if g.phase == Phase.FIRST_UPCARD:
-            g.apply(A.PASS)
+            match.apply(A.PASS)
         elif g.phase == Phase.DRAW:
-            g.apply(A.DRAW_STOCK)
+            match.apply(A.DRAW_STOCK)
         else:
             before = set(g.legal_actions())
             drawn = [a for a in before if a < A.KNOCK]
-            g.apply(drawn[0])
+            match.apply(drawn[0])
 
 
 def test_dead_hand_when_two_stock_cards_remain():
-    g = gin_game()
-    _discard_until_dead(g)
-    rec = g.hand_history[0]
+    match = gin_match()
+    _discard_until_dead(match)
+    rec = match.hand_history[0].record
     assert rec.kind == "dead" and rec.winner is None and rec.points == 0
-    assert len(g.stock) == 2 and g.scoreboard.dead_hands == 1
-    assert g.scoreboard.wins == [0, 0] and g.card_count_ok()
+    g = match.current_game  # the one hand: the match is over, its hand HAND_OVER
+    assert match.is_over and g.phase == Phase.HAND_OVER
+    assert len(g.stock) == 2 and match.sheet.dead_hands == 1
+    assert match.sheet.wins == [0, 0] and g.card_count_ok()
 
 
 @pytest.mark.parametrize("profile,same_dealer", [("hollywood", False), ("hollywood_classic", True),
                                                  ("hollywood_winner_deals", True), ("gin_classic", True)])
 def test_dealer_after_dead_hand(profile, same_dealer):
     deck = build_deck(GIN_HAND, DEFENDER_18, "QC", "7H")
-    g = Game(rules=profile, deck=deck, first_dealer=0, seed=1)
-    _discard_until_dead(g)
-    assert g.hand_number == 2
-    assert g.dealer == (0 if same_dealer else 1)
+    match = Match(rules=profile, deck=deck, first_dealer=0, seed=1)
+    _discard_until_dead(match)
+    assert match.hand_number == 2 and match.current_game.hand_number == 2
+    assert match.current_game.dealer == (0 if same_dealer else 1)
 
 
 @pytest.mark.parametrize("profile,next_dealer", [
@@ -175,17 +186,18 @@ def test_dealer_after_dead_hand(profile, same_dealer):
 ])
 def test_dealer_rotation_after_a_win(profile, next_dealer):
     deck = build_deck(GIN_HAND, DEFENDER_18, "QC", "7H")
-    g = Game(rules=profile, deck=deck, first_dealer=0, seed=3)
+    match = Match(rules=profile, deck=deck, first_dealer=0, seed=3)
     for a in (A.PASS, A.PASS, A.DRAW_STOCK, A.KNOCK + c("KD")):
-        g.apply(a)
-    assert g.hand_history[0].winner == 1
-    assert g.hand_number == 2 and g.dealer == next_dealer
+        match.apply(a)
+    assert match.hand_history[0].record.winner == 1
+    g = match.current_game  # the second hand, dealt at once
+    assert match.hand_number == 2 and g.hand_number == 2 and g.dealer == next_dealer
     assert g.phase == Phase.FIRST_UPCARD and g.current_player == 1 - next_dealer
 
 
 def test_oklahoma_knock_limit_and_spade_doubling():
     deck = build_deck(GIN_HAND, DEFENDER_18, "7S", "7H")
-    g = Game(rules="oklahoma", deck=deck, first_dealer=0, single_hand=True)
+    g = Match(rules="oklahoma", deck=deck, first_dealer=0, single_hand=True).current_game
     assert (g.knock_limit, g.multiplier) == (7, 2)
     g.apply(A.PASS)
     g.apply(A.PASS)
@@ -194,16 +206,17 @@ def test_oklahoma_knock_limit_and_spade_doubling():
     assert A.KNOCK + c("KD") in legal and A.KNOCK + c("4H") not in legal  # 10 > 7
     rec = g.apply(A.KNOCK + c("KD"))
     assert rec.points == (25 + 18) * 2
-    ace = Game(rules=PROFILES["oklahoma"].replace(oklahoma_ace_gin_only=True),
-               deck=build_deck(GIN_HAND, DEFENDER_18, "AD"), first_dealer=0)
+    ace = Match(rules=PROFILES["oklahoma"].replace(oklahoma_ace_gin_only=True),
+                deck=build_deck(GIN_HAND, DEFENDER_18, "AD"), first_dealer=0).current_game
     assert ace.knock_limit == 0 and ace.multiplier == 1
-    face = Game(rules="oklahoma", deck=build_deck(GIN_HAND, DEFENDER_18, "QD"), first_dealer=0)
+    face = Match(rules="oklahoma", deck=build_deck(GIN_HAND, DEFENDER_18, "QD"),
+                 first_dealer=0).current_game
     assert face.knock_limit == 10
 
 
 def test_straight_gin_allows_only_gin():
     deck = build_deck(GIN_HAND, DEFENDER_18, "QC", "7H")
-    g = Game(rules="straight_gin", deck=deck, first_dealer=0, single_hand=True)
+    g = Match(rules="straight_gin", deck=deck, first_dealer=0, single_hand=True).current_game
     for a in (A.PASS, A.PASS, A.DRAW_STOCK):
         g.apply(a)
     knocks = [a for a in g.legal_actions() if A.KNOCK <= a < A.DRAW_STOCK]
@@ -214,15 +227,15 @@ def test_big_gin_option():
     # 11 cards all melded after drawing 7H: 4H..7H, 9s, A23C, plus K♦ replaced by 8H.
     hand = "4H 5H 6H 9C 9D 9S AC 2C 3C 8H"
     rules = Rules(big_gin_bonus=31)
-    g = Game(rules=rules, deck=build_deck(hand, DEFENDER_18, "QC", "7H"), first_dealer=0,
-             single_hand=True)
+    g = Match(rules=rules, deck=build_deck(hand, DEFENDER_18, "QC", "7H"), first_dealer=0,
+              single_hand=True).current_game
     for a in (A.PASS, A.PASS, A.DRAW_STOCK):
         g.apply(a)
     assert A.BIG_GIN in g.legal_actions()
     rec = g.apply(A.BIG_GIN)
     assert rec.kind == "big_gin" and rec.points == 31 + 18 and rec.knock_discard is None
     assert g.card_count_ok()
-    plain = Game(deck=build_deck(hand, DEFENDER_18, "QC", "7H"), first_dealer=0)
+    plain = Match(deck=build_deck(hand, DEFENDER_18, "QC", "7H"), first_dealer=0).current_game
     for a in (A.PASS, A.PASS, A.DRAW_STOCK):
         plain.apply(a)
     assert A.BIG_GIN not in plain.legal_actions()
@@ -239,48 +252,54 @@ def test_public_knowledge_tracking():
 
 
 def test_replay_reproduces_match(rng):
-    g = play_random(Game(seed=7), rng, prefer_knock=True)
-    again = replay(None, 7, g.action_history)
-    assert again.scoreboard.columns.tolist() == g.scoreboard.columns.tolist()
-    assert [h.to_dict() for h in again.hand_history] == [h.to_dict() for h in g.hand_history]
+    g = play_random(Match(seed=7), rng, prefer_knock=True)
+    again = Match(None, seed=7)
+    for action in g.action_history:
+        again.apply(action)
+    assert again.is_over
+    assert again.sheet.columns.tolist() == g.sheet.columns.tolist()
+    assert [h.record.to_dict() for h in again.hand_history] == \
+        [h.record.to_dict() for h in g.hand_history]
 
 
 def test_same_seed_same_deal_and_first_dealer():
-    a, b = Game(seed=99), Game(seed=99)
+    a, b = Match(seed=99).current_game, Match(seed=99).current_game
     assert a.hands == b.hands and a.stock == b.stock and a.dealer == b.dealer
-    assert Game(seed=100).hands != a.hands
+    assert Match(seed=100).current_game.hands != a.hands
 
 
 def test_cut_for_first_dealer_is_seeded():
-    dealers = {Game(rules="hollywood_classic", seed=s).dealer for s in range(20)}
+    dealers = {Match(rules="hollywood_classic", seed=s).current_game.dealer for s in range(20)}
     assert dealers == {0, 1}
-    assert Game(rules="hollywood_classic", seed=5).dealer == Game(rules="hollywood_classic", seed=5).dealer
+    assert Match(rules="hollywood_classic", seed=5).current_game.dealer == \
+        Match(rules="hollywood_classic", seed=5).current_game.dealer
 
 
 def test_stacked_deck_validation():
     with pytest.raises(ValueError, match="52 cards"):
-        Game(deck=list(range(51)))
+        Match(deck=list(range(51)))
     with pytest.raises(ValueError, match="twice"):
         build_deck(GIN_HAND, GIN_HAND, "QC")
-    with pytest.raises(ValueError, match="first_dealer"):
-        Game(first_dealer=2)
+    with pytest.raises(ValueError, match=r"first_dealer for format='duel' must be None or a seat "
+                                         r"in 0\.\.1, got 2"):
+        Match(first_dealer=2)
 
 
 @pytest.mark.parametrize("profile", profile_names("duel"))
 def test_every_profile_plays_to_the_end(profile, rng):
     for seed in range(3):
-        g = play_greedy(Game(rules=profile, seed=seed), rng)
-        assert g.phase == Phase.MATCH_OVER and g.scoreboard.match_over and not g.truncated
+        g = play_greedy(Match(rules=profile, seed=seed), rng)
+        assert g.current_game.phase == Phase.MATCH_OVER and g.sheet.match_over and not g.truncated
         assert g.card_count_ok()
         if profile == "hollywood_short":
-            assert len(g.scoreboard.decided_order) >= 1
+            assert len(g.sheet.decided_order) >= 1
         else:
-            assert all(w is not None for w in g.scoreboard.column_winners)
+            assert all(w is not None for w in g.sheet.column_winners)
 
 
 def test_single_game_profile_settlement(rng):
-    g = play_random(Game(rules="gin_classic", seed=4), rng, prefer_knock=True)
-    b = g.scoreboard
+    g = play_random(Match(rules="gin_classic", seed=4), rng, prefer_knock=True)
+    b = g.sheet
     w = b.column_winners[0]
     loser_total = int(b.columns[1 - w, 0])
     bonus = 200 if loser_total == 0 else 100
@@ -290,10 +309,10 @@ def test_single_game_profile_settlement(rng):
 
 
 def test_max_hands_truncates():
-    g = Game(rules=Rules(max_hands=3), seed=0)
+    g = Match(rules=Rules(max_hands=3), seed=0)
     play_random(g, np.random.default_rng(0))
-    assert g.truncated and g.phase == Phase.MATCH_OVER and len(g.hand_history) == 3
-    assert g.match_winner is None or g.scoreboard.match_over
+    assert g.truncated and g.current_game.phase == Phase.MATCH_OVER and len(g.hand_history) == 3
+    assert g.match_winner is None or g.sheet.match_over
 
 
 def test_parse_cards_helper_consistency():
@@ -302,15 +321,17 @@ def test_parse_cards_helper_consistency():
 
 def test_hand_of_endless_discard_swaps_is_dead_at_max_turns():
     # Both players keep taking the other's discard and never touch the stock.
-    g = Game(deck=build_deck(GIN_HAND, DEFENDER_18, "QC"), first_dealer=0, single_hand=True)
-    g.apply(A.TAKE_DISCARD)
-    while not g.is_over:
+    match = Match(deck=build_deck(GIN_HAND, DEFENDER_18, "QC"), first_dealer=0, single_hand=True)
+    match.apply(A.TAKE_DISCARD)
+    while not match.is_over:
+        g = match.current_game
         if g.phase == Phase.DRAW:
-            g.apply(A.TAKE_DISCARD)
+            match.apply(A.TAKE_DISCARD)
         else:
-            g.apply(min(a for a in g.legal_actions() if a < A.KNOCK))
-    rec = g.hand_history[-1]
-    assert rec.kind == "dead" and rec.turns == Rules().max_turns and len(g.stock) == 31
+            match.apply(min(a for a in g.legal_actions() if a < A.KNOCK))
+    rec = match.hand_history[-1].record
+    assert rec.kind == "dead" and rec.turns == Rules().max_turns
+    assert len(match.current_game.stock) == 31
     with pytest.raises(ValueError, match="max_turns"):
         Rules(max_turns=-1)
 
@@ -333,24 +354,27 @@ def test_rules_version_2_and_old_rule_dicts_load_with_the_offer():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_a_hand_dealt_from_the_duels_deck_plays_as_the_duels_first_hand(seed):
-    """``Hand`` is the duel's hand: dealt the deck a ``Game`` draws, given the same actions
-    and a sheet, it reaches the same states and the same record."""
-    game = Game(seed=seed)
+    """``Hand`` is the duel's hand: dealt the deck a duel ``Match`` draws, given the same
+    actions and a sheet, it reaches the same states and the same record as the match's first
+    hand."""
+    match = Match(seed=seed)
     deck = np.random.default_rng(seed)
-    dealer = int(deck.integers(2))  # the Game's first draw: its first dealer
-    hand = Hand(game.rules, dealer, deck.permutation(52).tolist(), scoreboard=Scoreboard(game.rules))
+    dealer = int(deck.integers(2))  # the match's first draw: its first dealer
+    hand = Hand(match.rules, dealer, deck.permutation(52).tolist(), scoreboard=Scoreboard(match.rules))
     rng = np.random.default_rng(seed)
-    while game.hand_number == 1:
+    while match.hand_number == 1:
+        game = match.current_game
         assert (hand.hands, hand.stock, hand.discard_pile, hand.phase, hand.current_player) == \
             (game.hands, game.stock, game.discard_pile, game.phase, game.current_player)
-        assert hand.legal_actions() == game.legal_actions()
+        assert hand.legal_actions() == game.legal_actions() == match.legal_actions()
         action = hand.legal_actions()[rng.integers(len(hand.legal_actions()))]
         ended = hand.apply(action)
-        assert ended == game.apply(action)
-    assert ended is not None and hand.record == ended == game.hand_history[0]
+        finished = match.apply(action)
+        assert ended == (finished[0].record if finished else None)
+    assert ended is not None and hand.record == ended == match.hand_history[0].record
     assert hand.phase == Phase.HAND_OVER and hand.is_over and hand.card_count_ok()
     assert hand.scoreboard is not None
-    assert hand.scoreboard.columns.tolist() == game.scoreboard.columns.tolist()
+    assert hand.scoreboard.columns.tolist() == match.sheet.columns.tolist()
     with pytest.raises(ValueError, match="over"):
         hand.apply(A.DRAW_STOCK)
 

@@ -7,7 +7,6 @@ import pytest
 
 from agents import make_agent
 from hgin_env import hollywood_gin_v0
-from hgin_env.game import Game
 from hgin_env.loop import run_match
 from hgin_env.match import Match, SeatHand
 from hgin_env.observation import ObservationLayout, observe
@@ -67,9 +66,9 @@ def test_observe_is_the_env_and_match_dict() -> None:
     env = hollywood_gin_v0.env()
     env.reset(seed=2)
     match = env.unwrapped.match
-    game = match.duel_game
     rng = np.random.default_rng(0)
     for _ in range(30):
+        game = match.current_game  # the hand being played (a new one after each hand)
         for seat in (0, 1):
             a, b, c = observe(game, seat), observe(match, seat), env.observe(f"player_{seat}")
             for other in (b, c):
@@ -78,10 +77,13 @@ def test_observe_is_the_env_and_match_dict() -> None:
             assert a["action_mask"].dtype == np.int8
             assert a["action_mask"].any() == (seat == game.current_player)
         env.step(int(rng.choice(np.flatnonzero(observe(game, game.current_player)["action_mask"]))))
-    over = Game(seed=1, single_hand=True)
-    while not over.is_over:
-        over.apply(over.legal_actions()[0])
+    single = Match(seed=1, single_hand=True)
+    while not single.is_over:
+        single.apply(single.legal_actions()[0])
+    over = single.current_game
+    assert over.is_over
     assert not observe(over, over.current_player)["action_mask"].any()
+    assert not any(observe(single, seat)["action_mask"].any() for seat in (0, 1))
 
 
 @pytest.mark.parametrize("rules", ["hollywood", "gin_three_hand", "gin_partnership"])

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hgin_env.game import Game
+from hgin_env.match import Match
 from hgin_env.rules import PROFILES, Rules, profile_names
 from hgin_env.scoring import Scoreboard
 
@@ -17,13 +17,14 @@ profiles = st.sampled_from(profile_names("duel"))  # formats: test_format_proper
 @given(seed=st.integers(0, 2**32 - 1), profile=profiles,
        choices=st.lists(st.integers(0, 10**6), min_size=50, max_size=400))
 def test_52_cards_conserved_through_any_legal_play(seed, profile, choices):
-    game = Game(rules=profile, seed=seed)
+    match = Match(rules=profile, seed=seed)
     for choice in choices:
-        if game.is_over:
+        if match.is_over:
             break
-        legal = game.legal_actions()
-        game.apply(legal[choice % len(legal)])
-        assert game.card_count_ok()
+        legal = match.legal_actions()
+        match.apply(legal[choice % len(legal)])
+        game = match.current_game  # the next hand once one ends
+        assert match.card_count_ok() and game.card_count_ok()
         for p in (0, 1):
             assert game.hands[p] & game.hands[1 - p] == 0
 
@@ -52,18 +53,18 @@ def test_scores_never_added_to_a_decided_column(wins, columns, target, short):
 @settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), profile=profiles)
 def test_every_match_of_random_legal_play_ends(seed, profile):
-    game = Game(rules=PROFILES[profile].replace(max_hands=0), seed=seed)  # no safety cap
+    match = Match(rules=PROFILES[profile].replace(max_hands=0), seed=seed)  # no safety cap
     rng = np.random.default_rng(seed)
     steps = 0
-    while not game.is_over:
-        legal = game.legal_actions()
+    while not match.is_over:
+        legal = match.legal_actions()
         # Uniform over legal actions, except that a legal knock is taken (pure uniform play
         # is checked by the soak script and test_env; it takes hundreds of hands a match).
         knocks = [a for a in legal if 52 <= a < 104]
-        game.apply((knocks or legal)[rng.integers(len(knocks or legal))])
+        match.apply((knocks or legal)[rng.integers(len(knocks or legal))])
         steps += 1
         assert steps < 2_000_000
-    assert game.scoreboard.match_over and game.match_winner is not None
+    assert match.sheet.match_over and match.match_winner is not None
 
 
 # ---------------------------------------------------------------- batched play, bad actions

@@ -133,16 +133,17 @@ def test_self_play_pool_and_final_model_after_resume(killed_and_resumed):
     run, t, _, _ = killed_and_resumed
     snaps = sorted(int(p.stem.split("_")[1]) for p in (run / "snapshots").glob("snapshot_*.zip"))
     assert snaps == list(range(128, read_meta(run / "model.zip")["timesteps"] + 1, 128))
-    from hgin_env.game import Game
+    from hgin_env.match import Match
     from hgin_env.observation import encode
 
     agent = PPOAgent.load(run / "model.zip")
-    game = Game(seed=3)
+    match = Match(seed=3)
     for _ in range(40):
+        game = match.current_game  # the hand being played (a new one after each hand)
         obs = {"observation": encode(game, game.current_player), "action_mask": game.legal_action_mask()}
         action = agent(obs)
         assert obs["action_mask"][action]
-        game.apply(action)
+        match.apply(action)
 
 
 def test_failed_resume_writes_nothing(killed_and_resumed, tmp_path, capsys):

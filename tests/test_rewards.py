@@ -8,7 +8,6 @@ import pytest
 from agents.base import make_agent
 from hgin_env.envs.aec import raw_env
 from hgin_env.envs.single_agent import SingleAgentEnv
-from hgin_env.game import Game
 from hgin_env.match import Match
 from hgin_env.melds import cached_deadwood
 from hgin_env.observation import ObservationLayout, encode, observe
@@ -103,10 +102,11 @@ def test_single_agent_adapter_telescopes():
 
 
 def test_potential_reads_the_best_reachable_deadwood():
-    game = Game(seed=8)
+    match = Match(seed=8)
     layout = ObservationLayout(3)
     seen = set()
-    while len(seen) < 2 and not game.is_over:
+    while len(seen) < 2 and not match.is_over:
+        game = match.current_game
         p = game.current_player
         vec = encode(game, p)
         if game.phase.name == "DISCARD":
@@ -115,7 +115,7 @@ def test_potential_reads_the_best_reachable_deadwood():
             expected = cached_deadwood(game.hands[p])
         assert best_deadwood(vec, layout) == pytest.approx(min(expected, 100) / 100.0)
         seen.add(game.phase.name)
-        game.apply(game.legal_actions()[0])
+        match.apply(game.legal_actions()[0])
 
 
 def test_duel_rewards_modes_and_errors():

@@ -102,16 +102,17 @@ def test_checkpoints_are_refused_with_clear_messages(toy_run, tmp_path):
 def test_agent_acts_legally_and_gives_probabilities(toy_run):
     import numpy as np
 
-    from hgin_env.game import Game
+    from hgin_env.match import Match
     from hgin_env.observation import encode
 
     agent = PPOAgent.load(toy_run[1])
-    game = Game(seed=1)
+    match = Match(seed=1)
     for _ in range(30):
+        game = match.current_game  # the hand being played (a new one after each hand)
         obs = {"observation": encode(game, game.current_player), "action_mask": game.legal_action_mask()}
         probs = agent.action_probabilities(obs)
         assert probs.sum() == pytest.approx(1.0, abs=1e-5) and (probs[obs["action_mask"] == 0] == 0).all()
-        game.apply(agent(obs))
+        match.apply(agent(obs))
     assert np.isfinite(probs).all()
 
 

@@ -17,13 +17,13 @@ from arena.variance import drawn_instead, recorder_for
 from eval import hands as hands_cli
 from hgin_env import actions as A
 from hgin_env.cards import NUM_CARDS
-from hgin_env.game import Game
+from hgin_env.game import Hand
 from hgin_env.match import Match
 from hgin_env.rules import get_rules
 
 
-def _after_a_stock_draw(seed: int) -> tuple[Game, int]:
-    game = Game("hollywood", seed=seed, single_hand=True)
+def _after_a_stock_draw(seed: int) -> tuple[Hand, int]:
+    game = Match("hollywood", seed=seed, single_hand=True).current_game
     while A.PASS in game.legal_actions():  # both pass the upcard, then the non-dealer draws
         game.apply(A.PASS)
     drawn = game.stock[-1]
