@@ -150,7 +150,8 @@ def test_a_match_of_each_format_shows_as_html(profile: str) -> None:
 
     match = Match(profile, seed=7)
     rng = np.random.default_rng(7)
-    for finished in (0, 1):
+    cell = "padding:2px 10px;text-align:left;border:1px solid #bbb"
+    for finished in (0, 1, 3):
         while len(match.hand_history) < finished:  # knock when possible: hands end quickly
             legal = match.legal_actions()
             knocks = [a for a in legal if A.KNOCK <= a < A.DRAW_STOCK]
@@ -168,6 +169,11 @@ def test_a_match_of_each_format_shows_as_html(profile: str) -> None:
             assert f">player_{match.sitting_out} hand</th>" not in page
         assert page.endswith(match.sheet._repr_html_() + "</div>")
         assert ("last hand" in page) == bool(finished)
+        if finished:  # the match's number of the hand, not its table's (a format table's Hand is 1)
+            assert f'last hand</th><td style="{cell}">Hand {match.hand_history[-1].number}:' in page
+        # A partnership's tables are named by their round (one round deals both), the others by the hand.
+        deal = f"round {match.round_number + 1}" if match.format == "partnership" else f"hand {match.hand_number}"
+        assert page.count(f'>{deal}, player_') == match.num_tables
 
 
 # --------------------------------------------------------------------------- formats

@@ -229,8 +229,10 @@ def match_html(match: Match) -> str:
         else:
             state = turn_text(game, names=[f"player_{s}" for s in table.seats])
         top = _cards_html([game.discard_top]) if game.discard_pile else "-"
+        # A partnership round deals both tables at once: its tables are named by the round.
+        deal = f"round {match.round_number + 1}" if match.format == "partnership" else f"hand {match.hand_number}"
         rows += [
-            (at + "deal", f"hand {match.hand_number}, player_{table.dealer} deals, knock limit {game.knock_limit}"
+            (at + "deal", f"{deal}, player_{table.dealer} deals, knock limit {game.knock_limit}"
              + (f", hand x{game.multiplier}" if game.multiplier > 1 else "")
              + ("" if table.sitting_out is None else f", player_{table.sitting_out} sits out")),
             (at + "state", html.escape(state)),
@@ -243,7 +245,7 @@ def match_html(match: Match) -> str:
                 rows.append((f"player_{seat} took", _cards_html(mask_to_cards(game.known_cards[p]))))
     if match.hand_history:
         last = match.hand_history[-1]
-        text = render_hand_result(last.record, names=[f"player_{s}" for s in last.seats])
+        text = render_hand_result(last.record, names=[f"player_{s}" for s in last.seats], number=last.number)
         rows.append(("last hand", html.escape(text.splitlines()[0])))
     body = "".join(f'<tr><th style="{cell}">{k}</th><td style="{cell}">{v}</td></tr>' for k, v in rows)
     rules = html.escape(getattr(match.rules, "name", str(match.rules)))
