@@ -5,8 +5,8 @@ one hand each, in our engine against the compiled bot) and at OpenSpiel's own ta
     python docs/runs/peer53/curve.py OUT_DIR PEER_DIR LABEL=RUN_DIR [LABEL=RUN_DIR ...]
 
 Each RUN_DIR is a training run (its ``episodes.csv``: one row per hand), PEER_DIR holds ``eval.peer``
-folders (their ``summary.json``); those of agent label ``specialist`` are the checkpoints of
-the first run; writes ``curve.png`` to OUT_DIR and prints the tables (README.md has them).
+folders (their ``summary.json``); those whose agent label is the first run's LABEL are its
+checkpoints; writes ``curve.png`` to OUT_DIR and prints the tables (README.md has them).
 """
 
 from __future__ import annotations
@@ -40,14 +40,15 @@ def training_points(run: Path) -> list[tuple[int, int, float, float]]:
     return out
 
 
-def table_points(peer: Path) -> list[tuple[int, dict]]:
-    """(checkpoint step, eval.peer summary) of the specialist's folders in ``peer`` (the
-    step read from the checkpoint's name; the warm start's weights are step 0), by step."""
+def table_points(peer: Path, agent: str) -> list[tuple[int, dict]]:
+    """(checkpoint step, eval.peer summary) of the folders in ``peer`` whose agent label is
+    ``agent`` (the first run's: its checkpoints; the step read from the checkpoint's name,
+    the warm start's weights are step 0), by step."""
     out = []
     for folder in sorted(peer.iterdir()):
         summary = json.loads((folder / "summary.json").read_text())
         label, _, spec = summary["agents"][0].partition("=")
-        if label != "specialist":
+        if label != agent:
             continue
         step = re.search(r"ppo_(\d+)_steps", spec)
         out.append((int(step.group(1)) if step else 0, {**summary["summaries"][0], "first_deal": summary["seed"]}))
@@ -55,7 +56,7 @@ def table_points(peer: Path) -> list[tuple[int, dict]]:
 
 
 def main(out: Path, peer: Path, runs: list[tuple[str, Path]]) -> None:
-    table = table_points(peer)
+    table = table_points(peer, runs[0][0])
     fig, ax = plt.subplots(figsize=(8, 4.5))
     lines = []
     for label, run in runs:
