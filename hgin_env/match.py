@@ -497,7 +497,7 @@ class Match:
         self._hand_rewards(hand)  # the hand recorded itself onto the sheet
         if self._end_match(len(self.hand_history)):
             if self.truncated:  # the hand limit, not the hand's sheet, ended the match
-                self.tables[0].game.end_match()
+                self.current_game.end_match()
         else:  # the loser deals next; a dead hand is redealt by the same dealer
             self._deal_duel(self.rules.next_dealer(hand.dealer, hand.winner, hand.loser))
         return []

@@ -86,7 +86,7 @@ def observe(state: Hand | Match, who: int, engine: str | None = None) -> dict[st
             return observation_dict(encode_seat(state, who, engine), state.legal_action_mask(who))
         # The duel: exactly its hand's dict, whose context rows are the match's sheet
         # (encode_seat would say the same); the last hand once the match is over.
-        state = state.tables[0].game
+        state = state.current_game
     # A bytearray filled in Python and viewed once is faster than np.zeros + fancy indexing
     # for ~10 legal actions, and the array owns a fresh buffer (callers may keep it).
     mask = bytearray(NUM_ACTIONS)

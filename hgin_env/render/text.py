@@ -217,6 +217,8 @@ def match_html(match: Match) -> str:
     (both hands are shown; the environment's observations never show the opponent's
     cards), the last finished hand, and the sheet."""
     cell = "padding:2px 10px;text-align:left;border:1px solid #bbb"
+    # A partnership round deals both tables at once: its tables are named by the round.
+    deal = f"round {match.round_number + 1}" if match.format == "partnership" else f"hand {match.hand_number}"
     rows: list[tuple[str, str]] = []
     for table in match.tables:
         game = table.game
@@ -229,8 +231,6 @@ def match_html(match: Match) -> str:
         else:
             state = turn_text(game, names=[f"player_{s}" for s in table.seats])
         top = _cards_html([game.discard_top]) if game.discard_pile else "-"
-        # A partnership round deals both tables at once: its tables are named by the round.
-        deal = f"round {match.round_number + 1}" if match.format == "partnership" else f"hand {match.hand_number}"
         rows += [
             (at + "deal", f"{deal}, player_{table.dealer} deals, knock limit {game.knock_limit}"
              + (f", hand x{game.multiplier}" if game.multiplier > 1 else "")
