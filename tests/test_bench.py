@@ -76,3 +76,24 @@ def test_commits_bench_sweeps_tables_and_formats(tmp_path):
     report = json.loads(out.read_text())
     assert set(report) == {batched_name(p, n) for p in ("hollywood", "hollywood_three_hand") for n in (4, 16)}
     assert all(row["this"] > 0 and row["other"] > 0 for row in report.values())
+
+
+def test_learner_device_bench_rows_and_report(tmp_path):
+    """``eval.bench.learner_device`` (the lent GPU machine's training figures): its rows,
+    one real toy ``train.ppo`` process timed, and the report divided by the CPU row."""
+    from eval.bench.learner_device import TOY, WIDE, configurations, report, run_one
+
+    labels = [label for label, _ in configurations("cuda", [1, 8])]
+    assert labels == ["cpu", "cuda sync", "cuda workers=1", "cuda workers=8", "wide cpu", "wide cuda sync",
+                      "wide cuda workers=8"]
+    flags = dict(configurations("cpu", [2]))
+    assert list(flags) == ["cpu", "cpu workers=2", "wide cpu", "wide cpu workers=2"]
+    assert flags["cpu workers=2"][-2:] == ["--rollout-workers", "2"] and flags["wide cpu"][-len(WIDE):] == list(WIDE)
+    row = run_one(TOY, 256, 0, tmp_path, 300)
+    assert row["steps"] == 256 and row["steps_per_s"] > 0, row
+    bad = run_one(["--rollout-workers", "3"], 256, 0, tmp_path / "bad", 300)
+    assert "rollout-workers" in " ".join(bad["error"])
+    table = report([{"label": "cpu", **row}, {"label": "wide cpu", "steps_per_s": row["steps_per_s"] / 2,
+                                              "wall_s": 1.0}, {"label": "x", **bad}],
+                   {"cpu_cores": 2, "processor": "x86_64", "gpu": None, "torch": "2"})
+    assert "| wide cpu |" in table and "0.50x" in table and "| x | failed:" in table

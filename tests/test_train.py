@@ -467,6 +467,62 @@ def test_the_pipelined_learner_is_repeatable_and_resumes_on_both_paths(tmp_path)
         assert read_meta(resumed)["timesteps"] == 768
 
 
+def test_several_rollout_workers_sample_one_wide_rollout_and_resume(tmp_path):
+    """``--rollout-workers 2``: two worker processes, each n_envs / 2 of the environments, their
+    parts joined into one rollout (worker 0's environments first); repeatable, the checkpoint
+    holds each worker's deal state, and it resumes with the same count only (said in one line)."""
+    import dataclasses
+    import functools
+
+    import numpy as np
+
+    from hgin_env.rules import get_rules
+    from train.pipeline import ROLLOUT_WORKERS_KEY, PipelinedEnv, worker_seed
+    from train.ppo import Start, new_model, worker_envs
+    from train.run import ResumeError, resolved
+
+    assert worker_seed(5, 0) == 5 and worker_seed(5, 1) != worker_seed(5, 2)
+    two = {**PIPELINE_TOY, "rollout_workers": 2}
+    first = train(Args(run_name="w2", out_dir=str(tmp_path), **two))
+    again = train(Args(run_name="w2b", out_dir=str(tmp_path), **two))
+    a, b = _policy_state(first), _policy_state(again)
+    assert all(a[k].equal(b[k]) for k in a)
+    ckpt = tmp_path / "w2" / "checkpoints" / "ppo_512_steps.zip"
+    state = json.loads((ckpt.parent / "ppo_512_steps.resume.json").read_text())["generator_state"]
+    assert len(state[ROLLOUT_WORKERS_KEY]) == 2
+    resumed = train(Args(run_name="w2r", out_dir=str(tmp_path), resume=str(ckpt), **{**two, "total_timesteps": 768}))
+    assert read_meta(resumed)["timesteps"] == 768
+    with pytest.raises(ResumeError, match="saved with 2 rollout worker.*--rollout-workers 2 --pipeline on"):
+        train(Args(run_name="w2x", out_dir=str(tmp_path), resume=str(ckpt),  # (synchronous: no worker to start)
+                   **{**PIPELINE_TOY, "pipeline": "off", "rollout_workers": 1, "total_timesteps": 768}))
+    with pytest.raises(ValueError, match="--rollout-workers 3 share --n-envs 8 evenly"):
+        Args(**{**PIPELINE_TOY, "rollout_workers": 3}).validate()
+    with pytest.raises(ValueError, match="--rollout-workers 2: .*--pipeline on"):
+        Args(**{**PIPELINE_TOY, "rollout_workers": 2, "pipeline": "off"}).validate()
+
+    # The joined rollout is the two workers' own rollouts side by side.
+    args = resolved(Args(run_name="parts", out_dir=str(tmp_path), **two))
+    rules = get_rules(args.rules)
+    specs, weights = parse_mixture(args.opponents)
+    part = [functools.partial(worker_envs, dataclasses.asdict(dataclasses.replace(
+        args, n_envs=4, seed=worker_seed(args.seed, w))), rules, specs, weights) for w in range(2)]
+    both, alone = PipelinedEnv(part), [PipelinedEnv(f) for f in part]
+    try:
+        model = new_model(args, both, rules, Start(run_dir=tmp_path / "parts"))
+        for w, env in enumerate([both, *alone]):
+            env.start_policy(model, seed=7 if w == 0 else worker_seed(7, w - 1))
+            env.send_weights(model.policy)
+            env.request_rollout(4)
+        joined, parts = both.receive_rollout(), [env.receive_rollout() for env in alone]
+        for name in ("observations", "actions", "rewards", "log_probs", "action_masks", "dones"):
+            assert np.array_equal(getattr(joined, name), np.concatenate([getattr(p, name) for p in parts], axis=1))
+        assert joined.generator_state == {ROLLOUT_WORKERS_KEY: [p.generator_state for p in parts]}
+        assert [len(step) for step in joined.infos] == [8] * 4
+    finally:
+        for env in [both, *alone]:
+            env.close()
+
+
 def test_the_decoupled_loss_is_ppos_on_a_synchronous_rollout():
     """The pipelined buffer's minibatch advantages are SB3's normalised ones times the
     truncated behaviour weight: unchanged where the weights are 1 (a synchronous rollout)."""

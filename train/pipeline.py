@@ -47,6 +47,15 @@ the worker, which applies it after the rollout it is sampling: opponent changes 
 one rollout later than in a synchronous run. The ``self`` opponent plays the worker's copy
 of the policy (the weights the rollout is sampled with).
 
+**Several workers** (``--rollout-workers K``, for a machine with many cores and a GPU):
+K worker processes, each owning ``n_envs / K`` of the environments (worker 0 with the
+run's seed, worker k with :func:`worker_seed`), sample their parts of each rollout at the
+same time; the learner joins the parts along the environments' axis (worker 0's first),
+so the rollout, its callbacks and the update are those of one ``n_envs``-wide rollout.
+Weights and environment calls go to every worker; a checkpoint's deal state holds each
+worker's (``{"rollout_workers": [...]}``), so a run resumes with the same K. With one
+worker (the default) nothing changes: same seeds, same messages, same numbers.
+
 Rollouts and weights travel as numpy arrays through a pipe (about 8 MB a rollout of 4,096
 decisions: milliseconds against an iteration of about 0.6 s). Every random choice flows from
 the seed: the worker seeds its generators from the run's seed and step, and the order of
@@ -75,6 +84,8 @@ from train.envs import env_indices
 #: Truncation of the importance weight pi_prox / pi_behaviour (V-trace's rho-bar), as
 #: RLlib's pipelined learner (:data:`train.rllib.learner.BEHAVIOUR_WEIGHT_MAX`).
 BEHAVIOUR_WEIGHT_MAX = 1.0
+#: The key of a several-worker run's deal state: one generator state per rollout worker.
+ROLLOUT_WORKERS_KEY = "rollout_workers"
 
 
 # ---------------------------------------------------------------------- what a rollout is
@@ -96,6 +107,33 @@ class Rollout:
     truncations: list[tuple[int, int, np.ndarray]]
     #: The environments' deal state at the start of the rollout (None if they have none).
     generator_state: dict | None
+
+
+def join_rollouts(parts: list[Rollout]) -> Rollout:
+    """The workers' parts of one rollout as one rollout of all their environments, in the
+    workers' order (worker k's environments after worker k-1's)."""
+    if len(parts) == 1:
+        return parts[0]
+    offsets = np.cumsum([0] + [p.actions.shape[1] for p in parts])
+
+    def joined(name: str, axis: int = 1) -> np.ndarray:
+        return np.concatenate([getattr(p, name) for p in parts], axis=axis)
+
+    return Rollout(
+        observations=joined("observations"), actions=joined("actions"), rewards=joined("rewards"),
+        episode_starts=joined("episode_starts"), log_probs=joined("log_probs"),
+        action_masks=joined("action_masks"), dones=joined("dones"),
+        infos=[[info for p in parts for info in p.infos[t]] for t in range(len(parts[0].infos))],
+        last_observations=joined("last_observations", axis=0),
+        truncations=[(t, i + int(offset), obs) for p, offset in zip(parts, offsets, strict=False)
+                     for t, i, obs in p.truncations],
+        generator_state={ROLLOUT_WORKERS_KEY: [p.generator_state for p in parts]})
+
+
+def worker_seed(seed: int, k: int) -> int:
+    """The seed of rollout worker ``k`` of a run seeded ``seed``: the run's own for worker 0
+    (one worker is the run as it always was), another stream of the seed for each other."""
+    return seed if k == 0 else int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
 
 
 def _no_learning_rate(_: float) -> float:
@@ -219,57 +257,98 @@ class WorkerError(RuntimeError):
     """The rollout worker failed (its traceback in the message) or died."""
 
 
-class PipelinedEnv(VecEnv):
-    """The learner's view of the environments that live in the rollout worker process.
+class _WorkerProcess:
+    """One rollout worker process and the learner's end of its pipe."""
 
-    Built with the factory that makes them there (``train.ppo.make_envs`` bound to the run's
-    flags). ``env_method``/``set_opponent_specs``/``continue_from`` go to the worker, which
-    runs them after the rollout it is sampling; ``generator_state`` is the deal state at the
-    start of the rollout whose steps are being replayed (:class:`PipelinedPPO`);
-    ``set_live_model`` does nothing here (the worker's copy plays ``self``). It is not
-    stepped: :class:`PipelinedPPO` asks it for whole rollouts."""
-
-    def __init__(self, make_env: Callable[[], VecEnv], threads: int = 1):
+    def __init__(self, make_env: Callable[[], VecEnv], threads: int, name: str):
         context = mp.get_context("spawn")  # torch's threads do not survive a fork
-        self._conn, child = context.Pipe()
-        self._process = context.Process(target=_worker_main, args=(child, make_env, threads),
-                                        name="hgin-rollout-worker", daemon=True)
-        self._process.start()
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_worker_main, args=(child, make_env, threads), name=name, daemon=True)
+        self.process.start()
         child.close()
-        num_envs, observation_space, action_space = self._receive("ready")
-        self.render_mode, self.num_envs = None, num_envs  # read by VecEnv's constructor
-        super().__init__(num_envs, observation_space, action_space)
-        self.replayed_generator_state: dict | None = None
 
-    # ------------------------------------------------------------------ the worker's protocol
     def send(self, kind: str, payload: Any = None) -> None:
-        if not self._process.is_alive():
-            self._receive(kind)  # says why it stopped
-        self._conn.send((kind, payload))
+        if not self.process.is_alive():
+            self.receive(kind)  # says why it stopped
+        self.conn.send((kind, payload))
 
-    def _receive(self, expected: str) -> Any:
+    def receive(self, expected: str) -> Any:
         try:
-            kind, payload = self._conn.recv()
+            kind, payload = self.conn.recv()
         except (EOFError, OSError):
-            self._process.join(timeout=5)
-            raise WorkerError(f"the rollout worker process died (exit code {self._process.exitcode})") from None
+            self.process.join(timeout=5)
+            raise WorkerError(f"the rollout worker process died (exit code {self.process.exitcode})") from None
         if kind == "error":
             raise WorkerError(f"the rollout worker failed:\n{payload}")
         if kind != expected:
             raise WorkerError(f"rollout worker: expected {expected!r}, got {kind!r}")
         return payload
 
+    def close(self) -> None:
+        if self.process.is_alive():
+            try:
+                self.conn.send(("close", None))
+            except OSError:
+                pass
+            self.process.join(timeout=10)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+        self.conn.close()
+
+
+class PipelinedEnv(VecEnv):
+    """The learner's view of the environments that live in the rollout worker processes.
+
+    Built with the factory that makes them there (``train.ppo.make_envs`` bound to the run's
+    flags), or a list of factories, one per worker (``--rollout-workers``: their
+    environments side by side, worker 0's first). ``env_method``/``set_opponent_specs``/``continue_from``
+    go to the workers, which run them after the rollout they are sampling; ``generator_state``
+    is the deal state at the start of the rollout whose steps are being replayed
+    (:class:`PipelinedPPO`); ``set_live_model`` does nothing here (each worker's copy plays
+    ``self``). It is not stepped: :class:`PipelinedPPO` asks it for whole rollouts."""
+
+    def __init__(self, make_env: Callable[[], VecEnv] | list[Callable[[], VecEnv]], threads: int = 1):
+        factories = make_env if isinstance(make_env, list) else [make_env]
+        self._workers: list[_WorkerProcess] = []
+        try:
+            for k, factory in enumerate(factories):
+                self._workers.append(_WorkerProcess(factory, threads, name=f"hgin-rollout-worker-{k}"))
+            ready = [worker.receive("ready") for worker in self._workers]
+        except BaseException:
+            self.close()
+            raise
+        _, observation_space, action_space = ready[0]
+        if any(o != observation_space or a != action_space for _, o, a in ready):
+            self.close()
+            raise WorkerError("the rollout workers' environments differ in their spaces")
+        num_envs = sum(n for n, _, _ in ready)
+        self.render_mode, self.num_envs = None, num_envs  # read by VecEnv's constructor
+        super().__init__(num_envs, observation_space, action_space)
+        self.replayed_generator_state: dict | None = None
+
+    # ------------------------------------------------------------------ the workers' protocol
+    @property
+    def num_workers(self) -> int:
+        return len(self._workers)
+
+    def send(self, kind: str, payload: Any = None) -> None:
+        """The same message to every worker."""
+        for worker in self._workers:
+            worker.send(kind, payload)
+
     def start_policy(self, model: MaskablePPO, seed: int) -> None:
-        """Build the worker's CPU copy of ``model``'s policy (its class and arguments, as
-        SB3 builds it) and seed the worker."""
-        self.send("policy", (model.policy_class, dict(model.policy_kwargs), model.observation_space,
-                             model.action_space, seed))
+        """Build each worker's CPU copy of ``model``'s policy (its class and arguments, as
+        SB3 builds it) and seed the workers (worker k with ``worker_seed(seed, k)``)."""
+        for k, worker in enumerate(self._workers):
+            worker.send("policy", (model.policy_class, dict(model.policy_kwargs), model.observation_space,
+                                   model.action_space, worker_seed(seed, k)))
 
     def request_rollout(self, n_steps: int) -> None:
         self.send("collect", n_steps)
 
     def receive_rollout(self) -> Rollout:
-        return self._receive("rollout")
+        return join_rollouts([worker.receive("rollout") for worker in self._workers])
 
     def send_weights(self, policy: Any) -> None:
         self.send("weights", _cpu_state(policy))
@@ -279,7 +358,11 @@ class PipelinedEnv(VecEnv):
         self.send("call", ("set_opponent_specs", (list(specs), weights), {}))
 
     def continue_from(self, state: dict) -> None:
-        self.send("call", ("continue_from", (state,), {}))
+        """Each worker deals on from its own saved state (a several-worker run's are listed
+        under ``ROLLOUT_WORKERS_KEY``; ``train.ppo`` checks the count before)."""
+        parts = state[ROLLOUT_WORKERS_KEY] if self.num_workers > 1 else [state]
+        for worker, part in zip(self._workers, parts, strict=True):
+            worker.send("call", ("continue_from", (part,), {}))
 
     def generator_state(self) -> dict | None:
         return self.replayed_generator_state
@@ -299,16 +382,8 @@ class PipelinedEnv(VecEnv):
         raise NotImplementedError("the pipelined environments are stepped by their worker (PipelinedPPO)")
 
     def close(self) -> None:
-        if self._process.is_alive():
-            try:
-                self._conn.send(("close", None))
-            except OSError:
-                pass
-            self._process.join(timeout=10)
-        if self._process.is_alive():
-            self._process.terminate()
-            self._process.join()
-        self._conn.close()
+        for worker in self._workers:
+            worker.close()
 
     def get_attr(self, attr_name: str, indices=None) -> list:
         return [getattr(self, attr_name)] * len(self._indices(indices))

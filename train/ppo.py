@@ -84,6 +84,7 @@ that (new) folder instead.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -167,6 +168,9 @@ class Args(Recipe):
         "help": "'on': a worker process samples the next rollout while this one updates (train/pipeline.py); "
                 "'off' (default: the pipeline measured no faster on 2 cores): SB3's synchronous loop; "
                 "'auto' = on with --vec-env batched, else off"})
+    rollout_workers: int = field(default=1, metadata={
+        "help": "with --pipeline on: worker processes that sample the rollouts, each n_envs / N of the "
+                "environments (a machine with many cores and a GPU; train/pipeline.py)"})
     device: str = field(default="auto", metadata={
         "help": "where the learner runs: 'cpu', 'cuda' or 'auto' (CUDA when torch sees it); the engine and "
                 "the opponents run on the CPU"})
@@ -220,6 +224,12 @@ class Args(Recipe):
         if self.pipeline == "on" and not batched:
             raise ValueError("--pipeline on samples the batched engine in its worker (--vec-env batched); "
                              f"--vec-env {self.vec_env} trains with --pipeline off")
+        if self.rollout_workers < 1 or (self.rollout_workers > 1 and not self.pipelined):
+            raise ValueError(f"--rollout-workers {self.rollout_workers}: one or more, and more than one samples in "
+                             f"worker processes (--pipeline on)")
+        if self.n_envs and self.n_envs % self.rollout_workers:
+            raise ValueError(f"--rollout-workers {self.rollout_workers} share --n-envs {self.n_envs} evenly: "
+                             f"give a multiple of {self.rollout_workers}")
         run.torch_device(self.device)  # refuses an unknown name, or cuda without CUDA
 
     @property
@@ -322,8 +332,15 @@ def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float], 
         # By the module's importable name and plain values: the spawned worker unpickles
         # them also when this module runs as ``__main__`` (python -m train.ppo).
         worker_envs = importlib.import_module("train.ppo").worker_envs
-        return make_pipelined_env(worker_envs, dataclasses.asdict(args), rules, specs, weights,
-                                  threads=run.torch_threads(args.torch_threads, processes=2))
+        k = args.rollout_workers
+        if k == 1:
+            return make_pipelined_env(worker_envs, dataclasses.asdict(args), rules, specs, weights,
+                                      threads=run.torch_threads(args.torch_threads, processes=2))
+        from train.pipeline import PipelinedEnv, worker_seed
+
+        parts = [functools.partial(worker_envs, dataclasses.asdict(dataclasses.replace(
+            args, n_envs=args.n_envs // k, seed=worker_seed(args.seed, w))), rules, specs, weights) for w in range(k)]
+        return PipelinedEnv(parts, threads=run.torch_threads(args.torch_threads, processes=k + 1))
     if args.vec_env == "batched":
         from train.envs import BatchedVecEnv
 
@@ -401,6 +418,7 @@ def resumed_model(args: Args, envs: VecEnv) -> tuple[MaskablePPO, int, dict]:
     from agents.nets.policy import load_model
     from agents.ppo import load_error
     from train.callbacks import read_resume_state
+    from train.pipeline import ROLLOUT_WORKERS_KEY
 
     try:
         # The run's (possibly overridden) hyperparameters replace the saved ones, so that
@@ -417,6 +435,13 @@ def resumed_model(args: Args, envs: VecEnv) -> tuple[MaskablePPO, int, dict]:
                           f"{args.total_timesteps} (the run's total) leaves nothing to train")
     # Deal on from the checkpoint's generator state (not the run's first matches again).
     resume_state = read_resume_state(Path(args.resume)) or {}
+    saved_workers = len((resume_state.get("generator_state") or {}).get(ROLLOUT_WORKERS_KEY, [None]))
+    workers = args.rollout_workers if args.pipelined else 1
+    if "generator_state" in resume_state and saved_workers != workers:
+        envs.close()
+        raise ResumeError(f"{args.resume} was saved with {saved_workers} rollout worker(s), each dealing its own "
+                          f"matches; resume it with --rollout-workers {saved_workers}"
+                          + ("" if saved_workers == 1 else " --pipeline on"))
     if "generator_state" in resume_state and hasattr(envs, "continue_from"):
         envs.continue_from(resume_state["generator_state"])
     else:  # said aloud: the per-process envs (dummy, subproc) have no saved deal state yet
@@ -495,7 +520,8 @@ def train(args: Args) -> Path:
 
     args = resolved(args)
     args.validate()
-    run.configure_torch(run.torch_threads(args.torch_threads, processes=2 if args.pipelined else 1))
+    run.configure_torch(run.torch_threads(args.torch_threads, processes=1 + args.rollout_workers if args.pipelined
+                                          else 1))
     rules = get_rules(args.rules)
     start = find_start(args, rules)
     distillation = None
