@@ -130,13 +130,11 @@ class OpponentLoop:
             rng.bit_generator.state = saved
         self.used[:] = 0
         self.fallbacks[:] = 0
-        seating = batch.seating
+        engine = batch.step_kernel_arguments()
         status = play_passes(
-            batch._kernel_state, batch._step_rules, batch._ended, batch._settled, batch._obs_offsets,
-            batch._big_gin, batch.context, batch.current_seat, seating.acting_table, seating.table_seats,
-            batch.format == "duel", batch.format == "partnership", batch.layout.size, seat, opponent_index,
-            self.learner_partner, self.partner_agent, self.kinds, self.offsets, self.params, self.columns,
-            self.streams, self.uniforms, self.used, self.fallbacks, self.table_actions, self.counts)
+            *engine, seat, opponent_index, self.learner_partner, self.partner_agent, self.kinds, self.offsets,
+            self.params, self.columns, self.streams, self.uniforms, self.used, self.fallbacks, self.table_actions,
+            self.counts)
         # The generators draw what the passes used, so they end where the Python loop's would.
         for s, agent in enumerate(self.simples):
             if self.used[s]:
@@ -144,7 +142,24 @@ class OpponentLoop:
         for j in np.flatnonzero(self.fallbacks):
             self.forms[j].agent.fallbacks += int(self.fallbacks[j])
         played, n_ended = int(self.counts[0]), int(self.counts[1])
-        return int(status), played, batch._ended[:n_ended].tolist()
+        ended = engine[2]  # the batch's buffer of the tables whose hand ended
+        return int(status), played, ended[:n_ended].tolist()
+
+
+def warm_opponent_loop() -> float:
+    """Compile the loop (or load it from numba's cache) before anything is timed, as
+    :func:`hgin_env.batch.engines.warm_kernels` does the engine's; returns the seconds. One
+    specialisation serves every format and pool (the agents are dispatched by their kind)."""
+    import time
+
+    from hgin_env.batch.vector import LearnerBatch
+
+    from .batched import BatchedSimple
+
+    t0 = time.perf_counter()
+    batch = LearnerBatch(2, [BatchedSimple(seed=0)], seed=0)
+    batch.step(np.argmax(batch.action_masks(), axis=1))
+    return time.perf_counter() - t0
 
 
 @njit(cache=True)

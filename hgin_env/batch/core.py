@@ -354,6 +354,21 @@ class BatchGame(TableBatch):
             self.seating.after_moves(moved[going], player_before[going], st)
         return self.close_step(ended, table_actions)
 
+    def step_kernel_arguments(self) -> tuple:
+        """What a compiled loop that steps this batch itself passes to
+        :func:`~hgin_env.batch.kernels.table_views` and
+        :func:`~hgin_env.batch.kernels.step_matches` (the table state record's kernel view,
+        the rules as ints, the ended tables' and showdowns' buffers, the observation offsets,
+        big gin, the contexts, the acting seats and tables, the seats at each table, whether
+        a duel, whether a partnership, the observation size): views of this batch's arrays,
+        which the kernels update in place. Only on the compiled engine."""
+        if self._kernels is None:
+            raise ValueError(f"a compiled loop needs the compiled engine, not engine={self.engine!r}")
+        seating = self.seating
+        return (self._kernel_state, self._step_rules, self._ended, self._settled, self._obs_offsets, self._big_gin,
+                self.context, self.current_seat, seating.acting_table, seating.table_seats, self.format == "duel",
+                self.format == "partnership", self.layout.size)
+
     def close_step(self, ended: list[int], table_actions: np.ndarray) -> StepResult:
         """The end of a step whose tables moved already (``step_tables``, and a partnership's
         ``after_moves`` for the matches whose hand goes on): the hands that ended (``ended``,
