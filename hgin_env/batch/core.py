@@ -350,7 +350,11 @@ class BatchGame(TableBatch):
         ended = self.step_tables(table_actions)  # the tables that moved on are refreshed
         if not self._one_table:
             # Only the acting table of a match moves, so its hand is over iff that table ended.
-            going = ~np.isin(acting, ended) if ended else slice(None)
+            going = slice(None)
+            if ended:
+                over = np.zeros(table_actions.size, dtype=bool)
+                over[ended] = True
+                going = ~over[acting]
             self.seating.after_moves(moved[going], player_before[going], st)
         return self.close_step(ended, table_actions)
 
