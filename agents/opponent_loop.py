@@ -106,10 +106,9 @@ class OpponentLoop:
         self.streams = np.full(jobs, -1, dtype=np.int64)
         for j, f in enumerate(forms):
             if f.kind == SIMPLE:
-                found = [s for s, a in enumerate(simples) if a is f.agent]
-                if not found:
+                if not any(a is f.agent for a in simples):
                     simples.append(f.agent)
-                self.streams[j] = found[0] if found else len(simples) - 1
+                self.streams[j] = next(s for s, a in enumerate(simples) if a is f.agent)
         self.simples = simples
         # Room for four full passes per call: a pass needs at most one uniform per match.
         self.uniforms = np.zeros((len(simples), 4 * n), dtype=np.float64)
