@@ -92,6 +92,15 @@ class BatchedSimple(_Seeded):
 
             self._offsets = slice_offsets(self.layout)
 
+    def compiled_form(self) -> Any:
+        """Its form for the compiled opponent loop (:mod:`agents.opponent_loop`), None on
+        the numpy engine."""
+        if self._offsets is None:
+            return None
+        from .opponent_loop import SIMPLE, CompiledForm
+
+        return CompiledForm(SIMPLE, self, self.layout.size, self._offsets)
+
     def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         if self._offsets is not None:
             return self._act_compiled(observations, masks)

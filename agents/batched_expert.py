@@ -111,6 +111,16 @@ class BatchedExpert(SeededAgent):
             self._kernel_args = (K.slice_offsets(self.layout), self.layout.columns,
                                  K.expert_param_array(self.params))
 
+    def compiled_form(self):
+        """Its form for the compiled opponent loop (:mod:`agents.opponent_loop`), None where
+        it runs the numpy form."""
+        if self._kernel_args is None:
+            return None
+        from .opponent_loop import EXPERT, CompiledForm
+
+        offsets, columns, params = self._kernel_args
+        return CompiledForm(EXPERT, self, self.layout.size, offsets, params, columns)
+
     # ------------------------------------------------------------------ input
     def _check(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         obs = np.asarray(observations)

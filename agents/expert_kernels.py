@@ -364,72 +364,86 @@ def expert_act(obs, legal, off, columns: int, p, out, error) -> None:
     any, into ``error`` (code, row, count) and the call stops there."""
     prob = np.empty(NUM_CARDS)
     for i in range(obs.shape[0]):
-        o, m = obs[i], legal[i]
-        n_legal, only = 0, -1
-        for a in range(_NUM_ACTIONS):
-            if m[a]:
-                n_legal += 1
-                if only < 0:
-                    only = a
-        if n_legal == 1:
-            out[i] = only
-            continue
-        if m[_BIG_GIN]:
-            out[i] = _BIG_GIN
-            continue
-        ph = -1
-        for k in range(3):
-            if o[off[_PHASE] + k] > 0.5 and ph < 0:
-                ph = k
-        if 0 <= ph < PHASE_DISCARD:
-            if m[_TAKE] and _first_card(o, off[_TOP]) >= 0:
-                n = card_count(_mask(o, off[_HAND]))
-                if n != 10:
-                    error[0], error[1], error[2] = BAD_DRAW_HAND, i, n
-                    return
-            out[i] = _draw(o, m, off, p)
-        else:
-            out[i] = _discard(o, m, off, columns, p, prob, error, i)
-            if error[0]:
-                return
+        out[i] = expert_row(obs[i], legal[i], off, columns, p, prob, error, i)
+        if error[0]:
+            return
+
+
+@njit(cache=True)
+def expert_row(o, m, off, columns: int, p, prob, error, i: int) -> int:
+    """The Expert's decision on one row (``o`` its observation, ``m`` its mask; ``prob`` 52
+    floats of scratch): what :func:`expert_act` and the compiled opponent loop
+    (:mod:`agents.opponent_loop`) ask per row. A bad row sets ``error`` (code, ``i``, count)."""
+    n_legal, only = 0, -1
+    for a in range(_NUM_ACTIONS):
+        if m[a]:
+            n_legal += 1
+            if only < 0:
+                only = a
+    if n_legal == 1:
+        return only
+    if m[_BIG_GIN]:
+        return _BIG_GIN
+    ph = -1
+    for k in range(3):
+        if o[off[_PHASE] + k] > 0.5 and ph < 0:
+            ph = k
+    if 0 <= ph < PHASE_DISCARD:
+        if m[_TAKE] and _first_card(o, off[_TOP]) >= 0:
+            n = card_count(_mask(o, off[_HAND]))
+            if n != 10:
+                error[0], error[1], error[2] = BAD_DRAW_HAND, i, n
+                return -1
+        return _draw(o, m, off, p)
+    return _discard(o, m, off, columns, p, prob, error, i)
 
 
 # --------------------------------------------------------------------------- Simple
 @njit(cache=True)
 def simple_act(obs, legal, off, uniform, out) -> None:
-    """Neller's Simple player for every row (``BatchedSimple``): take the face-up card only
-    if it melds with the hand; else discard among the legal discards leaving the least
-    deadwood, the ``uniform[i]``-th share of them (one draw per row, as ``uniform_choice``),
-    knocking with it where that is legal."""
+    """Neller's Simple player for every row (``BatchedSimple``): :func:`simple_row` of each
+    row with its ``uniform[i]`` (one draw per discard row, as ``uniform_choice``)."""
     for i in range(obs.shape[0]):
-        o, m = obs[i], legal[i]
-        ph = 0
-        best_phase = o[off[_PHASE]]
-        for k in range(1, 3):  # argmax: the first greatest entry
-            if o[off[_PHASE] + k] > best_phase:
-                ph, best_phase = k, o[off[_PHASE] + k]
-        if ph < PHASE_DISCARD:
-            top = _first_card(o, off[_TOP])
-            if m[_TAKE] and top >= 0 and _melds_with(top, _mask(o, off[_HAND])):
-                out[i] = _TAKE
-            else:
-                out[i] = _PASS if m[_PASS] else _DRAW
-            continue
-        least = np.inf
-        for c in range(NUM_CARDS):
-            if m[_DISCARD + c] and o[off[_AFTER] + c] < least:
-                least = o[off[_AFTER] + c]
-        ties = 0
-        for c in range(NUM_CARDS):
-            if m[_DISCARD + c] and o[off[_AFTER] + c] == least:
-                ties += 1
-        if ties == 0:
-            out[i] = -1
-            continue
-        pick = int(uniform[i] * ties)
-        for c in range(NUM_CARDS):
-            if m[_DISCARD + c] and o[off[_AFTER] + c] == least:
-                if pick == 0:
-                    out[i] = _KNOCK + c if m[_KNOCK + c] else _DISCARD + c
-                    break
-                pick -= 1
+        out[i] = simple_row(obs[i], legal[i], off, uniform[i])
+
+
+@njit(cache=True)
+def simple_discards(o, off) -> bool:
+    """Whether Simple decides a discard on this row (the phase one-hot's argmax, its first
+    greatest entry, is the discard phase): the rows that draw a uniform for their ties."""
+    ph = 0
+    best_phase = o[off[_PHASE]]
+    for k in range(1, 3):  # argmax: the first greatest entry
+        if o[off[_PHASE] + k] > best_phase:
+            ph, best_phase = k, o[off[_PHASE] + k]
+    return ph == PHASE_DISCARD
+
+
+@njit(cache=True)
+def simple_row(o, m, off, u: float) -> int:
+    """Simple's move on one row: take the face-up card only if it melds with the hand; else
+    discard among the legal discards leaving the least deadwood, the ``u``-th share of them
+    (``u`` uniform in [0, 1), read only on a discard row), knocking with it where that is
+    legal. -1: no legal discard."""
+    if not simple_discards(o, off):
+        top = _first_card(o, off[_TOP])
+        if m[_TAKE] and top >= 0 and _melds_with(top, _mask(o, off[_HAND])):
+            return _TAKE
+        return _PASS if m[_PASS] else _DRAW
+    least = np.inf
+    for c in range(NUM_CARDS):
+        if m[_DISCARD + c] and o[off[_AFTER] + c] < least:
+            least = o[off[_AFTER] + c]
+    ties = 0
+    for c in range(NUM_CARDS):
+        if m[_DISCARD + c] and o[off[_AFTER] + c] == least:
+            ties += 1
+    if ties == 0:
+        return -1
+    pick = int(u * ties)
+    for c in range(NUM_CARDS):
+        if m[_DISCARD + c] and o[off[_AFTER] + c] == least:
+            if pick == 0:
+                return _KNOCK + c if m[_KNOCK + c] else _DISCARD + c
+            pick -= 1
+    return -1

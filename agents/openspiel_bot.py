@@ -189,6 +189,19 @@ class BatchedOpenSpielBot(SeededAgent):
         self.engine = resolve_engine(engine)
         self.fallbacks = 0
 
+    def compiled_form(self) -> Any:
+        """Its form for the compiled opponent loop (:mod:`agents.opponent_loop`), None on
+        the numpy engine: the starts of what :meth:`read` reads, the knock limit's scale and
+        the highest limit the bot plays."""
+        if self.engine != "numba":
+            return None
+        from .openspiel_bot_kernels import READ_SLICES
+        from .opponent_loop import BOT, CompiledForm
+
+        offsets = np.array([self.layout.slice(name).start for name in READ_SLICES], dtype=np.int64)
+        params = np.array([self.layout.scale("knock_limit"), OS_MAX_KNOCK_CARD], dtype=np.float64)
+        return CompiledForm(BOT, self, self.layout.size, offsets, params)
+
     def read(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, ...]:
         """What the bot reads of each row: hand mask, face-up card (-1: none), phase code,
         knock limit, and the legal mask; bad shapes and knock limits raise ``ValueError``."""

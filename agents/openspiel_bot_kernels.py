@@ -201,33 +201,64 @@ def bot_act(hand, top, phase, knock, legal, out, fallbacks) -> None:
     """``out[i]``: the bot's move for row i (our ids and actions); the fallbacks for moves our
     rules forbid are counted in ``fallbacks[0]``; -1 where even the fallback has no move."""
     for i in range(hand.shape[0]):
-        row = legal[i]
-        n, only = 0, -1
-        for a in range(_NUM_ACTIONS):
-            if row[a]:
-                n += 1
-                only = a
-        if n == 1:
-            out[i] = only
-            continue
-        h = to_openspiel_mask(hand[i])
-        if phase[i] < PHASE_DISCARD and top[i] < 0:  # nothing face up: OpenSpiel's legal_actions.back()
-            action = _PASS if phase[i] == PHASE_FIRST_UPCARD else _DRAW
-        elif phase[i] < PHASE_DISCARD:
-            up = to_openspiel_mask(1 << top[i])
-            with_up = h | up
-            take = min_deadwood(with_up) <= knock[i] or (with_up & ~_best_group(with_up)) & up == 0
-            if take:
-                action = _TAKE
-            elif phase[i] == PHASE_FIRST_UPCARD:
-                action = _PASS
-            else:
-                action = _DRAW
+        out[i] = bot_row(hand[i], top[i], phase[i], knock[i], legal[i], fallbacks)
+
+
+#: The observation slices the bot reads (``BatchedOpenSpielBot.read``), in the order of the
+#: offsets :func:`bot_read_row` takes.
+READ_SLICES = ("hand", "discard_top", "phase", "knock_limit")
+
+
+@njit(cache=True)
+def bot_read_row(o, off, knock_scale: float):
+    """What ``BatchedOpenSpielBot.read`` reads of one observation row, in its arithmetic:
+    (hand mask, face-up card or -1, phase code (the one-hot's first greatest entry), knock
+    limit ``rint(float64(x) * scale)``); ``off`` the starts of :data:`READ_SLICES`."""
+    hand = 0
+    top = -1
+    for c in range(NUM_CARDS):
+        if o[off[0] + c] > 0.5:
+            hand |= 1 << c
+        if top < 0 and o[off[1] + c] > 0.5:
+            top = c
+    phase = 0
+    best = o[off[2]]
+    for k in range(1, 3):
+        if o[off[2] + k] > best:
+            phase, best = k, o[off[2] + k]
+    knock = int(np.rint(np.float64(o[off[3]]) * knock_scale))
+    return hand, top, phase, knock
+
+
+@njit(cache=True)
+def bot_row(hand: int, top: int, phase: int, knock: int, row, fallbacks) -> int:
+    """The bot's move on one row (our ids and actions): what :func:`bot_act` and the
+    compiled opponent loop (:mod:`agents.opponent_loop`) ask per row; a fallback for a move
+    our rules forbid is counted in ``fallbacks[0]``; -1 where even the fallback has no move."""
+    n, only = 0, -1
+    for a in range(_NUM_ACTIONS):
+        if row[a]:
+            n += 1
+            only = a
+    if n == 1:
+        return only
+    h = to_openspiel_mask(hand)
+    if phase < PHASE_DISCARD and top < 0:  # nothing face up: OpenSpiel's legal_actions.back()
+        action = _PASS if phase == PHASE_FIRST_UPCARD else _DRAW
+    elif phase < PHASE_DISCARD:
+        up = to_openspiel_mask(1 << top)
+        with_up = h | up
+        take = min_deadwood(with_up) <= knock or (with_up & ~_best_group(with_up)) & up == 0
+        if take:
+            action = _TAKE
+        elif phase == PHASE_FIRST_UPCARD:
+            action = _PASS
         else:
-            card = from_openspiel_card(bot_discard(h))
-            action = (_KNOCK if min_deadwood(h) <= knock[i] else _DISCARD) + card
-        if row[action]:
-            out[i] = action
-        else:
-            fallbacks[0] += 1
-            out[i] = _lowest_deadwood_action(hand[i], row)
+            action = _DRAW
+    else:
+        card = from_openspiel_card(bot_discard(h))
+        action = (_KNOCK if min_deadwood(h) <= knock else _DISCARD) + card
+    if row[action]:
+        return action
+    fallbacks[0] += 1
+    return _lowest_deadwood_action(hand, row)

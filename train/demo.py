@@ -124,7 +124,9 @@ def engine_line() -> str:
     if resolve_engine() == "numpy":
         return (f"== engine: the numpy batched engine (numba not installed, or {ENGINE_VARIABLE}=numpy; "
                 f"pip install numba for the compiled one) ==")
-    seconds = warm_kernels()
+    from agents.opponent_loop import warm_opponent_loop
+
+    seconds = warm_kernels() + warm_opponent_loop()
     return (f"== engine: compiled kernels (numba) ready in {seconds:.1f} s (compiled once on a new machine, "
             f"loaded from numba's cache afterwards) ==")
 

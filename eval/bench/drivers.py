@@ -216,6 +216,16 @@ PIPELINED_TRAINING = {"pipeline": "on"}
 FASTEST_LEARNER = {"shared_trunk": True, "n_epochs": 2, "batch_size": 2048}
 
 
+def _warm_opponent_loop() -> None:
+    """Compile the opponents' loop before the clock starts, where this checkout has one
+    (``agents.opponent_loop``, issue 53): a commit compared without it simply has none."""
+    try:
+        from agents.opponent_loop import warm_opponent_loop
+    except ImportError:
+        return
+    warm_opponent_loop()
+
+
 def drive_training(steps: int, seed: int, extra: dict | None = None, engine: str | None = None
                    ) -> dict[str, float]:
     """``train.ppo`` against Simple for ``steps`` environment steps (whole rollouts), with no
@@ -236,6 +246,7 @@ def drive_training(steps: int, seed: int, extra: dict | None = None, engine: str
         os.environ[ENGINE_VARIABLE] = engine
     try:
         warm_kernels()
+        _warm_opponent_loop()
         with tempfile.TemporaryDirectory() as tmp:
             args = Args(run_name="bench", out_dir=tmp, seed=seed, total_timesteps=steps, opponents="simple:1",
                         eval_every=0, checkpoint_every=0, progress_bar=False, **extra)

@@ -347,6 +347,41 @@ class BatchGame(TableBatch):
             table_actions = np.full(self.table_range.size, -1, dtype=np.int64)
             table_actions[acting] = a[moved]
             player_before = st.current_player[acting]
+        ended = self.step_tables(table_actions)  # the tables that moved on are refreshed
+        if not self._one_table:
+            # Only the acting table of a match moves, so its hand is over iff that table ended.
+            going = slice(None)
+            if ended:
+                over = np.zeros(table_actions.size, dtype=bool)
+                over[ended] = True
+                going = ~over[acting]
+            self.seating.after_moves(moved[going], player_before[going], st)
+        return self.close_step(ended, table_actions)
+
+    def step_kernel_arguments(self) -> tuple:
+        """What a compiled loop that steps this batch itself passes to
+        :func:`~hgin_env.batch.kernels.table_views` and
+        :func:`~hgin_env.batch.kernels.step_matches` (the table state record's kernel view,
+        the rules as ints, the ended tables' and showdowns' buffers, the observation offsets,
+        big gin, the contexts, the acting seats and tables, the seats at each table, whether
+        a duel, whether a partnership, the observation size): views of this batch's arrays,
+        which the kernels update in place. Only on the compiled engine."""
+        if self._kernels is None:
+            raise ValueError(f"a compiled loop needs the compiled engine, not engine={self.engine!r}")
+        seating = self.seating
+        return (self._kernel_state, self._step_rules, self._ended, self._settled, self._obs_offsets, self._big_gin,
+                self.context, self.current_seat, seating.acting_table, seating.table_seats, self.format == "duel",
+                self.format == "partnership", self.layout.size)
+
+    def close_step(self, ended: list[int], table_actions: np.ndarray) -> StepResult:
+        """The end of a step whose tables moved already (``step_tables``, and a partnership's
+        ``after_moves`` for the matches whose hand goes on): the hands that ended (``ended``,
+        by ``table_actions[t]``) are settled, put on the sheets and dealt again, and the
+        derived state and the acting seats are refreshed. :meth:`step` ends here, and so does
+        a compiled loop that steps the tables itself (``agents.opponent_loop``: the opponents'
+        moves of a :class:`~hgin_env.batch.vector.LearnerBatch`) and returns to Python for
+        what happens once per hand."""
+        n = self.n
         out = StepResult(
             rewards=np.zeros((n, self.num_players), dtype=np.float32), hand_over=np.zeros(n, dtype=bool),
             match_over=np.zeros(n, dtype=bool), truncated=np.zeros(n, dtype=bool),
@@ -354,11 +389,7 @@ class BatchGame(TableBatch):
             knocker=np.full(n, -1, dtype=np.int8), hand_points=np.zeros(n, dtype=np.int32),
             match_winner=np.full(n, -1, dtype=np.int8), finished={},
             round_over=np.zeros(n, dtype=bool))
-        ended = self.step_tables(table_actions)  # the tables that moved on are refreshed
         dealt = self._end_hands(ended, table_actions, out) if ended else []
-        if not self._one_table:
-            going = ~out.hand_over[moved]
-            self.seating.after_moves(moved[going], player_before[going], st)
         self._after_step(np.array(sorted(set(ended).union(dealt)), dtype=np.int64) if ended else _NO_TABLES)
         return out
 

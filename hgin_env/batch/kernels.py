@@ -40,6 +40,7 @@ from ..codes import (
     PHASE_DISCARD,
     PHASE_DRAW,
     PHASE_FIRST_UPCARD,
+    PHASE_HAND_OVER,
     TAKE_DISCARD,
 )
 from ..observation import DEADWOOD_FRACTIONS, KNOCK_LIMIT_SCALE, STOCK_SCALE
@@ -313,3 +314,39 @@ def table_views(o, m, tables, matches, seats, context, offsets, st, big_gin) -> 
     what a step costs at a few matches (docs/architecture.md, "The table state record")."""
     table_observations(o, tables, matches, seats, context, offsets, st)
     table_masks(tables, m, st, big_gin)
+
+
+# --------------------------------------------------------------------------- a step of matches
+@njit(cache=True)
+def step_matches(k, rows, tables, actions, table_actions, st, rule_ints, ended, settled, current_seat,
+                 acting_table, table_seats, duel, partnership) -> int:
+    """``BatchGame.step`` up to its Python part, for a loop that steps the engine inside a
+    kernel (the opponents' moves, ``agents.opponent_loop``): matches ``rows[:k]`` play
+    ``actions[:k]`` (checked) at their acting tables ``tables[:k]``: :func:`apply_tables`
+    (``table_actions`` its buffer), then ``PartnershipSeating.after_moves`` for the matches
+    whose hand goes on and the acting seats (``BatchGame._after_step``). Returns the number
+    of tables whose hand ended (in ``ended``): the caller hands them to
+    ``BatchGame.close_step`` (the exact settle, the sheets, the deals), in Python."""
+    current_player, phase = st[CURRENT_PLAYER], st[PHASE]
+    for t in range(table_actions.shape[0]):
+        table_actions[t] = -1
+    before = np.empty(k, dtype=np.int64)
+    for r in range(k):
+        table_actions[tables[r]] = actions[r]
+        before[r] = current_player[tables[r]]
+    n_ended = apply_tables(table_actions, st, rule_ints, ended, settled)
+    if partnership:  # after a turn the other table acts, while both run (Match._next_table)
+        for r in range(k):
+            t = tables[r]
+            over = False
+            for e in range(n_ended):
+                over |= ended[e] == t
+            other = t ^ 1
+            if not over and current_player[t] != before[r] and phase[other] != PHASE_HAND_OVER \
+                    and phase[t] != PHASE_HAND_OVER:
+                acting_table[rows[r]] = other
+    if not duel:  # a duel's acting seat is its table's current player (the same array)
+        for i in range(current_seat.shape[0]):
+            t = acting_table[i]
+            current_seat[i] = table_seats[t, current_player[t]]
+    return n_ended

@@ -31,7 +31,7 @@ from ..observation import ObservationLayout, observation_bounds
 from ..rewards import PotentialShaping
 from ..rules import Rules
 from ..summary import episode_summary
-from .core import BatchGame
+from .core import BatchGame, StepResult
 
 
 def seat_summary(fin: dict, seat: int) -> dict:
@@ -80,8 +80,11 @@ class LearnerBatch:
                  rules: Rules | str | dict | None = None, reward: str = "match",
                  match_bonus: float = 0.0, seed: int | None = None, names: Sequence[str] | None = None,
                  shaping: float = 0.0, shaping_gamma: float = 1.0, shaping_potential: str = "deadwood",
-                 partner: Any | None = None, single_hand: bool = False):
+                 partner: Any | None = None, single_hand: bool = False, compiled_opponents: bool = True):
         self.n = n
+        #: Play the opponents' passes in one compiled call where the pool allows it
+        #: (:meth:`_compiled_loop`); False: always the Python loop (the tests compare both).
+        self.compiled_opponents = compiled_opponents
         self.seed_value = seed
         self.reward_mode = reward
         self.match_bonus = match_bonus
@@ -130,6 +133,7 @@ class LearnerBatch:
         self.weights = w / w.sum()
         self.names = list(names) if names is not None else [getattr(o, "name", str(i))
                                                               for i, o in enumerate(opponents)]
+        self._loop: Any = None  # the compiled loop of this pool, built at its first use
         if hasattr(self, "opponent_index"):
             # Matches under way keep their opponent where it is still in the pool (found by
             # name: a league drops old snapshots, which moves the others); the rest draw anew.
@@ -219,7 +223,10 @@ class LearnerBatch:
     def _apply(self, actions: np.ndarray) -> None:
         """Step the engine with actions already checked here (learners' in ``step``, the
         opponents' in ``_play_opponents``): the engine trusts them."""
-        result = self.batch.step(actions, checked=True)
+        self._account(self.batch.step(actions, checked=True))
+
+    def _account(self, result: StepResult) -> None:
+        """The learners' share of a step: rewards at their seats, the matches that ended."""
         rewards = result.rewards[np.arange(self.n), self.seat]
         # Games where a match ended get their reward on the old seat before reseating.
         self._pending_rewards += rewards
@@ -274,8 +281,38 @@ class LearnerBatch:
             mine |= seat == (self.seat + 2) % 4
         return mine
 
+    def _compiled_loop(self) -> Any:
+        """The compiled opponent loop (``agents.opponent_loop``) for this pool, or None: it
+        needs the compiled engine and a compiled form (``compiled_form()``) of every
+        opponent and of the partner agent, reading this format's observations. The loop
+        comes from the agents' forms: the environment imports no agent."""
+        if not self.compiled_opponents or self.batch.engine != "numba":
+            return None
+        agents = ([self.partner] if self.partner is not None else []) + list(self.opponents)
+        key = [id(a) for a in agents]
+        if self._loop is None or self._loop[0] != key:
+            forms = [getattr(a, "compiled_form", lambda: None)() for a in agents]
+            usable = all(f is not None and type(f) is type(forms[0]) and f.size == self.batch.layout.size
+                         for f in forms)
+            loop = forms[0].make_loop(forms, self.n, self.batch.table_range.size, self.partner is not None,
+                                      self.rules.format == "partnership" and self.partner is None) if usable else None
+            self._loop = (key, loop)
+        return self._loop[1]
+
     def _play_opponents(self) -> None:
-        """Let the opponents (and a partner agent) act until every match waits for its learner."""
+        """Let the opponents (and a partner agent) act until every match waits for its learner:
+        in one compiled call per hand that ends where the pool has a compiled form
+        (:meth:`_compiled_loop`), else, or from a pass the kernel leaves to Python, here
+        pass by pass. Both make the same moves, draws and results."""
+        loop = self._compiled_loop()
+        while loop is not None:
+            status, played, ended = loop.run(self.batch, self.seat, self.opponent_index)
+            if played:  # the hands that ended are Python's: settle, sheets, deals, summaries
+                self._account(self.batch.close_step(ended, loop.table_actions))
+            if status == loop.WAITING:
+                return
+            if status == loop.TO_PYTHON:
+                break
         batch = self.batch
         partnership = self.rules.format == "partnership"
         while True:
