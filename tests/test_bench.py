@@ -78,7 +78,7 @@ def test_commits_bench_sweeps_tables_and_formats(tmp_path):
     assert all(row["this"] > 0 and row["other"] > 0 for row in report.values())
 
 
-def test_learner_device_bench_rows_and_report(tmp_path):
+def test_learner_device_bench_rows_and_report(tmp_path, monkeypatch):
     """``eval.bench.learner_device`` (the lent GPU machine's training figures): its rows,
     one real toy ``train.ppo`` process timed, and the report divided by the CPU row."""
     from eval.bench.learner_device import TOY, WIDE, configurations, report, run_one
@@ -91,8 +91,14 @@ def test_learner_device_bench_rows_and_report(tmp_path):
     assert flags["cpu workers=2"][-2:] == ["--rollout-workers", "2"] and flags["wide cpu"][-len(WIDE):] == list(WIDE)
     row = run_one(TOY, 256, 0, tmp_path, 300)
     assert row["steps"] == 256 and row["steps_per_s"] > 0, row
+    import subprocess
+
+    import eval.bench.learner_device as bench
+
+    refusal = subprocess.CompletedProcess([], 2, "", "usage: ...\nerror: --rollout-workers 3: one or more\n")
+    monkeypatch.setattr(bench.subprocess, "run", lambda *a, **k: refusal)  # a refused run, without a process
     bad = run_one(["--rollout-workers", "3"], 256, 0, tmp_path / "bad", 300)
-    assert "rollout-workers" in " ".join(bad["error"])
+    assert bad["error"] == ["error: --rollout-workers 3: one or more"]
     table = report([{"label": "cpu", **row}, {"label": "wide cpu", "steps_per_s": row["steps_per_s"] / 2,
                                               "wall_s": 1.0}, {"label": "x", **bad}],
                    {"cpu_cores": 2, "processor": "x86_64", "gpu": None, "torch": "2"})
