@@ -62,7 +62,9 @@ bit: ``python -m eval.trainer_parity``). ``--torch-threads 0`` (auto) gives each
 runs torch its share of half the cores (``OMP_NUM_THREADS`` when set; train.run.torch_threads).
 ``--device auto|cpu|cuda`` puts the learner (and, synchronous, the rollout's forward) on
 the GPU when asked (``auto``: when torch sees one); the engine and the opponents stay on
-the CPU, and checkpoints load on a CPU-only machine. A script that calls :func:`train` in
+the CPU, and checkpoints load on a CPU-only machine. ``--rollout-workers K`` (with the
+pipeline) samples in K worker processes, each n_envs / K of the matches, joined into one
+rollout: for a machine with many cores and a GPU. A script that calls :func:`train` in
 a pipelined run must guard its entry point (``if __name__ == "__main__":``): the worker is
 a spawned process, which imports the script again.
 
