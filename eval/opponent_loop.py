@@ -20,8 +20,16 @@ import time
 
 import numpy as np
 
-#: The formats and their training batch sizes (``train.ppo``'s ``n_envs`` defaults).
-FORMATS = (("hollywood", 128), ("hollywood_three_hand", 256), ("hollywood_partnership", 128))
+#: The formats' rules profiles (each timed at ``train.ppo``'s batch size for it, :func:`batch_size`).
+PROFILES = ("hollywood", "hollywood_three_hand", "hollywood_partnership")
+
+
+def batch_size(rules: str) -> int:
+    """``train.ppo``'s default ``n_envs`` for these rules (``train.run.BATCHED_DEFAULTS``)."""
+    from hgin_env.rules import get_rules
+    from train.run import BATCHED_DEFAULTS
+
+    return BATCHED_DEFAULTS[get_rules(rules).format][0]
 
 
 def run(rules: str, n: int, steps: int, compiled: bool, seed: int = 0) -> tuple[float, list[np.ndarray]]:
@@ -52,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
 
     warm_kernels()
     warm_opponent_loop()
-    for rules, n in FORMATS:
+    for rules in PROFILES:
+        n = batch_size(rules)
         times: dict[bool, list[float]] = {True: [], False: []}
         same = True
         for k in range(args.rounds):

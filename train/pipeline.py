@@ -64,7 +64,6 @@ its messages does not depend on timing, so a pipelined run is repeatable.
 
 from __future__ import annotations
 
-import functools
 import multiprocessing as mp
 import queue
 import threading
@@ -549,9 +548,3 @@ class PipelinedPPO(MaskablePPO):
         buffer.pos, buffer.full = n_steps, True
         buffer.compute_returns_and_advantage(last_values=last_values, dones=rollout.dones[-1])
         self.logger.record("train/behaviour_weight", float(buffer.behaviour_weights.mean()))
-
-
-def make_pipelined_env(make_env: Callable[..., VecEnv], *args: Any, threads: int = 1, **kwargs: Any) -> PipelinedEnv:
-    """A :class:`PipelinedEnv` whose worker builds ``make_env(*args, **kwargs)`` (a
-    module-level function and picklable arguments: the worker is a spawned process)."""
-    return PipelinedEnv(functools.partial(make_env, *args, **kwargs), threads=threads)

@@ -241,6 +241,11 @@ class Args(Recipe):
         return self.total_timesteps > 0 and (self.pipeline == "on" or
                                              (self.pipeline == "auto" and self.vec_env == "batched"))
 
+    @property
+    def torch_processes(self) -> int:
+        """The processes that run torch at once: the learner, and its rollout workers when pipelined."""
+        return 1 + self.rollout_workers if self.pipelined else 1
+
 
 #: Arguments a resumed run does not take over from the run it continues: the shared ones,
 #: and the imitation warm start (a resumed run does not redo it).
@@ -329,20 +334,16 @@ def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float], 
     if args.pipelined and not here:
         import importlib
 
-        from train.pipeline import make_pipelined_env
-
-        # By the module's importable name and plain values: the spawned worker unpickles
-        # them also when this module runs as ``__main__`` (python -m train.ppo).
-        worker_envs = importlib.import_module("train.ppo").worker_envs
-        k = args.rollout_workers
-        if k == 1:
-            return make_pipelined_env(worker_envs, dataclasses.asdict(args), rules, specs, weights,
-                                      threads=run.torch_threads(args.torch_threads, processes=2))
         from train.pipeline import PipelinedEnv, worker_seed
 
+        # By the module's importable name and plain values: the spawned workers unpickle
+        # them also when this module runs as ``__main__`` (python -m train.ppo). Worker w
+        # builds n_envs / K of the matches from its own seed (worker 0: the run's).
+        worker_envs = importlib.import_module("train.ppo").worker_envs
+        k = args.rollout_workers
         parts = [functools.partial(worker_envs, dataclasses.asdict(dataclasses.replace(
             args, n_envs=args.n_envs // k, seed=worker_seed(args.seed, w))), rules, specs, weights) for w in range(k)]
-        return PipelinedEnv(parts, threads=run.torch_threads(args.torch_threads, processes=k + 1))
+        return PipelinedEnv(parts, threads=run.torch_threads(args.torch_threads, processes=args.torch_processes))
     if args.vec_env == "batched":
         from train.envs import BatchedVecEnv
 
@@ -522,8 +523,7 @@ def train(args: Args) -> Path:
 
     args = resolved(args)
     args.validate()
-    run.configure_torch(run.torch_threads(args.torch_threads, processes=1 + args.rollout_workers if args.pipelined
-                                          else 1))
+    run.configure_torch(run.torch_threads(args.torch_threads, processes=args.torch_processes))
     rules = get_rules(args.rules)
     start = find_start(args, rules)
     distillation = None
