@@ -103,3 +103,13 @@ def test_learner_device_bench_rows_and_report(tmp_path, monkeypatch):
                                               "wall_s": 1.0}, {"label": "x", **bad}],
                    {"cpu_cores": 2, "processor": "x86_64", "gpu": None, "torch": "2"})
     assert "| wide cpu |" in table and "0.50x" in table and "| x | failed:" in table
+
+
+def test_opponent_loop_bench_plays_the_same_game_in_every_format(capsys):
+    """``python -m eval.opponent_loop`` at toy size: a line per format, both loops the same game."""
+    from eval import opponent_loop
+
+    assert opponent_loop.main(["--steps", "3", "--rounds", "1"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split()[0] for line in lines] == list(opponent_loop.PROFILES)
+    assert all(line.endswith("same game: True") for line in lines)
