@@ -154,7 +154,9 @@ class Args(Recipe):
     distill: str = field(default="", metadata={
         "help": "folder of recorded search games (train.search_games): add the distillation loss "
                 "(train/distill.py) to PPO's"})
-    distill_coef: float = field(default=1.0, metadata={"help": "weight of the distillation loss"})
+    distill_coef: float = field(default=1.0, metadata={
+        "help": "weight of the distillation loss against PPO's (with Adam it sets the mix of the two in a "
+                "step, not the step's length: that is the learning rate's; docs/runs/soft54)"})
     distill_batch: int = field(default=256, metadata={"help": "recorded decisions per PPO minibatch"})
     distill_deviation_weight: float = field(default=1.0, metadata={
         "help": "weight of the decisions where the search left the policy's move"})

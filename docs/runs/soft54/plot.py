@@ -21,6 +21,8 @@ LABELS = {
     "soft_coef50": "c=10, coef 50",
     "soft_c30_coef5": "c=30, coef 5",
     "soft_c30_coef5_lr3e4": "c=30, coef 5, lr 3e-4",
+    "soft_coef50_lr3e4": "c=10, coef 50, lr 3e-4",
+    "soft_c30_coef50_lr3e4": "c=30, coef 50, lr 3e-4",
 }
 COLUMNS = ("distill/loss", "distill/holdout_kl", "distill/holdout_target_agreement",
            "distill/holdout_agreement", "distill/holdout_deviations")
