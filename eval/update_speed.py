@@ -47,7 +47,12 @@ def worker(updates: int, out: Path | str, dense: bool = False) -> None:
 
         CardAwarePolicy.legal_cards_only = False
     run.configure_torch(1)
-    args = run.resolved(ppo.Args(eval_every=0, checkpoint_every=0, progress_bar=False))
+    fields = dict(eval_every=0, checkpoint_every=0, progress_bar=False)
+    if "update_processes" in ppo.Args.__dataclass_fields__:
+        # The update in this process alone: its CPU time is what is timed (a split update's
+        # other half runs in a helper process; whole runs measure that, eval.bench's train group).
+        fields["update_processes"] = 1
+    args = run.resolved(ppo.Args(**fields))
     rules = get_rules(args.rules)
     envs = ppo.make_envs(args, rules, *parse_mixture(args.opponents))
     model = ppo.new_model(args, envs, rules, run.Start(run_dir=out.parent))

@@ -57,9 +57,13 @@ rollout while this process updates on the last one (train/pipeline.py: every rol
 one update old, and the update is decoupled PPO's, which corrects for that). The callbacks
 run here and see every step's infos as in a synchronous run; what they change in the
 environments (snapshots, the league's weights) reaches the worker one rollout later.
-``--pipeline off`` is SB3's synchronous loop (with one torch thread, main's numbers bit for
-bit: ``python -m eval.trainer_parity``). ``--torch-threads 0`` (auto) gives each process that
-runs torch its share of half the cores (``OMP_NUM_THREADS`` when set; train.run.torch_threads).
+``--pipeline off`` is SB3's synchronous loop, whose update by default computes each
+minibatch's gradient in two halves at once, here and in a helper process
+(``--update-processes 0``, auto: 2 for a CPU learner on 2 cores or more;
+train/split_update.py: SB3's update as a function, the weights equal to float rounding, a
+run repeatable bit for bit); ``--update-processes 1`` is SB3's own update.
+``--torch-threads 0`` (auto) gives each process that runs torch its share of half the cores
+(``OMP_NUM_THREADS`` when set; train.run.torch_threads).
 ``--device auto|cpu|cuda`` puts the learner (and, synchronous, the rollout's forward) on
 the GPU when asked (``auto``: when torch sees one); the engine and the opponents stay on
 the CPU, and checkpoints load on a CPU-only machine. ``--rollout-workers K`` (with the
@@ -178,6 +182,10 @@ class Args(Recipe):
     device: str = field(default="auto", metadata={
         "help": "where the learner runs: 'cpu', 'cuda' or 'auto' (CUDA when torch sees it); the engine and "
                 "the opponents run on the CPU"})
+    update_processes: int = field(default=0, metadata={
+        "help": "processes computing each PPO minibatch's gradient: 2 = its two halves at once, here and in a "
+                "helper process (train/split_update.py); 1 = SB3's update in this process; 0 = auto: 2 for a CPU "
+                "learner on 2 cores or more with --pipeline off, else 1"})
     torch_threads: int = field(default=0, metadata={
         "help": "torch CPU threads per process (0 = auto: OMP_NUM_THREADS if set, else half the cores shared by "
                 "the processes that run torch, train.run.torch_threads)"})
@@ -235,6 +243,13 @@ class Args(Recipe):
             raise ValueError(f"--rollout-workers {self.rollout_workers} share --n-envs {self.n_envs} evenly: "
                              f"give a multiple of {self.rollout_workers}")
         run.torch_device(self.device)  # refuses an unknown name, or cuda without CUDA
+        if self.update_processes not in (0, 1, 2):
+            raise ValueError(f"--update-processes must be 0 (auto), 1 or 2, not {self.update_processes}")
+        if self.update_processes == 2 and self.pipelined:
+            raise ValueError("--update-processes 2 splits the synchronous loop's update; a pipelined run (--pipeline "
+                             "on) updates in one process: give --update-processes 1 or --pipeline off")
+        if self.update_processes == 2 and run.torch_device(self.device) != "cpu":
+            raise ValueError("--update-processes 2 splits a CPU learner's update; with --device cuda give 1")
 
     @property
     def pipelined(self) -> bool:
@@ -244,9 +259,21 @@ class Args(Recipe):
                                              (self.pipeline == "auto" and self.vec_env == "batched"))
 
     @property
+    def split_update(self) -> bool:
+        """Whether each minibatch's gradient is computed in two halves at once, here and in a
+        helper process (``--update-processes``, train/split_update.py): on ``auto``, for a CPU
+        learner with two cores or more, when the run is not pipelined."""
+        if self.total_timesteps <= 0 or self.pipelined or self.update_processes == 1:
+            return False
+        return self.update_processes == 2 or (run.available_cores() >= 2 and run.torch_device(self.device) == "cpu")
+
+    @property
     def torch_processes(self) -> int:
-        """The processes that run torch at once: the learner, and its rollout workers when pipelined."""
-        return 1 + self.rollout_workers if self.pipelined else 1
+        """The processes that run torch at once: the learner, and its rollout workers when
+        pipelined or its update's helper when the update is split."""
+        if self.pipelined:
+            return 1 + self.rollout_workers
+        return 2 if self.split_update else 1
 
 
 #: Arguments a resumed run does not take over from the run it continues: the shared ones,
@@ -386,6 +413,10 @@ def algorithm(args: Args) -> type[MaskablePPO]:
         from train.pipeline import PipelinedPPO
 
         return PipelinedPPO
+    if args.split_update:
+        from train.split_update import SplitUpdatePPO
+
+        return SplitUpdatePPO
     from sb3_contrib import MaskablePPO
 
     return MaskablePPO

@@ -1,0 +1,102 @@
+"""The PPO update on both cores (train/split_update.py): each minibatch's gradient as the
+sum of its two halves', one computed in a helper process. The update is SB3's MaskablePPO
+update as a function (weights equal to float rounding after one update on the same
+rollout); the helper and this process compute the second half to the same bits, so a run
+is repeatable whenever the helper starts; the flags are checked; a dead helper is named."""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import numpy as np
+import pytest
+import torch as th
+from sb3_contrib import MaskablePPO
+
+from agents.spec import parse_mixture
+from hgin_env.rules import get_rules
+from train import ppo, run
+from train.split_update import SplitUpdatePPO, UpdateHelper
+
+SMALL = dict(n_envs=16, n_steps=32, batch_size=128, n_epochs=2, hidden=32, summary=16, card_hidden=8,
+             eval_every=0, checkpoint_every=0, progress_bar=False, total_timesteps=512, seed=4)
+
+
+def _model(tmp_path, **flags) -> SplitUpdatePPO:
+    args = run.resolved(ppo.Args(**{**SMALL, "update_processes": 2, **flags}))
+    args.validate()
+    rules = get_rules(args.rules)
+    envs = ppo.make_envs(args, rules, *parse_mixture(args.opponents))
+    model = ppo.new_model(args, envs, rules, run.Start(run_dir=tmp_path))
+    assert isinstance(model, SplitUpdatePPO)
+    model.learn(total_timesteps=args.total_timesteps)  # one rollout, one update; the rollout stays
+    return model
+
+
+def _update(model, weights, optimizer, train) -> dict[str, th.Tensor]:
+    model.policy.load_state_dict(weights)  # in place: the shared parameters stay shared
+    model.policy.optimizer.load_state_dict(copy.deepcopy(optimizer))
+    np.random.seed(0)  # the minibatches' order
+    train()
+    return {k: v.clone() for k, v in model.policy.state_dict().items()}
+
+
+def test_split_update_is_sb3s_update_and_the_helper_changes_no_bit(tmp_path, monkeypatch):
+    model = _model(tmp_path)
+    weights = copy.deepcopy(model.policy.state_dict())
+    optimizer = copy.deepcopy(model.policy.optimizer.state_dict())
+    model._start_helper()
+    try:
+        deadline = time.monotonic() + 60
+        while not model.helper.poll_ready():
+            assert time.monotonic() < deadline, "the helper did not start"
+            time.sleep(0.01)
+        helped = _update(model, weights, optimizer, model.train)
+        with monkeypatch.context() as patch:  # the helper "still starting": both halves here
+            patch.setattr(UpdateHelper, "poll_ready", lambda self: False)
+            alone = _update(model, weights, optimizer, model.train)
+    finally:
+        model.close_helper()
+    sb3 = _update(model, weights, optimizer, lambda: MaskablePPO.train(model))  # flattens the buffer: last
+    moved = 0.0
+    for name, value in helped.items():
+        assert th.equal(value, alone[name]), name
+        th.testing.assert_close(value, sb3[name], rtol=1e-4, atol=1e-6)
+        moved = max(moved, float((value - weights[name]).abs().max()))
+    assert moved > 1e-4  # the update did move the weights
+
+
+def test_split_runs_repeat(tmp_path):
+    """Two runs of the same flags: the same weights, bit for bit."""
+    first = _model(tmp_path / "a").policy.state_dict()
+    second = _model(tmp_path / "b").policy.state_dict()
+    for name, value in first.items():
+        assert th.equal(value, second[name]), name
+
+
+def test_update_processes_flag():
+    assert ppo.Args(update_processes=1).split_update is False
+    assert ppo.Args(update_processes=2).split_update is True
+    assert ppo.Args(update_processes=2, total_timesteps=0).split_update is False
+    assert ppo.Args(update_processes=0, device="cpu").split_update is (run.available_cores() >= 2)
+    with pytest.raises(ValueError, match="--update-processes must be 0"):
+        ppo.Args(update_processes=3).validate()
+    with pytest.raises(ValueError, match="pipelined run"):
+        ppo.Args(update_processes=2, pipeline="on").validate()
+    assert ppo.Args(pipeline="on").split_update is False
+    assert ppo.algorithm(ppo.Args(update_processes=1)) is MaskablePPO
+
+
+def test_a_dead_helper_is_named(tmp_path):
+    model = _model(tmp_path)
+    model._start_helper()
+    try:
+        while not model.helper.poll_ready():
+            time.sleep(0.01)
+        model.helper.process.kill()
+        model.helper.process.join()
+        with pytest.raises(RuntimeError, match="helper process died .* --update-processes 1"):
+            model.train()
+    finally:
+        model.close_helper()

@@ -1,0 +1,374 @@
+"""The PPO update on both cores (``train.ppo --update-processes 2``, the default on a CPU
+learner with two cores or more): each minibatch's gradient is the sum of its two halves'
+gradients, computed at the same time, one half in this process and one in a helper process.
+
+Why: the update is about three fifths of a synchronous iteration of the default recipe
+(docs/learning.md), one minibatch after another on one core, while the second core idles.
+torch's own second thread spins while it waits and collapses when another job holds a
+core (docs/runs/learning53); a helper process that blocks on a pipe between minibatches
+sleeps instead, so a busy machine slows it no more than it slows one thread. A minibatch's
+forward and backward take time in proportion to its rows (7.8 ms for 1,024, 4.0 ms for
+512 here), so two halves at once take about half as long.
+
+**The numbers.** PPO's loss is a mean over the minibatch's rows, so it is the sum of its
+halves' shares (:func:`half_loss`: each half's terms summed and divided by the whole
+minibatch's size), and so is its gradient: the update is SB3's MaskablePPO update as a
+function (same minibatches, from the same ``np.random`` permutation; advantages
+normalised over the whole minibatch; the same losses, clip, logs and ``target_kl`` stop),
+with the gradient summed in another order: weights equal to float rounding, not bit for
+bit. The halves are fixed (a minibatch's first ``n // 2`` rows here, the rest in the
+helper) and the sum is always ``this half + the helper's half``, so a run is repeatable:
+should the helper not have started yet (forked, it is ready in milliseconds; spawned,
+:func:`start_method`, in seconds), this process computes both halves itself, in the same
+order, to the same bits (tested).
+
+The helper holds its own copy of the policy whose parameters are the learner's, in
+shared memory: Adam's step here is the helper's next weights, with no copy. Each update
+the rollout's flattened arrays are copied into shared tensors once; then each minibatch is
+one message (its rows in the shared permutation) and one reply (the half's loss terms),
+the gradient coming back through a shared buffer.
+"""
+
+from __future__ import annotations
+
+import multiprocessing.connection
+import traceback
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch as th
+import torch.multiprocessing as tmp
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.utils import explained_variance
+
+
+def start_method() -> str:
+    """How the helper starts: forked from a learner on one torch thread, so that it has every
+    module and numba kernel the learner has loaded and is ready in milliseconds (spawned, it
+    imports torch, SB3 and the policy for seconds, and this process computes both halves
+    meanwhile); spawned from a learner on several threads, whose OpenMP pool a forked child
+    must not use (GNU OpenMP is not fork-safe)."""
+    return "fork" if th.get_num_threads() == 1 else "spawn"
+
+
+class LossTerms(NamedTuple):
+    """A half's shares of the minibatch's loss and of its logged figures."""
+    policy: float
+    value: float
+    entropy: float
+    clipped: float
+    approx_kl: float
+
+    def __add__(self, other: LossTerms) -> LossTerms:  # type: ignore[override]
+        return LossTerms(*(a + b for a, b in zip(self, other, strict=True)))
+
+
+@dataclass
+class Settings:
+    """What a minibatch's loss needs besides the rows (one update's PPO settings)."""
+    clip_range: float
+    clip_range_vf: float | None
+    ent_coef: float
+    vf_coef: float
+    normalize_advantage: bool
+
+
+class UpdateData:
+    """One rollout's flattened arrays as shared tensors (rows = steps x environments), the
+    minibatches' permutation and the helper's gradient buffer."""
+
+    NAMES = ("observations", "actions", "action_masks", "old_log_prob", "advantages", "returns", "old_values")
+
+    def __init__(self, rows: int, obs_dim: int, num_actions: int, num_weights: int):
+        self.observations = th.zeros(rows, obs_dim).share_memory_()
+        self.actions = th.zeros(rows, dtype=th.long).share_memory_()
+        self.action_masks = th.zeros(rows, num_actions, dtype=th.bool).share_memory_()
+        self.old_log_prob = th.zeros(rows).share_memory_()
+        self.advantages = th.zeros(rows).share_memory_()
+        self.returns = th.zeros(rows).share_memory_()
+        self.old_values = th.zeros(rows).share_memory_()
+        self.order = th.zeros(rows, dtype=th.long).share_memory_()
+        self.gradient = th.zeros(num_weights).share_memory_()
+
+    def fill(self, buffer: Any, order: np.ndarray) -> None:
+        """Copy an SB3 rollout buffer's arrays (flattened as its ``get`` flattens them)."""
+        for name in self.NAMES:
+            source = buffer.swap_and_flatten(getattr(buffer, "values" if name == "old_values" else
+                                                     "log_probs" if name == "old_log_prob" else name))
+            target = getattr(self, name)
+            target.copy_(th.from_numpy(np.ascontiguousarray(source)).reshape(target.shape))
+        self.order.copy_(th.from_numpy(order))
+
+
+def half_loss(policy: Any, data: UpdateData, start: int, stop: int, half: int, settings: Settings
+              ) -> tuple[th.Tensor, LossTerms]:
+    """Half ``half`` (0: the first ``n // 2`` rows, 1: the rest) of the minibatch
+    ``data.order[start:stop]``: its share of SB3's PPO loss (each term's sum over the
+    half's rows divided by the minibatch's ``n``) and of the logged figures."""
+    whole = data.order[start:stop]
+    n = whole.shape[0]
+    rows = whole[:n // 2] if half == 0 else whole[n // 2:]
+    values, log_prob, entropy = policy.evaluate_actions(
+        data.observations[rows], data.actions[rows], action_masks=data.action_masks[rows])
+    values = values.flatten()
+    advantages = data.advantages[rows]
+    if settings.normalize_advantage:
+        every = data.advantages[whole]
+        advantages = (advantages - every.mean()) / (every.std() + 1e-8)
+    old_log_prob = data.old_log_prob[rows]
+    ratio = th.exp(log_prob - old_log_prob)
+    clip = settings.clip_range
+    policy_loss = -th.min(advantages * ratio, advantages * th.clamp(ratio, 1 - clip, 1 + clip)).sum() / n
+    if settings.clip_range_vf is not None:
+        old_values = data.old_values[rows]
+        values = old_values + th.clamp(values - old_values, -settings.clip_range_vf, settings.clip_range_vf)
+    value_loss = (data.returns[rows] - values).square().sum() / n
+    entropy_loss = -entropy.sum() / n
+    loss = policy_loss + settings.ent_coef * entropy_loss + settings.vf_coef * value_loss
+    with th.no_grad():
+        log_ratio = log_prob - old_log_prob
+        terms = LossTerms(policy_loss.item(), value_loss.item(), entropy_loss.item(),
+                          float((th.abs(ratio - 1) > clip).sum()) / n,
+                          float(((th.exp(log_ratio) - 1) - log_ratio).sum()) / n)
+    return loss, terms
+
+
+def _gradient_into(parameters: list[th.nn.Parameter], flat: th.Tensor) -> None:
+    """Each parameter's gradient into its slice of ``flat`` (0 where it has none)."""
+    at = 0
+    for p in parameters:
+        size = p.numel()
+        if p.grad is None:
+            flat[at:at + size].zero_()
+        else:
+            flat[at:at + size].copy_(p.grad.reshape(-1))
+        at += size
+
+
+def _add_gradient(parameters: list[th.nn.Parameter], flat: th.Tensor) -> None:
+    """grad += flat's slice, for each parameter (a missing gradient is 0)."""
+    at = 0
+    for p in parameters:
+        size = p.numel()
+        part = flat[at:at + size].view_as(p)
+        if p.grad is None:
+            p.grad = part.clone()
+        else:
+            p.grad.add_(part)
+        at += size
+
+
+def _zero_schedule(_: float) -> float:
+    return 0.0
+
+
+def _helper_main(conn: multiprocessing.connection.Connection, policy_class: type, spaces: tuple,
+                 policy_kwargs: dict, weights: list[th.Tensor], data: UpdateData, threads: int) -> None:
+    """The helper process: its policy on the shared weights; for each minibatch message,
+    the second half's gradient into ``data.gradient`` and its loss terms back."""
+    try:
+        th.set_num_threads(threads)
+        th.distributions.Distribution.set_default_validate_args(False)
+        policy = policy_class(*spaces, _zero_schedule, **policy_kwargs)
+        parameters = list(policy.parameters())
+        for p, w in zip(parameters, weights, strict=True):
+            if p.shape != w.shape:
+                raise ValueError(f"the helper's policy has a {tuple(p.shape)} weight where the learner's is "
+                                 f"{tuple(w.shape)}")
+            p.data = w
+        policy.set_training_mode(True)
+        conn.send("ready")
+        while True:
+            message = conn.recv()
+            if message is None:
+                return
+            start, stop, settings = message
+            for p in parameters:
+                p.grad = None
+            loss, terms = half_loss(policy, data, start, stop, 1, settings)
+            loss.backward()
+            _gradient_into(parameters, data.gradient)
+            conn.send(terms)
+    except (EOFError, KeyboardInterrupt):
+        return
+    except BaseException:  # noqa: BLE001 - the learner raises it, with the helper's traceback
+        conn.send(("failed", traceback.format_exc()))
+
+
+class UpdateHelper:
+    """The helper process and its pipe (:func:`_helper_main`)."""
+
+    def __init__(self, model: MaskablePPO, data: UpdateData):
+        self.parameters = list(model.policy.parameters())
+        for p in self.parameters:
+            p.data.share_memory_()  # in place: the optimizer keeps its parameters
+        context = tmp.get_context(start_method())
+        self.conn, child = context.Pipe()
+        spaces = (model.observation_space, model.action_space)
+        self.process = context.Process(
+            target=_helper_main, name="ppo-update-helper", daemon=True,
+            args=(child, type(model.policy), spaces, dict(model.policy_kwargs), [p.data for p in self.parameters],
+                  data, th.get_num_threads()))
+        self.process.start()
+        child.close()
+        self.ready = False
+
+    def poll_ready(self) -> bool:
+        """Whether the helper has started (never waits)."""
+        if not self.ready and self.conn.poll():
+            try:
+                self._check(self.conn.recv())
+            except (EOFError, OSError):
+                raise self._died() from None
+            self.ready = True
+        return self.ready
+
+    def start_half(self, start: int, stop: int, settings: Settings) -> None:
+        try:
+            self.conn.send((start, stop, settings))
+        except OSError:  # BrokenPipeError: it has exited
+            raise self._died() from None
+
+    def finish_half(self) -> LossTerms:
+        try:
+            reply = self.conn.recv()
+        except (EOFError, OSError):
+            raise self._died() from None
+        self._check(reply)
+        return reply
+
+    def _died(self) -> RuntimeError:
+        self.process.join(timeout=1)
+        return RuntimeError(f"the PPO update's helper process died (exit code {self.process.exitcode}); "
+                            f"train with --update-processes 1 to update in this process alone")
+
+    @staticmethod
+    def _check(reply: Any) -> None:
+        if isinstance(reply, tuple) and reply and reply[0] == "failed":
+            raise RuntimeError(f"the PPO update's helper process failed:\n{reply[1]}")
+
+    def close(self) -> None:
+        if self.process.is_alive():
+            try:
+                self.conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+            self.process.join(timeout=5)
+            if self.process.is_alive():
+                self.process.kill()
+        self.conn.close()
+
+
+class SplitUpdatePPO(MaskablePPO):
+    """MaskablePPO whose update computes each minibatch's gradient in two halves at once
+    (module docstring). Its checkpoints are MaskablePPO's, and resume on either class."""
+
+    helper: UpdateHelper | None = None
+    data: UpdateData | None = None
+
+    def _start_helper(self) -> None:
+        rows = self.n_steps * self.n_envs
+        weights = sum(p.numel() for p in self.policy.parameters())
+        self.data = UpdateData(rows, self.observation_space.shape[0], int(self.action_space.n), weights)
+        self.helper = UpdateHelper(self, self.data)
+
+    def close_helper(self) -> None:
+        if self.helper is not None:
+            self.helper.close()
+            self.helper = None
+
+    def learn(self, *args, **kwargs) -> SplitUpdatePPO:  # type: ignore[override]
+        if self.device.type != "cpu":
+            raise ValueError("the split update runs on the CPU (--update-processes 1 with --device cuda)")
+        if self.helper is None:
+            self._start_helper()  # it imports while the first rollout is sampled
+        try:
+            return super().learn(*args, **kwargs)
+        finally:
+            self.close_helper()
+
+    def _minibatch_gradient(self, start: int, stop: int, settings: Settings) -> LossTerms:
+        """The loss terms of the minibatch ``data.order[start:stop]``; after it, the
+        parameters' ``grad`` holds its first half's gradient (with what the optimizer's
+        ``zero_grad`` adds: the distillation's), ``data.gradient`` its second half's."""
+        policy, data, parameters = self.policy, self.data, self.helper.parameters
+        policy.optimizer.zero_grad()
+        if stop - start < 2:  # one row: no first half; all of it here, nothing to add
+            loss, terms = half_loss(policy, data, start, stop, 1, settings)
+            loss.backward()
+            data.gradient.zero_()
+            return terms
+        helped = self.helper.poll_ready()
+        if helped:
+            self.helper.start_half(start, stop, settings)
+        loss, terms = half_loss(policy, data, start, stop, 0, settings)
+        loss.backward()
+        if helped:
+            return terms + self.helper.finish_half()
+        # The helper is still starting: its half here, the same function on the same rows
+        # and weights, into the same buffer (the same bits as the helper's).
+        first = [None if p.grad is None else p.grad.clone() for p in parameters]
+        for p in parameters:
+            p.grad = None
+        loss, other = half_loss(policy, data, start, stop, 1, settings)
+        loss.backward()
+        _gradient_into(parameters, data.gradient)
+        for p, grad in zip(parameters, first, strict=True):
+            p.grad = grad
+        return terms + other
+
+    def train(self) -> None:
+        """SB3's MaskablePPO.train with each minibatch's gradient from two halves."""
+        if self.helper is None:  # called outside learn (eval.update_speed): a daemon, ends with us
+            self._start_helper()
+        policy, data = self.policy, self.data
+        policy.set_training_mode(True)
+        self._update_learning_rate(policy.optimizer)
+        clip_range = self.clip_range(self._current_progress_remaining)  # type: ignore[operator]
+        clip_range_vf = None if self.clip_range_vf is None else \
+            self.clip_range_vf(self._current_progress_remaining)  # type: ignore[operator]
+        settings = Settings(clip_range, clip_range_vf, self.ent_coef, self.vf_coef, self.normalize_advantage)
+        buffer = self.rollout_buffer
+        rows = buffer.buffer_size * buffer.n_envs
+        parameters = self.helper.parameters
+        entropy_losses, pg_losses, value_losses, clip_fractions = [], [], [], []
+        continue_training, loss_value = True, 0.0
+        for epoch in range(self.n_epochs):
+            approx_kl_divs = []
+            # The permutation SB3's rollout buffer draws (``get``), from the same generator.
+            order = np.random.permutation(rows)
+            if epoch == 0:
+                data.fill(buffer, order)
+            else:
+                data.order.copy_(th.from_numpy(order))
+            for start in range(0, rows, self.batch_size):
+                stop = min(start + self.batch_size, rows)
+                terms = self._minibatch_gradient(start, stop, settings)
+                loss_value = terms.policy + self.ent_coef * terms.entropy + self.vf_coef * terms.value
+                pg_losses.append(terms.policy)
+                value_losses.append(terms.value)
+                entropy_losses.append(terms.entropy)
+                clip_fractions.append(terms.clipped)
+                approx_kl_divs.append(terms.approx_kl)
+                if self.target_kl is not None and terms.approx_kl > 1.5 * self.target_kl:
+                    continue_training = False
+                    break
+                _add_gradient(parameters, data.gradient)
+                th.nn.utils.clip_grad_norm_(policy.parameters(), self.max_grad_norm)
+                policy.optimizer.step()
+            self._n_updates += 1
+            if not continue_training:
+                break
+        explained_var = explained_variance(buffer.values.flatten(), buffer.returns.flatten())
+        self.logger.record("train/entropy_loss", np.mean(entropy_losses))
+        self.logger.record("train/policy_gradient_loss", np.mean(pg_losses))
+        self.logger.record("train/value_loss", np.mean(value_losses))
+        self.logger.record("train/approx_kl", np.mean(approx_kl_divs))
+        self.logger.record("train/clip_fraction", np.mean(clip_fractions))
+        self.logger.record("train/loss", loss_value)
+        self.logger.record("train/explained_variance", explained_var)
+        self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
+        self.logger.record("train/clip_range", clip_range)
+        if self.clip_range_vf is not None:
+            self.logger.record("train/clip_range_vf", clip_range_vf)
