@@ -100,3 +100,70 @@ def test_a_dead_helper_is_named(tmp_path):
             model.train()
     finally:
         model.close_helper()
+
+
+def test_saves_with_its_helper_running_and_trains_in_a_daemonic_process(tmp_path, monkeypatch):
+    """A checkpoint saved mid-run (the helper and its buffers are not saved) loads as a
+    MaskablePPO; a daemonic process (a pool's worker), which may start no child, computes
+    both halves itself."""
+    import types
+
+    import train.split_update as split
+
+    model = _model(tmp_path)
+    model._start_helper()
+    try:
+        model.save(tmp_path / "mid_run.zip")
+    finally:
+        model.close_helper()
+    loaded = MaskablePPO.load(tmp_path / "mid_run.zip")
+    for name, value in model.policy.state_dict().items():
+        assert th.equal(value, loaded.policy.state_dict()[name]), name
+    monkeypatch.setattr(split.mp, "current_process", lambda: types.SimpleNamespace(daemon=True))
+
+    def no_child(*_):
+        raise AssertionError("a daemonic process started a helper")
+
+    monkeypatch.setattr(split, "UpdateHelper", no_child)
+    model.learn(total_timesteps=512, reset_num_timesteps=False)
+    assert model.num_timesteps == 1024
+
+
+KILLED_LEARNER = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from tests.test_split_update import _model
+model = _model(Path({tmp!r}))
+model._start_helper()
+while not model.helper.poll_ready():
+    time.sleep(0.01)
+print(model.helper.process.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_helper_ends_when_the_learner_is_killed(tmp_path):
+    """A learner killed by SIGKILL runs no atexit handler; its helper must not outlive it
+    (an orphan holding the learner's stderr would also hang whoever reads that to its end)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[1])
+    learner = subprocess.Popen([sys.executable, "-c", KILLED_LEARNER.format(root=root, tmp=str(tmp_path))],
+                               stdout=subprocess.PIPE, text=True, cwd=root)
+    helper = int(learner.stdout.readline())
+    learner.send_signal(signal.SIGKILL)
+    learner.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(helper, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(helper, signal.SIGKILL)
+    raise AssertionError("the helper outlived its learner")

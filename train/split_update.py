@@ -31,7 +31,10 @@ the gradient coming back through a shared buffer.
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import multiprocessing.connection
+import os
+import signal
 import traceback
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -78,7 +81,10 @@ class UpdateData:
     """One rollout's flattened arrays as shared tensors (rows = steps x environments), the
     minibatches' permutation and the helper's gradient buffer."""
 
-    NAMES = ("observations", "actions", "action_masks", "old_log_prob", "advantages", "returns", "old_values")
+    #: Each shared array and the rollout buffer's array it copies.
+    SOURCES = {"observations": "observations", "actions": "actions", "action_masks": "action_masks",
+               "old_log_prob": "log_probs", "advantages": "advantages", "returns": "returns",
+               "old_values": "values"}
 
     def __init__(self, rows: int, obs_dim: int, num_actions: int, num_weights: int):
         self.observations = th.zeros(rows, obs_dim).share_memory_()
@@ -93,9 +99,8 @@ class UpdateData:
 
     def fill(self, buffer: Any, order: np.ndarray) -> None:
         """Copy an SB3 rollout buffer's arrays (flattened as its ``get`` flattens them)."""
-        for name in self.NAMES:
-            source = buffer.swap_and_flatten(getattr(buffer, "values" if name == "old_values" else
-                                                     "log_probs" if name == "old_log_prob" else name))
+        for name, source_name in self.SOURCES.items():
+            source = buffer.swap_and_flatten(getattr(buffer, source_name))
             target = getattr(self, name)
             target.copy_(th.from_numpy(np.ascontiguousarray(source)).reshape(target.shape))
         self.order.copy_(th.from_numpy(order))
@@ -163,10 +168,29 @@ def _zero_schedule(_: float) -> float:
     return 0.0
 
 
-def _helper_main(conn: multiprocessing.connection.Connection, policy_class: type, spaces: tuple,
-                 policy_kwargs: dict, weights: list[th.Tensor], data: UpdateData, threads: int) -> None:
+def _end_with_parent(parent: int, learner_end: multiprocessing.connection.Connection | None) -> None:
+    """Make the helper end when the learner does, however it ends (a SIGKILL runs no atexit
+    handler to stop a daemon): the kernel sends it SIGKILL when its parent dies (Linux's
+    PR_SET_PDEATHSIG), and a forked helper closes its copy of the learner's end of the pipe,
+    so that its reads see the learner's end close."""
+    if learner_end is not None:
+        learner_end.close()
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the pipe's end alone
+        pass
+    if os.getppid() != parent:  # the learner died before the line above
+        os._exit(0)
+
+
+def _helper_main(conn: multiprocessing.connection.Connection, learner_end: multiprocessing.connection.Connection | None,
+                 parent: int, policy_class: type, spaces: tuple, policy_kwargs: dict, weights: list[th.Tensor],
+                 data: UpdateData, threads: int) -> None:
     """The helper process: its policy on the shared weights; for each minibatch message,
     the second half's gradient into ``data.gradient`` and its loss terms back."""
+    _end_with_parent(parent, learner_end)
     try:
         th.set_num_threads(threads)
         th.distributions.Distribution.set_default_validate_args(False)
@@ -203,13 +227,14 @@ class UpdateHelper:
         self.parameters = list(model.policy.parameters())
         for p in self.parameters:
             p.data.share_memory_()  # in place: the optimizer keeps its parameters
-        context = tmp.get_context(start_method())
+        method = start_method()
+        context = tmp.get_context(method)
         self.conn, child = context.Pipe()
         spaces = (model.observation_space, model.action_space)
         self.process = context.Process(
             target=_helper_main, name="ppo-update-helper", daemon=True,
-            args=(child, type(model.policy), spaces, dict(model.policy_kwargs), [p.data for p in self.parameters],
-                  data, th.get_num_threads()))
+            args=(child, self.conn if method == "fork" else None, os.getpid(), type(model.policy), spaces,
+                  dict(model.policy_kwargs), [p.data for p in self.parameters], data, th.get_num_threads()))
         self.process.start()
         child.close()
         self.ready = False
@@ -267,22 +292,29 @@ class SplitUpdatePPO(MaskablePPO):
     helper: UpdateHelper | None = None
     data: UpdateData | None = None
 
+    def _excluded_save_params(self) -> list[str]:
+        return [*super()._excluded_save_params(), "helper", "data"]  # a process and shared buffers
+
     def _start_helper(self) -> None:
+        """The shared buffers, and the helper process where this process may have one (a
+        daemonic process, such as a multiprocessing pool's worker, may not: it then computes
+        both halves itself, to the same bits, on its one core)."""
         rows = self.n_steps * self.n_envs
         weights = sum(p.numel() for p in self.policy.parameters())
         self.data = UpdateData(rows, self.observation_space.shape[0], int(self.action_space.n), weights)
-        self.helper = UpdateHelper(self, self.data)
+        if not mp.current_process().daemon:
+            self.helper = UpdateHelper(self, self.data)
 
     def close_helper(self) -> None:
         if self.helper is not None:
             self.helper.close()
-            self.helper = None
+        self.helper = self.data = None
 
     def learn(self, *args, **kwargs) -> SplitUpdatePPO:  # type: ignore[override]
         if self.device.type != "cpu":
             raise ValueError("the split update runs on the CPU (--update-processes 1 with --device cuda)")
-        if self.helper is None:
-            self._start_helper()  # it imports while the first rollout is sampled
+        if self.data is None:
+            self._start_helper()
         try:
             return super().learn(*args, **kwargs)
         finally:
@@ -292,22 +324,22 @@ class SplitUpdatePPO(MaskablePPO):
         """The loss terms of the minibatch ``data.order[start:stop]``; after it, the
         parameters' ``grad`` holds its first half's gradient (with what the optimizer's
         ``zero_grad`` adds: the distillation's), ``data.gradient`` its second half's."""
-        policy, data, parameters = self.policy, self.data, self.helper.parameters
+        policy, data, parameters = self.policy, self.data, list(self.policy.parameters())
         policy.optimizer.zero_grad()
         if stop - start < 2:  # one row: no first half; all of it here, nothing to add
             loss, terms = half_loss(policy, data, start, stop, 1, settings)
             loss.backward()
             data.gradient.zero_()
             return terms
-        helped = self.helper.poll_ready()
+        helped = self.helper is not None and self.helper.poll_ready()
         if helped:
             self.helper.start_half(start, stop, settings)
         loss, terms = half_loss(policy, data, start, stop, 0, settings)
         loss.backward()
         if helped:
             return terms + self.helper.finish_half()
-        # The helper is still starting: its half here, the same function on the same rows
-        # and weights, into the same buffer (the same bits as the helper's).
+        # No helper (yet): its half here, the same function on the same rows and weights,
+        # into the same buffer (the same bits as the helper's).
         first = [None if p.grad is None else p.grad.clone() for p in parameters]
         for p in parameters:
             p.grad = None
@@ -320,7 +352,7 @@ class SplitUpdatePPO(MaskablePPO):
 
     def train(self) -> None:
         """SB3's MaskablePPO.train with each minibatch's gradient from two halves."""
-        if self.helper is None:  # called outside learn (eval.update_speed): a daemon, ends with us
+        if self.data is None:  # called outside learn (eval.update_speed): a daemon, ends with us
             self._start_helper()
         policy, data = self.policy, self.data
         policy.set_training_mode(True)
@@ -331,7 +363,7 @@ class SplitUpdatePPO(MaskablePPO):
         settings = Settings(clip_range, clip_range_vf, self.ent_coef, self.vf_coef, self.normalize_advantage)
         buffer = self.rollout_buffer
         rows = buffer.buffer_size * buffer.n_envs
-        parameters = self.helper.parameters
+        parameters = list(policy.parameters())
         entropy_losses, pg_losses, value_losses, clip_fractions = [], [], [], []
         continue_training, loss_value = True, 0.0
         for epoch in range(self.n_epochs):
