@@ -224,9 +224,9 @@ class UpdateHelper:
     """The helper process and its pipe (:func:`_helper_main`)."""
 
     def __init__(self, model: MaskablePPO, data: UpdateData):
-        self.parameters = list(model.policy.parameters())
-        for p in self.parameters:
-            p.data.share_memory_()  # in place: the optimizer keeps its parameters
+        weights = [p.data for p in model.policy.parameters()]
+        for w in weights:
+            w.share_memory_()  # in place: the optimizer keeps its parameters
         method = start_method()
         context = tmp.get_context(method)
         self.conn, child = context.Pipe()
@@ -234,7 +234,7 @@ class UpdateHelper:
         self.process = context.Process(
             target=_helper_main, name="ppo-update-helper", daemon=True,
             args=(child, self.conn if method == "fork" else None, os.getpid(), type(model.policy), spaces,
-                  dict(model.policy_kwargs), [p.data for p in self.parameters], data, th.get_num_threads()))
+                  dict(model.policy_kwargs), weights, data, th.get_num_threads()))
         self.process.start()
         child.close()
         self.ready = False
@@ -320,11 +320,12 @@ class SplitUpdatePPO(MaskablePPO):
         finally:
             self.close_helper()
 
-    def _minibatch_gradient(self, start: int, stop: int, settings: Settings) -> LossTerms:
+    def _minibatch_gradient(self, start: int, stop: int, settings: Settings,
+                            parameters: list[th.nn.Parameter]) -> LossTerms:
         """The loss terms of the minibatch ``data.order[start:stop]``; after it, the
-        parameters' ``grad`` holds its first half's gradient (with what the optimizer's
+        ``parameters``' ``grad`` holds its first half's gradient (with what the optimizer's
         ``zero_grad`` adds: the distillation's), ``data.gradient`` its second half's."""
-        policy, data, parameters = self.policy, self.data, list(self.policy.parameters())
+        policy, data = self.policy, self.data
         policy.optimizer.zero_grad()
         if stop - start < 2:  # one row: no first half; all of it here, nothing to add
             loss, terms = half_loss(policy, data, start, stop, 1, settings)
@@ -376,7 +377,7 @@ class SplitUpdatePPO(MaskablePPO):
                 data.order.copy_(th.from_numpy(order))
             for start in range(0, rows, self.batch_size):
                 stop = min(start + self.batch_size, rows)
-                terms = self._minibatch_gradient(start, stop, settings)
+                terms = self._minibatch_gradient(start, stop, settings, parameters)
                 loss_value = terms.policy + self.ent_coef * terms.entropy + self.vf_coef * terms.value
                 pg_losses.append(terms.policy)
                 value_losses.append(terms.value)
@@ -387,7 +388,7 @@ class SplitUpdatePPO(MaskablePPO):
                     continue_training = False
                     break
                 _add_gradient(parameters, data.gradient)
-                th.nn.utils.clip_grad_norm_(policy.parameters(), self.max_grad_norm)
+                th.nn.utils.clip_grad_norm_(parameters, self.max_grad_norm)
                 policy.optimizer.step()
             self._n_updates += 1
             if not continue_training:
