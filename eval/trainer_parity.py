@@ -5,8 +5,8 @@ tree, same flags and seed, then every weight compared bit for bit.
     python -m eval.trainer_parity --before /tmp/base --after .
 
 ``--after-args`` adds flags to the after tree's runs only: a flag the before tree does not
-have that selects its unchanged recipe (``--after-args="--pipeline off"`` for
-``train.ppo``'s synchronous loop, which the pipelined default replaced).
+have that selects its unchanged recipe (``--after-args="--pipeline off --update-processes 1"``
+for ``train.ppo``'s synchronous loop in one process: SB3's own update and rollouts).
 
 A refactor of the trainers that changes nothing they compute leaves every tensor equal
 (same dtype, shape and bytes); the report names any that differ. Each run is its own

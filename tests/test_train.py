@@ -491,9 +491,10 @@ def test_several_rollout_workers_sample_one_wide_rollout_and_resume(tmp_path):
     assert len(state[ROLLOUT_WORKERS_KEY]) == 2
     resumed = train(Args(run_name="w2r", out_dir=str(tmp_path), resume=str(ckpt), **{**two, "total_timesteps": 768}))
     assert read_meta(resumed)["timesteps"] == 768
-    with pytest.raises(ResumeError, match="saved with 2 rollout worker.*--rollout-workers 2 --pipeline on"):
+    with pytest.raises(ResumeError, match="sampled in 2 part.*--update-processes 2 .*--rollout-workers 2"):
         train(Args(run_name="w2x", out_dir=str(tmp_path), resume=str(ckpt),  # (synchronous: no worker to start)
-                   **{**PIPELINE_TOY, "pipeline": "off", "rollout_workers": 1, "total_timesteps": 768}))
+                   **{**PIPELINE_TOY, "pipeline": "off", "rollout_workers": 1, "update_processes": 1,
+                      "total_timesteps": 768}))
     with pytest.raises(ValueError, match="--rollout-workers 3 share --n-envs 8 evenly"):
         Args(**{**PIPELINE_TOY, "rollout_workers": 3}).validate()
     with pytest.raises(ValueError, match="--rollout-workers 2: .*--pipeline on"):

@@ -69,7 +69,6 @@ import queue
 import threading
 import traceback
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -79,60 +78,14 @@ from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer, MaskableR
 from stable_baselines3.common.vec_env import VecEnv
 
 from train.envs import env_indices
+from train.rollout import ROLLOUT_WORKERS_KEY, Rollout, join_rollouts, replay, sample, worker_seed
+
+__all__ = ["BEHAVIOUR_WEIGHT_MAX", "ROLLOUT_WORKERS_KEY", "DecoupledRolloutBuffer", "PipelinedEnv", "PipelinedPPO",
+           "Rollout", "WorkerError", "join_rollouts", "worker_seed"]
 
 #: Truncation of the importance weight pi_prox / pi_behaviour (V-trace's rho-bar), as
 #: RLlib's pipelined learner (:data:`train.rllib.learner.BEHAVIOUR_WEIGHT_MAX`).
 BEHAVIOUR_WEIGHT_MAX = 1.0
-#: The key of a several-worker run's deal state: one generator state per rollout worker.
-ROLLOUT_WORKERS_KEY = "rollout_workers"
-
-
-# ---------------------------------------------------------------------- what a rollout is
-@dataclass
-class Rollout:
-    """One rollout sampled by the worker: ``n_steps`` steps of ``n_envs`` environments,
-    shaped as SB3's rollout buffer holds them, and what the callbacks are replayed."""
-
-    observations: np.ndarray  # [n_steps, n_envs, obs]
-    actions: np.ndarray  # [n_steps, n_envs]
-    rewards: np.ndarray  # [n_steps, n_envs], without a truncated match's bootstrap
-    episode_starts: np.ndarray  # [n_steps, n_envs]
-    log_probs: np.ndarray  # [n_steps, n_envs]: the sampling (behaviour) policy's
-    action_masks: np.ndarray  # [n_steps, n_envs, actions]
-    dones: np.ndarray  # [n_steps, n_envs]
-    infos: list[list[dict]]  # per step, per environment
-    last_observations: np.ndarray  # after the last step (the bootstrap's)
-    #: (step, env, terminal observation) of each match cut off by a time limit.
-    truncations: list[tuple[int, int, np.ndarray]]
-    #: The environments' deal state at the start of the rollout (None if they have none).
-    generator_state: dict | None
-
-
-def join_rollouts(parts: list[Rollout]) -> Rollout:
-    """The workers' parts of one rollout as one rollout of all their environments, in the
-    workers' order (worker k's environments after worker k-1's)."""
-    if len(parts) == 1:
-        return parts[0]
-    offsets = np.cumsum([0] + [p.actions.shape[1] for p in parts])
-
-    def joined(name: str, axis: int = 1) -> np.ndarray:
-        return np.concatenate([getattr(p, name) for p in parts], axis=axis)
-
-    return Rollout(
-        observations=joined("observations"), actions=joined("actions"), rewards=joined("rewards"),
-        episode_starts=joined("episode_starts"), log_probs=joined("log_probs"),
-        action_masks=joined("action_masks"), dones=joined("dones"),
-        infos=[[info for p in parts for info in p.infos[t]] for t in range(len(parts[0].infos))],
-        last_observations=joined("last_observations", axis=0),
-        truncations=[(t, i + int(offset), obs) for p, offset in zip(parts, offsets, strict=False)
-                     for t, i, obs in p.truncations],
-        generator_state={ROLLOUT_WORKERS_KEY: [p.generator_state for p in parts]})
-
-
-def worker_seed(seed: int, k: int) -> int:
-    """The seed of rollout worker ``k`` of a run seeded ``seed``: the run's own for worker 0
-    (one worker is the run as it always was), another stream of the seed for each other."""
-    return seed if k == 0 else int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
 
 
 def _no_learning_rate(_: float) -> float:
@@ -174,35 +127,9 @@ class _Worker:
         self.policy.load_state_dict({k: th.as_tensor(v) for k, v in state.items()})
 
     def collect(self, n_steps: int) -> Rollout:
-        from sb3_contrib.common.maskable.utils import get_action_masks
-
-        env, n = self.env, self.env.num_envs
-        generator_state = env.generator_state() if hasattr(env, "generator_state") else None
-        observations = np.zeros((n_steps, n, *env.observation_space.shape), dtype=np.float32)
-        actions = np.zeros((n_steps, n), dtype=np.int64)
-        rewards = np.zeros((n_steps, n), dtype=np.float32)
-        starts = np.zeros((n_steps, n), dtype=np.float32)
-        log_probs = np.zeros((n_steps, n), dtype=np.float32)
-        masks = np.zeros((n_steps, n, env.action_space.n), dtype=np.float32)
-        dones_all = np.zeros((n_steps, n), dtype=bool)
-        infos_all: list[list[dict]] = []
-        truncations = []
-        for t in range(n_steps):
-            mask = get_action_masks(env)
-            with th.no_grad():
-                action, _, log_prob = self.policy(th.as_tensor(self.observations), action_masks=mask)
-            action = action.numpy()
-            observations[t], actions[t], starts[t], log_probs[t], masks[t] = \
-                self.observations, action, self.episode_starts, log_prob.numpy(), mask
-            self.observations, rewards[t], dones, infos = env.step(action)
-            dones_all[t] = dones
-            infos_all.append(infos)
-            for i in np.flatnonzero(dones):
-                if infos[i].get("terminal_observation") is not None and infos[i].get("TimeLimit.truncated", False):
-                    truncations.append((t, int(i), np.asarray(infos[i]["terminal_observation"])))
-            self.episode_starts = dones
-        return Rollout(observations, actions, rewards, starts, log_probs, masks, dones_all, infos_all,
-                       np.asarray(self.observations).copy(), truncations, generator_state)
+        rollout = sample(self.policy, self.env, self.observations, self.episode_starts, n_steps)
+        self.observations, self.episode_starts = rollout.last_observations.copy(), rollout.dones[-1]
+        return rollout
 
 
 def _read_into(conn: Any, inbox: queue.Queue) -> None:
@@ -489,20 +416,10 @@ class PipelinedPPO(MaskablePPO):
         return self
 
     def _replay(self, rollout: Rollout, callback: Any) -> bool:
-        """Replay the rollout's steps to the callbacks (as ``collect_rollouts`` calls them),
-        then fill the rollout buffer for the update; False when a callback stops training."""
-        env = self.env
-        env.replayed_generator_state = rollout.generator_state
-        self.policy.set_training_mode(False)
-        callback.on_rollout_start()
-        for t in range(len(rollout.infos)):
-            infos, dones, rewards = rollout.infos[t], rollout.dones[t], rollout.rewards[t]
-            self.num_timesteps += env.num_envs
-            callback.update_locals({"infos": infos, "dones": dones, "rewards": rewards,
-                                    "actions": rollout.actions[t], "n_steps": t})
-            if not callback.on_step():
-                return False
-            self._update_info_buffer(infos, dones)
+        """Replay the rollout's steps to the callbacks (:func:`train.rollout.replay`), then
+        fill the rollout buffer for the update; False when a callback stops training."""
+        if not replay(self, rollout, callback):
+            return False
         self._fill_buffer(rollout)
         callback.on_rollout_end()
         return True

@@ -61,7 +61,10 @@ environments (snapshots, the league's weights) reaches the worker one rollout la
 minibatch's gradient in two halves at once, here and in a helper process
 (``--update-processes 0``, auto: 2 for a CPU learner on 2 cores or more;
 train/split_update.py: SB3's update as a function, the weights equal to float rounding, a
-run repeatable bit for bit); ``--update-processes 1`` is SB3's own update.
+run repeatable bit for bit) and, on the batched engine, samples each rollout in two parts
+at once, the helper sampling one (train/split_rollout.py: two streams of matches, each
+part's rollout the same whichever process samples it); ``--update-processes 1`` is SB3's
+own update and loop.
 ``--torch-threads 0`` (auto) gives each process that runs torch its share of half the cores
 (``OMP_NUM_THREADS`` when set; train.run.torch_threads).
 ``--device auto|cpu|cuda`` puts the learner (and, synchronous, the rollout's forward) on
@@ -184,8 +187,14 @@ class Args(Recipe):
                 "the opponents run on the CPU"})
     update_processes: int = field(default=0, metadata={
         "help": "processes computing each PPO minibatch's gradient: 2 = its two halves at once, here and in a "
-                "helper process (train/split_update.py); 1 = SB3's update in this process; 0 = auto: 2 for a CPU "
-                "learner on 2 cores or more with --pipeline off, else 1"})
+                "helper process (train/split_update.py), which also samples half of each rollout's matches "
+                "(train/split_rollout.py; batched engine, even --n-envs); 1 = SB3's update and rollouts in this "
+                "process; 0 = auto: 2 for a CPU learner on 2 cores or more with --pipeline off, else 1"})
+    rollout_parts: int = field(default=0, metadata={
+        "help": "with the update split (--update-processes 2) on the batched engine: 2 = each rollout sampled in "
+                "two parts at once, n_envs / 2 matches each, one part in the update's helper process "
+                "(train/split_rollout.py); 1 = SB3's rollouts in this process (faster where other jobs hold the "
+                "cores); 0 = auto: 2 with the split update and an even --n-envs, else 1"})
     torch_threads: int = field(default=0, metadata={
         "help": "torch CPU threads per process (0 = auto: OMP_NUM_THREADS if set, else half the cores shared by "
                 "the processes that run torch, train.run.torch_threads)"})
@@ -250,6 +259,14 @@ class Args(Recipe):
                              "on) updates in one process: give --update-processes 1 or --pipeline off")
         if self.update_processes == 2 and run.torch_device(self.device) != "cpu":
             raise ValueError("--update-processes 2 splits a CPU learner's update; with --device cuda give 1")
+        if self.rollout_parts not in (0, 1, 2):
+            raise ValueError(f"--rollout-parts must be 0 (auto), 1 or 2, not {self.rollout_parts}")
+        if self.rollout_parts == 2 and not (self.split_update and batched):
+            raise ValueError("--rollout-parts 2 samples a part in the split update's helper: it needs "
+                             "--update-processes 2 (or auto on 2 cores), --pipeline off and --vec-env batched")
+        if self.rollout_parts == 2 and self.n_envs % 2:
+            raise ValueError(f"--rollout-parts 2 deals n_envs / 2 matches to each part: give an even --n-envs, "
+                             f"not {self.n_envs}")
 
     @property
     def pipelined(self) -> bool:
@@ -266,6 +283,19 @@ class Args(Recipe):
         if self.total_timesteps <= 0 or self.pipelined or self.update_processes == 1:
             return False
         return self.update_processes == 2 or (run.available_cores() >= 2 and run.torch_device(self.device) == "cpu")
+
+    @property
+    def sampled_parts(self) -> int:
+        """The parts a rollout is sampled in, each its own stream of matches: a pipelined
+        run's rollout workers; ``--rollout-parts``, whose auto is two with the split update
+        on the batched engine (its helper samples one, train/split_rollout.py) for an even
+        number of matches; else one."""
+        if self.pipelined:
+            return self.rollout_workers
+        if self.rollout_parts:
+            return self.rollout_parts
+        even = self.n_envs >= 2 and self.n_envs % 2 == 0
+        return 2 if self.split_update and self.vec_env == "batched" and even else 1
 
     @property
     def torch_processes(self) -> int:
@@ -376,11 +406,18 @@ def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float], 
     if args.vec_env == "batched":
         from train.envs import BatchedVecEnv
 
-        return BatchedVecEnv(args.n_envs, specs, weights, rules=rules, reward=args.reward,
-                             match_bonus=args.match_bonus, seed=args.seed, shaping=args.shaping,
-                             shaping_gamma=args.gamma, shaping_potential=args.shaping_potential,
-                             privileged=args.privileged_critic, partner_spec=args.partner or None,
-                             episode=args.episode)
+        def batched(n_envs: int, seed: int) -> BatchedVecEnv:
+            return BatchedVecEnv(n_envs, specs, weights, rules=rules, reward=args.reward,
+                                 match_bonus=args.match_bonus, seed=seed, shaping=args.shaping,
+                                 shaping_gamma=args.gamma, shaping_potential=args.shaping_potential,
+                                 privileged=args.privileged_critic, partner_spec=args.partner or None,
+                                 episode=args.episode)
+
+        if rollout_parts(args) == 2 and not here:  # sampled in two parts at once (train/split_rollout.py)
+            from train.split_rollout import SplitEnv, split_parts
+
+            return SplitEnv(split_parts(batched, args.n_envs, args.seed))
+        return batched(args.n_envs, args.seed)
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
@@ -399,6 +436,27 @@ def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float], 
 
     vec_cls = SubprocVecEnv if args.vec_env == "subproc" and args.n_envs > 1 else DummyVecEnv
     return vec_cls([make_env(i) for i in range(args.n_envs)])
+
+
+def saved_rollout_parts(checkpoint: str) -> int | None:
+    """The parts the run of ``checkpoint`` sampled its rollouts in, each its own stream of
+    matches (its saved deal state's), or None where it saved none."""
+    from train.callbacks import read_resume_state
+    from train.rollout import ROLLOUT_WORKERS_KEY
+
+    state = (read_resume_state(Path(checkpoint)) or {}).get("generator_state")
+    return None if state is None else len(state.get(ROLLOUT_WORKERS_KEY, [None]))
+
+
+def rollout_parts(args: Args) -> int:
+    """The parts this run samples its rollouts in (``Args.sampled_parts``), except that on
+    ``--rollout-parts`` auto a resumed one-stream run stays one stream (its deals go on as
+    they were dealt; the update is split all the same)."""
+    parts = args.sampled_parts
+    if args.resume and parts == 2 and not args.rollout_parts and not args.pipelined \
+            and saved_rollout_parts(args.resume) == 1:
+        return 1
+    return parts
 
 
 def worker_envs(fields: dict, rules: Rules, specs: list[str], weights: list[float]) -> VecEnv:
@@ -454,7 +512,6 @@ def resumed_model(args: Args, envs: VecEnv) -> tuple[MaskablePPO, int, dict]:
     from agents.nets.policy import load_model
     from agents.ppo import load_error
     from train.callbacks import read_resume_state
-    from train.pipeline import ROLLOUT_WORKERS_KEY
 
     try:
         # The run's (possibly overridden) hyperparameters replace the saved ones, so that
@@ -471,14 +528,15 @@ def resumed_model(args: Args, envs: VecEnv) -> tuple[MaskablePPO, int, dict]:
                           f"{args.total_timesteps} (the run's total) leaves nothing to train")
     # Deal on from the checkpoint's generator state (not the run's first matches again).
     resume_state = read_resume_state(Path(args.resume)) or {}
-    saved_workers = len((resume_state.get("generator_state") or {}).get(ROLLOUT_WORKERS_KEY, [None]))
-    workers = args.rollout_workers if args.pipelined else 1
-    if "generator_state" in resume_state and saved_workers != workers:
+    saved_parts = saved_rollout_parts(args.resume)
+    dealt_on = "generator_state" in resume_state and hasattr(envs, "continue_from")
+    if dealt_on and saved_parts != rollout_parts(args):
         envs.close()
-        raise ResumeError(f"{args.resume} was saved with {saved_workers} rollout worker(s), each dealing its own "
-                          f"matches; resume it with --rollout-workers {saved_workers}"
-                          + ("" if saved_workers == 1 else " --pipeline on"))
-    if "generator_state" in resume_state and hasattr(envs, "continue_from"):
+        how = {1: "--rollout-parts 1 --pipeline off", 2: "--rollout-parts 2 --update-processes 2 (or --pipeline on "
+               "--rollout-workers 2)"}.get(saved_parts, f"--pipeline on --rollout-workers {saved_parts}")
+        raise ResumeError(f"{args.resume} was saved with its rollouts sampled in {saved_parts} part(s), each "
+                          f"dealing its own matches; resume it with {how}")
+    if dealt_on:
         envs.continue_from(resume_state["generator_state"])
     else:  # said aloud: the per-process envs (dummy, subproc) have no saved deal state yet
         print(f"warning: no saved deal state for {args.resume} (a final model.zip, an older checkpoint, "

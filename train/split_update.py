@@ -27,6 +27,10 @@ shared memory: Adam's step here is the helper's next weights, with no copy. Each
 the rollout's flattened arrays are copied into shared tensors once; then each minibatch is
 one message (its rows in the shared permutation) and one reply (the half's loss terms),
 the gradient coming back through a shared buffer.
+
+Between updates the helper also samples one of a split rollout's two parts
+(train/split_rollout.py: :class:`train.split_rollout.SplitEnv` hands it the part when it is
+ready and takes it back when ``learn`` ends), with the same shared weights.
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ import torch as th
 import torch.multiprocessing as tmp
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.utils import explained_variance
+
+from train.rollout import fill_sampled, join_rollouts, replay
+from train.split_rollout import SplitEnv, live_policy_model
 
 
 def start_method() -> str:
@@ -203,17 +210,34 @@ def _helper_main(conn: multiprocessing.connection.Connection, learner_end: multi
             p.data = w
         policy.set_training_mode(True)
         conn.send("ready")
+        part = None  # a split rollout's second part (train/split_rollout.py), while it is here
         while True:
             message = conn.recv()
             if message is None:
                 return
-            start, stop, settings = message
-            for p in parameters:
-                p.grad = None
-            loss, terms = half_loss(policy, data, start, stop, 1, settings)
-            loss.backward()
-            _gradient_into(parameters, data.gradient)
-            conn.send(terms)
+            kind = message[0]
+            if kind == "half":
+                _, start, stop, settings = message
+                for p in parameters:
+                    p.grad = None
+                loss, terms = half_loss(policy, data, start, stop, 1, settings)
+                loss.backward()
+                _gradient_into(parameters, data.gradient)
+                conn.send(terms)
+            elif kind == "collect":
+                conn.send(part.collect(policy, *message[1:]))
+            elif kind == "call":
+                _, name, args, kwargs = message
+                conn.send(getattr(part.env, name)(*args, **kwargs))
+            elif kind == "take_part":
+                part = message[1]
+                part.env.set_live_model(live_policy_model(policy))
+                conn.send(None)
+            elif kind == "give_part":
+                conn.send(part)
+                part = None
+            else:
+                raise ValueError(f"the update's helper got an unknown message {kind!r}")
     except (EOFError, KeyboardInterrupt):
         return
     except BaseException:  # noqa: BLE001 - the learner raises it, with the helper's traceback
@@ -249,19 +273,29 @@ class UpdateHelper:
             self.ready = True
         return self.ready
 
-    def start_half(self, start: int, stop: int, settings: Settings) -> None:
+    def send(self, message: tuple) -> None:
         try:
-            self.conn.send((start, stop, settings))
+            self.conn.send(message)
         except OSError:  # BrokenPipeError: it has exited
             raise self._died() from None
 
-    def finish_half(self) -> LossTerms:
+    def receive(self) -> Any:
         try:
             reply = self.conn.recv()
         except (EOFError, OSError):
             raise self._died() from None
         self._check(reply)
         return reply
+
+    def request(self, message: tuple) -> Any:
+        self.send(message)
+        return self.receive()
+
+    def start_half(self, start: int, stop: int, settings: Settings) -> None:
+        self.send(("half", start, stop, settings))
+
+    def finish_half(self) -> LossTerms:
+        return self.receive()
 
     def _died(self) -> RuntimeError:
         self.process.join(timeout=1)
@@ -307,8 +341,31 @@ class SplitUpdatePPO(MaskablePPO):
 
     def close_helper(self) -> None:
         if self.helper is not None:
+            if isinstance(self.env, SplitEnv) and self.env.helper is self.helper:
+                try:
+                    self.env.detach()  # part 1 back here, as the helper sampled it
+                except RuntimeError:  # the helper died (the run says so): part 1 stays as it was handed over
+                    self.env.helper = None
             self.helper.close()
         self.helper = self.data = None
+
+    def collect_rollouts(self, env: Any, callback: Any, rollout_buffer: Any, n_rollout_steps: int,
+                         use_masking: bool = True) -> bool:
+        """A split run's rollout in two parts at once, here and in the helper
+        (train/split_rollout.py), its steps then replayed to the callbacks; any other
+        environments' as SB3 samples them."""
+        if not isinstance(env, SplitEnv):
+            return super().collect_rollouts(env, callback, rollout_buffer, n_rollout_steps, use_masking)
+        if not use_masking:
+            raise ValueError("the split rollout always samples with the action masks")
+        if self.helper is not None and env.helper is None and self.helper.poll_ready():
+            env.attach(self.helper)
+        rollout = join_rollouts(list(env.collect(self.policy, n_rollout_steps, self.gamma)))
+        if not replay(self, rollout, callback):
+            return False
+        fill_sampled(self, rollout)
+        callback.on_rollout_end()
+        return True
 
     def learn(self, *args, **kwargs) -> SplitUpdatePPO:  # type: ignore[override]
         if self.device.type != "cpu":

@@ -463,9 +463,10 @@ class Runner:
         return [run("ours train.ppo (batched, default)", {},
                     "the synchronous loop: 128 games, 4 epochs of minibatches of 1024, card net 128/64/32 "
                     "with two trunks, sparse first layers, each minibatch's gradient in two halves at once "
-                    f"(a helper process, train/split_update.py); engine {resolve_engine()}"),
+                    "and each rollout in two parts at once (a helper process, train/split_update.py, "
+                    f"train/split_rollout.py); engine {resolve_engine()}"),
                 run("train.ppo --update-processes 1", {"update_processes": 1},
-                    "SB3's own update, in the learner alone (the split update's anchor)"),
+                    "SB3's own update and rollouts, in the learner alone (the split learner's anchor)"),
                 run("train.ppo --pipeline on", PIPELINED_TRAINING,
                     "pipelined: a rollout worker process samples during the update (train/pipeline.py)"),
                 *numpy_row,

@@ -43,9 +43,11 @@ def evaluations(run: Path) -> tuple[list[float], list[float]]:
     return [int(r["timesteps"]) / 1e6 for r in rows], [100 * float(r["win_rate"]) for r in rows]
 
 
-def main() -> None:
+def main(codes: dict | None = None, out: Path = HERE / "learning_per_step.png") -> None:
+    """The plot of ``codes`` (label: colour and run folders; this run's by default), into ``out``
+    (docs/runs/rollout53/plot.py draws its runs with it)."""
     fig, (ax_train, ax_eval) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for label, (colour, runs) in CODES.items():
+    for label, (colour, runs) in (codes or CODES).items():
         for ax, read in ((ax_train, training_curve), (ax_eval, evaluations)):
             curves = [read(run) for run in runs]
             for xs, ys in curves:
@@ -58,7 +60,7 @@ def main() -> None:
     ax_eval.set(title="held-out evaluation vs Simple (100 matches)", xlabel="million steps", ylabel="%")
     ax_train.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
-    fig.savefig(HERE / "learning_per_step.png", dpi=110, bbox_inches="tight")
+    fig.savefig(out, dpi=110, bbox_inches="tight")
 
 
 if __name__ == "__main__":
