@@ -110,16 +110,16 @@ def test_the_helper_samples_part_one_to_the_same_bits(tmp_path, monkeypatch):
     helped, envs = _run(tmp_path / "helped", total=2048)
     assert envs.helper is None and len(attached) == 1  # part 1 in the helper, back when learning ended
     with monkeypatch.context() as patch:
-        patch.setattr(UpdateHelper, "poll_ready", lambda self: False)
+        patch.setattr(UpdateHelper, "poll_ready", lambda self, timeout=0.0: False)
         alone, _ = _run(tmp_path / "alone", total=2048)
     assert len(attached) == 1
     real, calls = UpdateHelper.poll_ready, []
 
-    def ready_from_the_third_rollout(self):
+    def ready_from_the_third_rollout(self, timeout=0.0):
         # Asked once per rollout while part 1 is here and once per minibatch (8 an update):
         # the 19th question is the third rollout's.
         calls.append(1)
-        return real(self) if len(calls) >= 19 else False
+        return real(self, timeout) if len(calls) >= 19 else False
 
     with monkeypatch.context() as patch:
         patch.setattr(UpdateHelper, "poll_ready", ready_from_the_third_rollout)

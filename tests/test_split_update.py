@@ -54,7 +54,7 @@ def test_split_update_is_sb3s_update_and_the_helper_changes_no_bit(tmp_path, mon
             time.sleep(0.01)
         helped = _update(model, weights, optimizer, model.train)
         with monkeypatch.context() as patch:  # the helper "still starting": both halves here
-            patch.setattr(UpdateHelper, "poll_ready", lambda self: False)
+            patch.setattr(UpdateHelper, "poll_ready", lambda self, timeout=0.0: False)
             alone = _update(model, weights, optimizer, model.train)
     finally:
         model.close_helper()

@@ -52,6 +52,9 @@ from stable_baselines3.common.utils import explained_variance
 from train.rollout import fill_sampled, join_rollouts, replay
 from train.split_rollout import SplitEnv, live_policy_model
 
+#: How long a split rollout waits for a forked helper to start (it is ready in milliseconds).
+FORKED_START_WAIT = 5.0
+
 
 def start_method() -> str:
     """How the helper starts: forked from a learner on one torch thread, so that it has every
@@ -252,6 +255,7 @@ class UpdateHelper:
         for w in weights:
             w.share_memory_()  # in place: the optimizer keeps its parameters
         method = start_method()
+        self.forked = method == "fork"
         context = tmp.get_context(method)
         self.conn, child = context.Pipe()
         spaces = (model.observation_space, model.action_space)
@@ -263,9 +267,9 @@ class UpdateHelper:
         child.close()
         self.ready = False
 
-    def poll_ready(self) -> bool:
-        """Whether the helper has started (never waits)."""
-        if not self.ready and self.conn.poll():
+    def poll_ready(self, timeout: float = 0.0) -> bool:
+        """Whether the helper has started, waiting up to ``timeout`` seconds for it."""
+        if not self.ready and self.conn.poll(timeout):
             try:
                 self._check(self.conn.recv())
             except (EOFError, OSError):
@@ -358,7 +362,11 @@ class SplitUpdatePPO(MaskablePPO):
             return super().collect_rollouts(env, callback, rollout_buffer, n_rollout_steps, use_masking)
         if not use_masking:
             raise ValueError("the split rollout always samples with the action masks")
-        if self.helper is not None and env.helper is None and self.helper.poll_ready():
+        # A forked helper is ready within milliseconds of the start: the first rollout waits
+        # for it (a spawned one takes seconds: this process samples both parts meanwhile).
+        # Where a part is sampled changes no bit, only when the second core joins in.
+        if self.helper is not None and env.helper is None and \
+                self.helper.poll_ready(FORKED_START_WAIT if self.helper.forked else 0.0):
             env.attach(self.helper)
         rollout = join_rollouts(list(env.collect(self.policy, n_rollout_steps, self.gamma)))
         if not replay(self, rollout, callback):

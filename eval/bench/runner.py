@@ -465,6 +465,8 @@ class Runner:
                     "with two trunks, sparse first layers, each minibatch's gradient in two halves at once "
                     "and each rollout in two parts at once (a helper process, train/split_update.py, "
                     f"train/split_rollout.py); engine {resolve_engine()}"),
+                run("train.ppo --rollout-parts 1", {"rollout_parts": 1},
+                    "the update split, SB3's one-part rollouts in the learner (the two-part rollouts' anchor)"),
                 run("train.ppo --update-processes 1", {"update_processes": 1},
                     "SB3's own update and rollouts, in the learner alone (the split learner's anchor)"),
                 run("train.ppo --pipeline on", PIPELINED_TRAINING,
