@@ -78,7 +78,16 @@ from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer, MaskableR
 from stable_baselines3.common.vec_env import VecEnv
 
 from train.envs import env_indices
-from train.rollout import ROLLOUT_WORKERS_KEY, Rollout, join_rollouts, replay, sample, worker_seed
+from train.rollout import (
+    ROLLOUT_WORKERS_KEY,
+    Rollout,
+    fill_buffer,
+    join_rollouts,
+    live_policy_model,
+    replay,
+    sample,
+    worker_seed,
+)
 
 __all__ = ["BEHAVIOUR_WEIGHT_MAX", "ROLLOUT_WORKERS_KEY", "DecoupledRolloutBuffer", "PipelinedEnv", "PipelinedPPO",
            "Rollout", "WorkerError", "join_rollouts", "worker_seed"]
@@ -112,15 +121,13 @@ class _Worker:
 
     def build_policy(self, policy_class: type, policy_kwargs: dict, observation_space: Any,
                      action_space: Any, seed: int) -> None:
-        from types import SimpleNamespace
-
         from stable_baselines3.common.utils import set_random_seed
 
         set_random_seed(seed)  # the sampling noise (torch) and numpy's global generator
         self.policy = policy_class(observation_space, action_space, _no_learning_rate, **policy_kwargs)
         self.policy.set_training_mode(False)
         if hasattr(self.env, "set_live_model"):  # 'self' opponents play this copy
-            self.env.set_live_model(SimpleNamespace(policy=self.policy))
+            self.env.set_live_model(live_policy_model(self.policy))
         self.observations = self.env.reset()
 
     def load_weights(self, state: dict[str, np.ndarray]) -> None:
@@ -454,14 +461,6 @@ class PipelinedPPO(MaskablePPO):
                 rewards[t, i] += self.gamma * float(terminal_value.item())
             last_values = self.policy.predict_values(th.as_tensor(rollout.last_observations, device=self.device))
         proximal = log_prob.cpu().numpy().reshape(n_steps, n_envs)
-        buffer.observations[:] = rollout.observations.reshape(buffer.observations.shape)
-        buffer.actions[:] = rollout.actions.reshape(buffer.actions.shape)
-        buffer.rewards[:] = rewards
-        buffer.episode_starts[:] = rollout.episode_starts
-        buffer.values[:] = value.cpu().numpy().reshape(n_steps, n_envs)
-        buffer.log_probs[:] = proximal
-        buffer.action_masks[:] = rollout.action_masks.reshape(buffer.action_masks.shape)
+        fill_buffer(buffer, rollout, rewards, value.cpu().numpy().reshape(n_steps, n_envs), proximal, last_values)
         buffer.behaviour_weights[:] = np.minimum(np.exp(proximal - rollout.log_probs), BEHAVIOUR_WEIGHT_MAX)
-        buffer.pos, buffer.full = n_steps, True
-        buffer.compute_returns_and_advantage(last_values=last_values, dones=rollout.dones[-1])
         self.logger.record("train/behaviour_weight", float(buffer.behaviour_weights.mean()))

@@ -438,13 +438,16 @@ def make_envs(args: Args, rules: Rules, specs: list[str], weights: list[float], 
     return vec_cls([make_env(i) for i in range(args.n_envs)])
 
 
-def saved_rollout_parts(checkpoint: str) -> int | None:
+def saved_rollout_parts(checkpoint: str, resume_state: dict | None = None) -> int | None:
     """The parts the run of ``checkpoint`` sampled its rollouts in, each its own stream of
-    matches (its saved deal state's), or None where it saved none."""
+    matches (its saved deal state's), or None where it saved none; ``resume_state``: what
+    was saved beside it, when already read."""
     from train.callbacks import read_resume_state
     from train.rollout import ROLLOUT_WORKERS_KEY
 
-    state = (read_resume_state(Path(checkpoint)) or {}).get("generator_state")
+    if resume_state is None:
+        resume_state = read_resume_state(Path(checkpoint)) or {}
+    state = resume_state.get("generator_state")
     return None if state is None else len(state.get(ROLLOUT_WORKERS_KEY, [None]))
 
 
@@ -528,7 +531,7 @@ def resumed_model(args: Args, envs: VecEnv) -> tuple[MaskablePPO, int, dict]:
                           f"{args.total_timesteps} (the run's total) leaves nothing to train")
     # Deal on from the checkpoint's generator state (not the run's first matches again).
     resume_state = read_resume_state(Path(args.resume)) or {}
-    saved_parts = saved_rollout_parts(args.resume)
+    saved_parts = saved_rollout_parts(args.resume, resume_state)
     dealt_on = "generator_state" in resume_state and hasattr(envs, "continue_from")
     if dealt_on and saved_parts != rollout_parts(args):
         envs.close()

@@ -12,6 +12,7 @@ state is saved under :data:`ROLLOUT_WORKERS_KEY`, so a run resumes with the same
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -151,21 +152,32 @@ def replay(model: Any, rollout: Rollout, callback: Any) -> bool:
     return True
 
 
-def fill_sampled(model: Any, rollout: Rollout) -> None:
-    """A rollout sampled with the critic (:func:`sample` with ``gamma``) into SB3's rollout
-    buffer, as ``collect_rollouts`` fills it, with its advantages and returns."""
-    buffer = model.rollout_buffer
-    buffer.reset()
-    n_steps = rollout.actions.shape[0]
-    rewards = rollout.rewards.copy()
-    for (t, i, _), bootstrap in zip(rollout.truncations, rollout.bootstraps, strict=True):
-        rewards[t][i] += bootstrap
+def fill_buffer(buffer: Any, rollout: Rollout, rewards: np.ndarray, values: np.ndarray, log_probs: np.ndarray,
+                last_values: th.Tensor) -> None:
+    """The rollout into SB3's rollout buffer (reset before) with these rewards (any
+    bootstraps added), values and log-probabilities, then its advantages and returns."""
     buffer.observations[:] = rollout.observations.reshape(buffer.observations.shape)
     buffer.actions[:] = rollout.actions.reshape(buffer.actions.shape)
     buffer.rewards[:] = rewards
     buffer.episode_starts[:] = rollout.episode_starts
-    buffer.values[:] = rollout.values
-    buffer.log_probs[:] = rollout.log_probs
+    buffer.values[:] = values
+    buffer.log_probs[:] = log_probs
     buffer.action_masks[:] = rollout.action_masks.reshape(buffer.action_masks.shape)
-    buffer.pos, buffer.full = n_steps, True
-    buffer.compute_returns_and_advantage(last_values=th.as_tensor(rollout.last_values), dones=rollout.dones[-1])
+    buffer.pos, buffer.full = rollout.actions.shape[0], True
+    buffer.compute_returns_and_advantage(last_values=last_values, dones=rollout.dones[-1])
+
+
+def fill_sampled(model: Any, rollout: Rollout) -> None:
+    """A rollout sampled with the critic (:func:`sample` with ``gamma``) into SB3's rollout
+    buffer, as ``collect_rollouts`` fills it, with its advantages and returns."""
+    model.rollout_buffer.reset()
+    rewards = rollout.rewards.copy()
+    for (t, i, _), bootstrap in zip(rollout.truncations, rollout.bootstraps, strict=True):
+        rewards[t][i] += bootstrap
+    fill_buffer(model.rollout_buffer, rollout, rewards, rollout.values, rollout.log_probs,
+                th.as_tensor(rollout.last_values))
+
+
+def live_policy_model(policy: Any) -> SimpleNamespace:
+    """What a sampling process's ``self`` opponents read as the model: its own policy."""
+    return SimpleNamespace(policy=policy)

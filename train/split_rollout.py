@@ -25,7 +25,6 @@ rollout's start.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -107,7 +106,9 @@ class SplitEnv(VecEnv):
         """Hand part 1 to the helper, which samples it from now on."""
         helper.request(("take_part", self.parts[1]))
         self.helper = helper
-        self.parts[1].env.set_live_model(self._live_model)  # this process's stale copy, unused
+        # This process's copy, stale from now on: playable again should the helper die before
+        # handing the part back (pickling it cleared its 'self' opponents' model).
+        self.parts[1].env.set_live_model(self._live_model)
 
     def detach(self) -> None:
         """Take part 1 back from the helper (before it closes)."""
@@ -205,7 +206,3 @@ class SplitEnv(VecEnv):
     def _indices(self, indices) -> list[int]:
         return env_indices(self.num_envs, indices)
 
-
-def live_policy_model(policy: Any) -> SimpleNamespace:
-    """What a part's ``self`` opponents read as the model: the process's policy."""
-    return SimpleNamespace(policy=policy)

@@ -49,8 +49,8 @@ import torch.multiprocessing as tmp
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.utils import explained_variance
 
-from train.rollout import fill_sampled, join_rollouts, replay
-from train.split_rollout import SplitEnv, live_policy_model
+from train.rollout import fill_sampled, join_rollouts, live_policy_model, replay
+from train.split_rollout import SplitEnv
 
 #: How long a split rollout waits for a forked helper to start (it is ready in milliseconds).
 FORKED_START_WAIT = 5.0
