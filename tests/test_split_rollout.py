@@ -132,6 +132,22 @@ def test_the_helper_samples_part_one_to_the_same_bits(tmp_path, monkeypatch):
     assert any(i >= 8 for _, i, _, _ in helped.logged)  # part 1's matches reach the callbacks
 
 
+def test_a_second_learn_and_its_new_helper_sample_to_the_same_bits(tmp_path, monkeypatch):
+    """Part 1's large arrays come back through shared memory handed to each new helper: a
+    second ``learn`` (a new helper) trains as a run that never had one."""
+    def twice(folder):
+        model, _ = _run(folder, total=1024)
+        model.learn(total_timesteps=1024, reset_num_timesteps=False)
+        return _weights(model)
+
+    helped = twice(tmp_path / "helped")
+    with monkeypatch.context() as patch:
+        patch.setattr(UpdateHelper, "poll_ready", lambda self, timeout=0.0: False)
+        alone = twice(tmp_path / "alone")
+    for name, value in helped.items():
+        assert th.equal(value, alone[name]), name
+
+
 def test_calls_reach_the_part_in_the_helper(tmp_path):
     model, envs = _run(tmp_path, total=512)
     model._start_helper()

@@ -67,6 +67,45 @@ def test_split_update_is_sb3s_update_and_the_helper_changes_no_bit(tmp_path, mon
     assert moved > 1e-4  # the update did move the weights
 
 
+def test_the_lean_step_is_torchs_clip_and_sb3s_adam_to_float_rounding():
+    """One norm of the flat gradient scales it as torch's ``clip_grad_norm_`` does; Adam's
+    fused steps (only while the update runs: the optimizer's settings come back) follow its
+    steps weight by weight."""
+    import train.split_update as split
+
+    generator = th.Generator().manual_seed(0)
+    shapes = [(32, 16), (16,), (5, 4, 3), (1,)]
+    for scale in (0.01, 10.0):  # under the bound (no change) and over it
+        weights = [th.nn.Parameter(th.randn(shape, generator=generator)) for shape in shapes]
+        flat = th.randn(sum(w.numel() for w in weights), generator=generator) * scale
+        split.point_gradients(weights, split.gradient_views(weights, flat))
+        expected = [w.grad.clone() for w in weights]
+        reference = [th.nn.Parameter(th.zeros_like(g)) for g in expected]
+        for r, g in zip(reference, expected, strict=True):
+            r.grad = g
+        th.nn.utils.clip_grad_norm_(reference, 0.5)
+        split.clip_norm(flat, weights, 0.5)
+        for w, r in zip(weights, reference, strict=True):
+            th.testing.assert_close(w.grad, r.grad, rtol=1e-6, atol=1e-7)
+    lean = [th.nn.Parameter(th.randn(shape, generator=generator)) for shape in shapes]
+    plain = [th.nn.Parameter(w.detach().clone()) for w in lean]
+    lean_adam, plain_adam = th.optim.Adam(lean, lr=3e-4, eps=1e-5), th.optim.Adam(plain, lr=3e-4, eps=1e-5)
+    for _ in range(5):
+        for a, b in zip(lean, plain, strict=True):
+            a.grad = th.randn(a.shape, generator=generator)
+            b.grad = a.grad.clone()
+        with split.lean_steps(lean_adam):
+            assert all(group["fused"] for group in lean_adam.param_groups)
+            lean_adam.step()
+        plain_adam.step()
+    assert [(g["foreach"], g["fused"]) for g in lean_adam.param_groups] == [(None, None)]  # as saved
+    moved = 0.0
+    for a, b in zip(lean, plain, strict=True):
+        th.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+        moved = max(moved, float((a - b).detach().abs().max()))
+    assert moved < 1e-5
+
+
 def test_split_runs_repeat(tmp_path):
     """Two runs of the same flags: the same weights, bit for bit."""
     first = _model(tmp_path / "a").policy.state_dict()

@@ -78,25 +78,38 @@ def join_rollouts(parts: list[Rollout]) -> Rollout:
         bootstraps=None if parts[0].bootstraps is None else [b for p in parts for b in p.bootstraps])
 
 
+#: The rollout's arrays that :func:`sample` may write into given ones (``out``): its two large ones.
+LARGE_ARRAYS = ("observations", "action_masks")
+
+
 def sample(policy: Any, env: Any, observations: np.ndarray, episode_starts: np.ndarray, n_steps: int,
-           gamma: float | None = None) -> Rollout:
+           gamma: float | None = None, out: dict[str, np.ndarray] | None = None) -> Rollout:
     """``n_steps`` steps of ``env`` from ``observations``, the actions sampled by ``policy``
     (masked, with torch's global generator) as SB3's ``collect_rollouts`` samples them. With
     ``gamma``, also the critic's values and each truncated match's bootstrap, computed as
     SB3 computes them (a synchronous rollout, the update's own values); without, the
     behaviour policy's log-probabilities alone (the pipelined learner scores the rollout
-    itself). The rollout's ``last_observations`` are where the next one starts."""
+    itself). The rollout's ``last_observations`` are where the next one starts. ``out``: arrays
+    to hold the :data:`LARGE_ARRAYS` (shaped as the rollout's, float32), such as another
+    process's shared memory, instead of new ones."""
     from sb3_contrib.common.maskable.utils import get_action_masks
 
     n = env.num_envs
     generator_state = env.generator_state() if hasattr(env, "generator_state") else None
-    stored = np.zeros((n_steps, n, *env.observation_space.shape), dtype=np.float32)
+    shapes = {"observations": (n_steps, n, *env.observation_space.shape),
+              "action_masks": (n_steps, n, env.action_space.n)}
+    large = {name: np.zeros(shape, dtype=np.float32) if out is None or name not in out else out[name]
+             for name, shape in shapes.items()}
+    for name, array in large.items():
+        if array.shape != shapes[name] or array.dtype != np.float32:
+            raise ValueError(f"the rollout's {name} go into a {array.dtype} array of shape {array.shape}, "
+                             f"not float32 of {shapes[name]}")
+    stored, masks = large["observations"], large["action_masks"]
     actions = np.zeros((n_steps, n), dtype=np.int64)
     rewards = np.zeros((n_steps, n), dtype=np.float32)
     starts = np.zeros((n_steps, n), dtype=np.float32)
     log_probs = np.zeros((n_steps, n), dtype=np.float32)
     values = None if gamma is None else np.zeros((n_steps, n), dtype=np.float32)
-    masks = np.zeros((n_steps, n, env.action_space.n), dtype=np.float32)
     dones_all = np.zeros((n_steps, n), dtype=bool)
     infos_all: list[list[dict]] = []
     truncations, bootstraps = [], []

@@ -46,16 +46,17 @@ class RolloutPart:
         self.episode_starts = np.ones(env.num_envs, dtype=bool)
         self.generator = th.Generator().manual_seed(seed).get_state()
 
-    def collect(self, policy: Any, n_steps: int, gamma: float) -> Rollout:
+    def collect(self, policy: Any, n_steps: int, gamma: float, out: dict[str, np.ndarray] | None = None
+                ) -> Rollout:
         """``n_steps`` steps sampled by ``policy`` (in evaluation mode meanwhile) with this
-        part's generator as torch's global one."""
+        part's generator as torch's global one (``out``: :func:`train.rollout.sample`'s)."""
         if self.observations is None:
             self.observations = self.env.reset()
         outside, training = th.get_rng_state(), policy.training
         th.set_rng_state(self.generator)
         policy.set_training_mode(False)
         try:
-            rollout = sample(policy, self.env, self.observations, self.episode_starts, n_steps, gamma)
+            rollout = sample(policy, self.env, self.observations, self.episode_starts, n_steps, gamma, out)
         finally:
             self.generator = th.get_rng_state()
             th.set_rng_state(outside)
@@ -94,6 +95,8 @@ class SplitEnv(VecEnv):
             raise ValueError(f"a split rollout has two parts, not {len(parts)}")
         self.parts = parts
         self.helper: Any = None
+        #: Shared memory for the helper's part's large arrays (:func:`transfer_buffers`).
+        self.transfer: dict[str, th.Tensor] | None = None
         self.replayed_generator_state: dict | None = None
         self._live_model: Any = None
         self._actions: np.ndarray | None = None
@@ -105,7 +108,7 @@ class SplitEnv(VecEnv):
     def attach(self, helper: Any) -> None:
         """Hand part 1 to the helper, which samples it from now on."""
         helper.request(("take_part", self.parts[1]))
-        self.helper = helper
+        self.helper, self.transfer = helper, None  # a new helper: shared memory handed at its first rollout
         # This process's copy, stale from now on: playable again should the helper die before
         # handing the part back (pickling it cleared its 'self' opponents' model).
         self.parts[1].env.set_live_model(self._live_model)
@@ -121,10 +124,24 @@ class SplitEnv(VecEnv):
         """Both parts' rollouts: part 1's in the helper while part 0's is sampled here, or
         both here one after the other."""
         if self.helper is not None:
+            shapes = self._large_shapes(n_steps)
+            if self.transfer is None or {k: tuple(v.shape) for k, v in self.transfer.items()} != shapes:
+                self.transfer = {name: th.zeros(shape).share_memory_() for name, shape in shapes.items()}
+                self.helper.request(("transfer", self.transfer))
             self.helper.send(("collect", n_steps, gamma))
             first = self.parts[0].collect(policy, n_steps, gamma)
-            return first, self.helper.receive()
+            second = self.helper.receive()
+            # Its large arrays came through shared memory (joined, copied, before the next rollout).
+            for name, tensor in self.transfer.items():
+                setattr(second, name, tensor.numpy())
+            return first, second
         return tuple(part.collect(policy, n_steps, gamma) for part in self.parts)  # type: ignore[return-value]
+
+    def _large_shapes(self, n_steps: int) -> dict[str, tuple[int, ...]]:
+        """The shapes of part 1's :data:`train.rollout.LARGE_ARRAYS` in a rollout of ``n_steps``."""
+        env = self.parts[1].env
+        return {"observations": (n_steps, env.num_envs, *self.observation_space.shape),
+                "action_masks": (n_steps, env.num_envs, int(self.action_space.n))}
 
     def _on_parts(self, name: str, *args, **kwargs) -> list:
         """``name(*args, **kwargs)`` on each part's environments, wherever they are."""

@@ -28,6 +28,13 @@ the rollout's flattened arrays are copied into shared tensors once; then each mi
 one message (its rows in the shared permutation) and one reply (the half's loss terms),
 the gradient coming back through a shared buffer.
 
+**The step.** Each process's gradient is one flat buffer whose views are the parameters'
+``grad`` (a backward accumulates into them in place, the helper's into the shared buffer),
+so the halves add in one call; the clip takes one norm of it all and Adam's step is
+torch's fused kernel (:func:`lean_steps`, :func:`clip_norm`): equal to torch's clip and
+SB3's step to float rounding. ``LEAN_STEP = False`` takes those two as SB3 does, and a run
+is then the previous code's (6508919) to the bit.
+
 Between updates the helper also samples one of a split rollout's two parts
 (train/split_rollout.py: :class:`train.split_rollout.SplitEnv` hands it the part when it is
 ready and takes it back when ``learn`` ends), with the same shared weights.
@@ -35,6 +42,8 @@ ready and takes it back when ``learn`` ends), with the same shared weights.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import multiprocessing as mp
 import multiprocessing.connection
 import os
@@ -149,29 +158,59 @@ def half_loss(policy: Any, data: UpdateData, start: int, stop: int, half: int, s
     return loss, terms
 
 
-def _gradient_into(parameters: list[th.nn.Parameter], flat: th.Tensor) -> None:
-    """Each parameter's gradient into its slice of ``flat`` (0 where it has none)."""
-    at = 0
+def gradient_views(parameters: list[th.nn.Parameter], flat: th.Tensor) -> list[th.Tensor]:
+    """Views of ``flat`` shaped as each parameter, in order: pointed to as the parameters'
+    ``grad``, a backward accumulates each parameter's gradient into its slice in place."""
+    views, at = [], 0
     for p in parameters:
-        size = p.numel()
-        if p.grad is None:
-            flat[at:at + size].zero_()
-        else:
-            flat[at:at + size].copy_(p.grad.reshape(-1))
-        at += size
+        views.append(flat[at:at + p.numel()].view_as(p))
+        at += p.numel()
+    return views
 
 
-def _add_gradient(parameters: list[th.nn.Parameter], flat: th.Tensor) -> None:
-    """grad += flat's slice, for each parameter (a missing gradient is 0)."""
-    at = 0
-    for p in parameters:
-        size = p.numel()
-        part = flat[at:at + size].view_as(p)
-        if p.grad is None:
-            p.grad = part.clone()
-        else:
-            p.grad.add_(part)
-        at += size
+def point_gradients(parameters: list[th.nn.Parameter], views: list[th.Tensor]) -> None:
+    """Each parameter's ``grad`` to its view (anything that set them to None is undone)."""
+    for p, view in zip(parameters, views, strict=True):
+        p.grad = view
+
+
+#: Whether the split update takes the lean step (:func:`lean_steps`, :func:`clip_norm`); off,
+#: torch's ``clip_grad_norm_`` and SB3's Adam step weight by weight: a run's bits of 6508919.
+LEAN_STEP = True
+
+#: The optimizers whose step has a fused CPU kernel (the same algorithm, one call for every weight).
+FUSED_OPTIMIZERS = (th.optim.Adam, th.optim.AdamW)
+
+
+@contextlib.contextmanager
+def lean_steps(optimizer: th.optim.Optimizer):
+    """Adam's steps in the update as one fused call over every weight (SB3's step loops
+    over the weights one by one: about a tenth of an update of the default recipe), equal to
+    float rounding, not bit for bit. Only while the update runs: the saved optimizer state,
+    and an update in one process (``--update-processes 1``), keep SB3's step."""
+    if not LEAN_STEP or not isinstance(optimizer, FUSED_OPTIMIZERS):
+        yield
+        return
+    saved = [(group["foreach"], group["fused"]) for group in optimizer.param_groups]
+    for group in optimizer.param_groups:
+        group["foreach"], group["fused"] = None, True
+    try:
+        yield
+    finally:
+        for group, (foreach, fused) in zip(optimizer.param_groups, saved, strict=True):
+            group["foreach"], group["fused"] = foreach, fused
+
+
+def clip_norm(gradient: th.Tensor, parameters: list[th.nn.Parameter], max_norm: float) -> None:
+    """The minibatch's gradient (``gradient``, flat; the ``parameters``' ``grad`` are views of
+    it) scaled to a norm of at most ``max_norm``: one norm of it all and one scale (torch's
+    ``clip_grad_norm_`` takes each weight's norm, then the norm of those: equal to float
+    rounding; it alone where ``LEAN_STEP`` is off)."""
+    if not LEAN_STEP:
+        th.nn.utils.clip_grad_norm_(parameters, max_norm)
+        return
+    total = th.linalg.vector_norm(gradient)
+    gradient.mul_(th.clamp(max_norm / (total + 1e-6), max=1.0))
 
 
 def _zero_schedule(_: float) -> float:
@@ -212,8 +251,11 @@ def _helper_main(conn: multiprocessing.connection.Connection, learner_end: multi
                                  f"{tuple(w.shape)}")
             p.data = w
         policy.set_training_mode(True)
+        # The half's gradient is accumulated straight into the shared buffer (0 + the half's).
+        views = gradient_views(parameters, data.gradient)
         conn.send("ready")
         part = None  # a split rollout's second part (train/split_rollout.py), while it is here
+        transfer: dict[str, th.Tensor] = {}  # where its large arrays go (SplitEnv.transfer)
         while True:
             message = conn.recv()
             if message is None:
@@ -221,14 +263,18 @@ def _helper_main(conn: multiprocessing.connection.Connection, learner_end: multi
             kind = message[0]
             if kind == "half":
                 _, start, stop, settings = message
-                for p in parameters:
-                    p.grad = None
+                point_gradients(parameters, views)
+                data.gradient.zero_()
                 loss, terms = half_loss(policy, data, start, stop, 1, settings)
                 loss.backward()
-                _gradient_into(parameters, data.gradient)
                 conn.send(terms)
             elif kind == "collect":
-                conn.send(part.collect(policy, *message[1:]))
+                # The large arrays into the learner's shared memory, the rest through the pipe.
+                rollout = part.collect(policy, *message[1:], out={k: v.numpy() for k, v in transfer.items()})
+                conn.send(dataclasses.replace(rollout, **dict.fromkeys(transfer)))
+            elif kind == "transfer":
+                transfer = message[1]
+                conn.send(None)
             elif kind == "call":
                 _, name, args, kwargs = message
                 conn.send(getattr(part.env, name)(*args, **kwargs))
@@ -323,15 +369,27 @@ class UpdateHelper:
         self.conn.close()
 
 
+class LearnerGradient:
+    """This process's minibatch gradient, flat: the parameters' ``grad`` are ``views`` of
+    it, so the helper's half is added in one call; ``helper_views`` are the shared buffer's,
+    where this process computes the helper's half while it has none."""
+
+    def __init__(self, parameters: list[th.nn.Parameter], data: UpdateData):
+        self.flat = th.zeros(data.gradient.shape)
+        self.views = gradient_views(parameters, self.flat)
+        self.helper_views = gradient_views(parameters, data.gradient)
+
+
 class SplitUpdatePPO(MaskablePPO):
     """MaskablePPO whose update computes each minibatch's gradient in two halves at once
     (module docstring). Its checkpoints are MaskablePPO's, and resume on either class."""
 
     helper: UpdateHelper | None = None
     data: UpdateData | None = None
+    own: LearnerGradient | None = None
 
     def _excluded_save_params(self) -> list[str]:
-        return [*super()._excluded_save_params(), "helper", "data"]  # a process and shared buffers
+        return [*super()._excluded_save_params(), "helper", "data", "own"]  # a process and buffers
 
     def _start_helper(self) -> None:
         """The shared buffers, and the helper process where this process may have one (a
@@ -340,6 +398,7 @@ class SplitUpdatePPO(MaskablePPO):
         rows = self.n_steps * self.n_envs
         weights = sum(p.numel() for p in self.policy.parameters())
         self.data = UpdateData(rows, self.observation_space.shape[0], int(self.action_space.n), weights)
+        self.own = LearnerGradient(list(self.policy.parameters()), self.data)
         if not mp.current_process().daemon:
             self.helper = UpdateHelper(self, self.data)
 
@@ -351,7 +410,7 @@ class SplitUpdatePPO(MaskablePPO):
                 except RuntimeError:  # the helper died (the run says so): part 1 stays as it was handed over
                     self.env.helper = None
             self.helper.close()
-        self.helper = self.data = None
+        self.helper = self.data = self.own = None
 
     def collect_rollouts(self, env: Any, callback: Any, rollout_buffer: Any, n_rollout_steps: int,
                          use_masking: bool = True) -> bool:
@@ -388,10 +447,12 @@ class SplitUpdatePPO(MaskablePPO):
     def _minibatch_gradient(self, start: int, stop: int, settings: Settings,
                             parameters: list[th.nn.Parameter]) -> LossTerms:
         """The loss terms of the minibatch ``data.order[start:stop]``; after it, the
-        ``parameters``' ``grad`` holds its first half's gradient (with what the optimizer's
-        ``zero_grad`` adds: the distillation's), ``data.gradient`` its second half's."""
-        policy, data = self.policy, self.data
-        policy.optimizer.zero_grad()
+        ``parameters``' ``grad`` (views of ``own``) holds its first half's gradient (with
+        what the optimizer's ``zero_grad`` adds: the distillation's), ``data.gradient`` its
+        second half's."""
+        policy, data, own = self.policy, self.data, self.own
+        point_gradients(parameters, own.views)
+        policy.optimizer.zero_grad(set_to_none=False)  # in place: the views stay
         if stop - start < 2:  # one row: no first half; all of it here, nothing to add
             loss, terms = half_loss(policy, data, start, stop, 1, settings)
             loss.backward()
@@ -406,14 +467,11 @@ class SplitUpdatePPO(MaskablePPO):
             return terms + self.helper.finish_half()
         # No helper (yet): its half here, the same function on the same rows and weights,
         # into the same buffer (the same bits as the helper's).
-        first = [None if p.grad is None else p.grad.clone() for p in parameters]
-        for p in parameters:
-            p.grad = None
+        point_gradients(parameters, own.helper_views)
+        data.gradient.zero_()
         loss, other = half_loss(policy, data, start, stop, 1, settings)
         loss.backward()
-        _gradient_into(parameters, data.gradient)
-        for p, grad in zip(parameters, first, strict=True):
-            p.grad = grad
+        point_gradients(parameters, own.views)
         return terms + other
 
     def train(self) -> None:
@@ -432,32 +490,33 @@ class SplitUpdatePPO(MaskablePPO):
         parameters = list(policy.parameters())
         entropy_losses, pg_losses, value_losses, clip_fractions = [], [], [], []
         continue_training, loss_value = True, 0.0
-        for epoch in range(self.n_epochs):
-            approx_kl_divs = []
-            # The permutation SB3's rollout buffer draws (``get``), from the same generator.
-            order = np.random.permutation(rows)
-            if epoch == 0:
-                data.fill(buffer, order)
-            else:
-                data.order.copy_(th.from_numpy(order))
-            for start in range(0, rows, self.batch_size):
-                stop = min(start + self.batch_size, rows)
-                terms = self._minibatch_gradient(start, stop, settings, parameters)
-                loss_value = terms.policy + self.ent_coef * terms.entropy + self.vf_coef * terms.value
-                pg_losses.append(terms.policy)
-                value_losses.append(terms.value)
-                entropy_losses.append(terms.entropy)
-                clip_fractions.append(terms.clipped)
-                approx_kl_divs.append(terms.approx_kl)
-                if self.target_kl is not None and terms.approx_kl > 1.5 * self.target_kl:
-                    continue_training = False
+        with lean_steps(policy.optimizer):
+            for epoch in range(self.n_epochs):
+                approx_kl_divs = []
+                # The permutation SB3's rollout buffer draws (``get``), from the same generator.
+                order = np.random.permutation(rows)
+                if epoch == 0:
+                    data.fill(buffer, order)
+                else:
+                    data.order.copy_(th.from_numpy(order))
+                for start in range(0, rows, self.batch_size):
+                    stop = min(start + self.batch_size, rows)
+                    terms = self._minibatch_gradient(start, stop, settings, parameters)
+                    loss_value = terms.policy + self.ent_coef * terms.entropy + self.vf_coef * terms.value
+                    pg_losses.append(terms.policy)
+                    value_losses.append(terms.value)
+                    entropy_losses.append(terms.entropy)
+                    clip_fractions.append(terms.clipped)
+                    approx_kl_divs.append(terms.approx_kl)
+                    if self.target_kl is not None and terms.approx_kl > 1.5 * self.target_kl:
+                        continue_training = False
+                        break
+                    self.own.flat.add_(data.gradient)  # the minibatch's gradient: this half + the helper's
+                    clip_norm(self.own.flat, parameters, self.max_grad_norm)
+                    policy.optimizer.step()
+                self._n_updates += 1
+                if not continue_training:
                     break
-                _add_gradient(parameters, data.gradient)
-                th.nn.utils.clip_grad_norm_(parameters, self.max_grad_norm)
-                policy.optimizer.step()
-            self._n_updates += 1
-            if not continue_training:
-                break
         explained_var = explained_variance(buffer.values.flatten(), buffer.returns.flatten())
         self.logger.record("train/entropy_loss", np.mean(entropy_losses))
         self.logger.record("train/policy_gradient_loss", np.mean(pg_losses))
