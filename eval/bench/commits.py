@@ -58,8 +58,9 @@ print(json.dumps({"seconds": time.process_time() - t0, "decisions": calls * TABL
 """
 #: A training contender: ``train.ppo`` with the default recipe on PROFILE for STEPS environment
 #: steps (no evaluation, no checkpoints), after an untimed short run that pays the one-off
-#: costs (imports, torch's first calls, loading the kernels); CPU time of the whole process
-#: (the default trainer runs one torch thread and the engine in this process).
+#: costs (imports, torch's first calls, loading the kernels); wall time: the default trainer
+#: runs in two processes on two cores (train/split_update.py), whose speed this process's CPU
+#: time would not show (it did while the trainer was one process, before 86d861c).
 TRAIN = """
 import json, tempfile, time
 from train.ppo import Args, train
@@ -68,9 +69,9 @@ def run(steps):
         train(Args(run_name="bench", out_dir=tmp, seed=SEED, total_timesteps=steps, rules="PROFILE",
                    eval_every=0, checkpoint_every=0, progress_bar=False))
 run(4096)
-t0 = time.process_time()
+t0 = time.perf_counter()
 run(STEPS)
-print(json.dumps({"seconds": time.process_time() - t0, "decisions": STEPS}))
+print(json.dumps({"seconds": time.perf_counter() - t0, "decisions": STEPS}))
 """
 #: The AEC env's contenders (STEPS / 20 decisions: it is that much slower).
 AEC: dict[str, str] = {
@@ -107,7 +108,7 @@ def batched_name(profile: str, tables: int) -> str:
 
 
 def train_name(profile: str) -> str:
-    return f"train.ppo --rules {profile} (env steps, CPU time)"
+    return f"train.ppo --rules {profile} (env steps, wall time)"
 
 
 def contenders(tables: list[int], profiles: list[str], aec: bool = True,
