@@ -95,7 +95,8 @@ class SplitEnv(VecEnv):
             raise ValueError(f"a split rollout has two parts, not {len(parts)}")
         self.parts = parts
         self.helper: Any = None
-        #: Shared memory for the helper's part's large arrays (:func:`transfer_buffers`).
+        #: Shared memory for part 1's large arrays while the helper samples it (made by
+        #: ``collect``, handed to each new helper before its first rollout).
         self.transfer: dict[str, th.Tensor] | None = None
         self.replayed_generator_state: dict | None = None
         self._live_model: Any = None
