@@ -142,6 +142,8 @@ def test_imitation_records_teacher_and_warm_starts():
 
 
 def test_demo_main_job_at_toy_size(tmp_path, capsys):
+    import torch  # noqa: F401 - imported before the demo runs, as below says (whatever ran first)
+
     from train.demo import main
 
     out = tmp_path / "demo"
