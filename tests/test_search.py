@@ -46,10 +46,13 @@ def test_plays_legal_moves_within_its_budget(rollout, confidence):
     assert max(agent.worlds) < 100_000  # the time budget, not the world cap, stopped them
     assert min(agent.worlds) >= 2
     # Past ``min_worlds``, a search stops at the first world that ends after the deadline:
-    # its time is the budget plus about one world (slack for a loaded test machine).
-    for ms, worlds in zip(agent.decision_ms, agent.worlds, strict=True):
+    # its time is the budget plus about one world (slack for a loaded test machine). A
+    # decision whose wall time alone ran over (the process waiting off its core, CPU time
+    # within the bound) passes; one that computed past the bound does not. A fresh clone's
+    # CI once saw one decision of 756 ms here, which passed when run again.
+    for ms, cpu_ms, worlds in zip(agent.decision_ms, agent.decision_cpu_ms, agent.worlds, strict=True):
         if worlds > 2:
-            assert ms <= 5.0 + 2 * ms / worlds + 50.0
+            assert min(ms, cpu_ms) <= 5.0 + 2 * ms / worlds + 50.0, (ms, cpu_ms, worlds)
     assert agent.mean_decision_ms > 0 and agent.mean_decision_cpu_ms > 0
 
 
