@@ -78,8 +78,11 @@ def join_rollouts(parts: list[Rollout]) -> Rollout:
         bootstraps=None if parts[0].bootstraps is None else [b for p in parts for b in p.bootstraps])
 
 
-#: The rollout's arrays that :func:`sample` may write into given ones (``out``): its two large ones.
-LARGE_ARRAYS = ("observations", "action_masks")
+def large_array_shapes(env: Any, n_steps: int) -> dict[str, tuple[int, ...]]:
+    """The shapes of a rollout's two large arrays, which :func:`sample` may write into given
+    ones (``out``): ``n_steps`` steps of ``env``'s observations and action masks."""
+    return {"observations": (n_steps, env.num_envs, *env.observation_space.shape),
+            "action_masks": (n_steps, env.num_envs, int(env.action_space.n))}
 
 
 def sample(policy: Any, env: Any, observations: np.ndarray, episode_starts: np.ndarray, n_steps: int,
@@ -90,14 +93,13 @@ def sample(policy: Any, env: Any, observations: np.ndarray, episode_starts: np.n
     SB3 computes them (a synchronous rollout, the update's own values); without, the
     behaviour policy's log-probabilities alone (the pipelined learner scores the rollout
     itself). The rollout's ``last_observations`` are where the next one starts. ``out``: arrays
-    to hold the :data:`LARGE_ARRAYS` (shaped as the rollout's, float32), such as another
+    to hold the large arrays (:func:`large_array_shapes`, float32), such as another
     process's shared memory, instead of new ones."""
     from sb3_contrib.common.maskable.utils import get_action_masks
 
     n = env.num_envs
     generator_state = env.generator_state() if hasattr(env, "generator_state") else None
-    shapes = {"observations": (n_steps, n, *env.observation_space.shape),
-              "action_masks": (n_steps, n, env.action_space.n)}
+    shapes = large_array_shapes(env, n_steps)
     large = {name: np.zeros(shape, dtype=np.float32) if out is None or name not in out else out[name]
              for name, shape in shapes.items()}
     for name, array in large.items():

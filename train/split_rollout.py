@@ -32,7 +32,7 @@ import torch as th
 from stable_baselines3.common.vec_env import VecEnv
 
 from train.envs import env_indices
-from train.rollout import ROLLOUT_WORKERS_KEY, Rollout, sample, worker_seed
+from train.rollout import ROLLOUT_WORKERS_KEY, Rollout, large_array_shapes, sample, worker_seed
 
 
 class RolloutPart:
@@ -125,7 +125,7 @@ class SplitEnv(VecEnv):
         """Both parts' rollouts: part 1's in the helper while part 0's is sampled here, or
         both here one after the other."""
         if self.helper is not None:
-            shapes = self._large_shapes(n_steps)
+            shapes = large_array_shapes(self.parts[1].env, n_steps)
             if self.transfer is None or {k: tuple(v.shape) for k, v in self.transfer.items()} != shapes:
                 self.transfer = {name: th.zeros(shape).share_memory_() for name, shape in shapes.items()}
                 self.helper.request(("transfer", self.transfer))
@@ -137,12 +137,6 @@ class SplitEnv(VecEnv):
                 setattr(second, name, tensor.numpy())
             return first, second
         return tuple(part.collect(policy, n_steps, gamma) for part in self.parts)  # type: ignore[return-value]
-
-    def _large_shapes(self, n_steps: int) -> dict[str, tuple[int, ...]]:
-        """The shapes of part 1's :data:`train.rollout.LARGE_ARRAYS` in a rollout of ``n_steps``."""
-        env = self.parts[1].env
-        return {"observations": (n_steps, env.num_envs, *self.observation_space.shape),
-                "action_masks": (n_steps, env.num_envs, int(self.action_space.n))}
 
     def _on_parts(self, name: str, *args, **kwargs) -> list:
         """``name(*args, **kwargs)`` on each part's environments, wherever they are."""
