@@ -34,6 +34,22 @@ from agents.ppo import CheckpointError, file_digest, read_meta
 SAME_META = ("format", "observation_size", "rules", "privileged_size")
 
 
+def check_lineage(lineage: object) -> None:
+    """Refuse a lineage that is not a list of stages, each a dict with an integer
+    ``imitation_matches``."""
+    if not (isinstance(lineage, list) and all(
+            isinstance(stage, dict) and type(stage.get("imitation_matches")) is int for stage in lineage)):
+        raise ValueError("a lineage is a list of stages, each a JSON object with an integer imitation_matches")
+
+
+def add_lineage(meta: dict, lineage: list[dict]) -> None:
+    """Put ``lineage`` into checkpoint metadata ``meta``, with ``imitation``: whether any
+    stage imitated a teacher (what tests/test_scratch_policy.py reads of the shipped policy)."""
+    check_lineage(lineage)
+    meta["lineage"] = lineage
+    meta["imitation"] = any(stage["imitation_matches"] > 0 for stage in lineage)
+
+
 def average_checkpoints(paths: Sequence[str | Path], out: str | Path, lineage: list[dict] | None = None) -> Path:
     """Write the mean of the checkpoints' network weights to ``out``; returns ``out``.
 
@@ -47,9 +63,8 @@ def average_checkpoints(paths: Sequence[str | Path], out: str | Path, lineage: l
     from agents.ppo import save_checkpoint
 
     paths = [Path(p) for p in paths]
-    if lineage is not None and not (isinstance(lineage, list) and all(
-            isinstance(stage, dict) and type(stage.get("imitation_matches")) is int for stage in lineage)):
-        raise ValueError("a lineage is a list of stages, each a JSON object with an integer imitation_matches")
+    if lineage is not None:
+        check_lineage(lineage)
     if len(paths) < 2:
         raise ValueError(f"averaging needs at least 2 checkpoints, got {len(paths)}")
     if Path(out).resolve() in {p.resolve() for p in paths}:
@@ -84,8 +99,7 @@ def average_checkpoints(paths: Sequence[str | Path], out: str | Path, lineage: l
     meta["averaged_from"] = [{"run": metas[i].get("run", ""), "checkpoint": paths[i].name, "timesteps": steps[i],
                               "sha256": file_digest(paths[i])} for i in order]
     if lineage is not None:
-        meta["lineage"] = lineage
-        meta["imitation"] = any(st["imitation_matches"] > 0 for st in lineage)
+        add_lineage(meta, lineage)
     return save_checkpoint(model, out, meta)
 
 

@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 from agents.ppo import SHIPPED_POLICY, read_meta, write_meta
+from train.average import add_lineage
 
 HERE = Path(__file__).resolve().parent
 shutil.copyfile(HERE / "ft54_avg10_30.zip", SHIPPED_POLICY)
 meta = read_meta(SHIPPED_POLICY)
-meta["lineage"] = json.loads((HERE / "lineage.json").read_text())
-meta["imitation"] = any(stage["imitation_matches"] > 0 for stage in meta["lineage"])
+add_lineage(meta, json.loads((HERE / "lineage.json").read_text()))
 write_meta(SHIPPED_POLICY, meta)
 print(f"{SHIPPED_POLICY}: {len(meta['lineage'])} stages, imitation {meta['imitation']}")
