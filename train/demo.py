@@ -29,10 +29,9 @@ from tqdm import tqdm
 #: (:data:`PINNED_KERNELS`; 2-core AMD EPYC with AVX-512, torch 2.13.0+cpu, 2026-12-05, the
 #: 30M-step fine-tune of PSRO round 3 shipped (docs/runs/ft54), the per-card scorer on the
 #: legal cards alone, the trunks' first layers on the observation's nonzero entries, each
-#: minibatch's gradient in two
-#: halves and each rollout in two parts, train/split_update.py and train/split_rollout.py,
-#: the update's lean step: one clip norm, Adam fused), and again on one core
-#: (``taskset -c 0``), the same to the last digit:
+#: minibatch's gradient in two halves and each rollout in two parts, train/split_update.py
+#: and train/split_rollout.py, the update's lean step: one clip norm, Adam fused), and again
+#: on one core (``taskset -c 0``), the same to the last digit:
 #: (agent, opponent) -> (match win rate, 95% CI low, high) over 40 duplicate matches.
 EXPECTED: dict[tuple[str, str], tuple[float, float, float]] = {
     ("demo agent", "random"): (1.000, 1.000, 1.000),
