@@ -5,17 +5,11 @@ import sys
 from collections import Counter
 
 import numpy as np
+from probe_stats import per_hand_sums
 
-a = np.load(sys.argv[1])
-T, B = a["done"].shape
-acc = np.zeros(B, bool)
-rows = []
-for t in range(T):
-    acc |= a["ovf_agent_endgame"][t] | a["overflow"][t]
-    for b in np.nonzero(a["done"][t])[0]:
-        rows.append((acc[b], round(float(a["reward"][t, b]) * 100)))
-    acc[a["done"][t]] = False
-rows = np.array(rows)
+sums, rewards = per_hand_sums(np.load(sys.argv[1]), ("ovf_agent_endgame", "overflow"))
+flags = (sums["ovf_agent_endgame"] > 0) | (sums["overflow"] > 0)
+rows = np.array([(flag, round(float(r) * 100)) for flag, r in zip(flags, rewards, strict=True)])
 for flag in (1, 0):
     r = rows[rows[:, 0] == flag][:, 1]
     print(

@@ -19,11 +19,13 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import peer_import as P
+from probe_stats import normal_ci, per_hand_sums
 
 gin, ppo = P.gin, P.ppo
 
@@ -46,11 +48,7 @@ def cheat_card(gs, mask):
 
 
 if policy.startswith("ppo"):
-    import pickle
-
-    _params = pickle.load(
-        open(os.environ.get("PEER_PARAMS", "/tmp/peer_ckpt/params_9535.pkl"), "rb")
-    )  # peer's final 91% checkpoint (update 9535)
+    _params = P.load_params()  # peer's final 91% checkpoint (update 9535)
     _net = ppo.ActorCritic()
 
 
@@ -91,19 +89,18 @@ def one_env_step(env_state, key):
     mask = env_state["legal_mask"]
     a = agent_action(env_state, key)
     true_mask = gin.legal_actions_mask(gs)  # legal set of whoever is to move
+    any_legal = mask.any()
+    is_chance = gin.is_chance_node(gs)
+    strategic_phase = (
+        (gs["phase"] == gin.PHASE_FIRST_UPCARD) | (gs["phase"] == gin.PHASE_DRAW) | (gs["phase"] == gin.PHASE_DISCARD)
+    )
     info = dict(
-        overflow=~mask.any(),
-        agent_chance=gin.is_chance_node(gs) & mask.any(),
-        ovf_agent_endgame=mask.any()
-        & ~gin.is_chance_node(gs)
-        & ~(
-            (gs["phase"] == gin.PHASE_FIRST_UPCARD)
-            | (gs["phase"] == gin.PHASE_DRAW)
-            | (gs["phase"] == gin.PHASE_DISCARD)
-        ),
+        overflow=~any_legal,
+        agent_chance=is_chance & any_legal,
+        ovf_agent_endgame=any_legal & ~is_chance & ~strategic_phase,
         phase=gs["phase"],
         cur=gs["current_player"],
-        is_chance=gin.is_chance_node(gs),
+        is_chance=is_chance,
         agent_player=env_state["agent_player"],
         action=a,
         action_legal_for_mover=true_mask[a],
@@ -146,44 +143,23 @@ np.savez_compressed(f"/tmp/peer_probe_{policy}_{seed}.npz", **arr)
 
 
 # ---- summaries ----
-def ci(p, n):
-    se = (p * (1 - p) / max(n, 1)) ** 0.5
-    return (p - 1.96 * se, p + 1.96 * se)
+def action_kinds(actions):
+    names = {52: "draw_up", 53: "draw_stock", 54: "pass", 55: "knock"}
+    return dict(Counter("card" if a < 52 else names.get(int(a), "meld") for a in actions))
 
 
-# episodes: exclude the (possibly partial) first episode? env_init starts fresh so every done is a full hand.
+# env_init starts every env on a fresh hand, so every finished hand is a whole one.
 done = arr["done"]
 rew = arr["reward"]
 n = int(done.sum())
 wins = int(((rew > 0) & done).sum())
 zeros = int(((rew == 0) & done).sum())
 losses = int(((rew < 0) & done).sum())
-# per-episode overflow flag: accumulate along time per env
-ep_ovf = []
-ep_ach = []
-ep_rew = []
-ep_nonstrat = []
-acc_o = np.zeros(B, bool)
-acc_c = np.zeros(B, int)
-acc_n = np.zeros(B, bool)
-for t in range(T):
-    acc_o |= arr["overflow"][t]
-    acc_c += arr["agent_chance"][t]
-    acc_n |= arr["ovf_agent_endgame"][t]
-    d = done[t]
-    for b in np.nonzero(d)[0]:
-        ep_ovf.append(acc_o[b])
-        ep_ach.append(acc_c[b])
-        ep_rew.append(rew[t, b])
-        ep_nonstrat.append(acc_n[b])
-    acc_o[d] = False
-    acc_c[d] = 0
-    acc_n[d] = False
-ep_ovf = np.array(ep_ovf)
-ep_rew = np.array(ep_rew)
-ep_ach = np.array(ep_ach)
-ep_nonstrat = np.array(ep_nonstrat)
-# agent-decision steps that were not yet done (all steps are agent steps in this env)
+sums, ep_rew = per_hand_sums(arr, ("overflow", "agent_chance", "ovf_agent_endgame"))
+ep_ovf = sums["overflow"] > 0
+ep_ach = sums["agent_chance"]
+ep_nonstrat = sums["ovf_agent_endgame"] > 0
+# every step of this env is one of the agent's decisions
 steps = done.size
 ovf = arr["overflow"]
 res = dict(
@@ -194,9 +170,9 @@ res = dict(
     agent_steps=int(steps),
     hands=n,
     peer_metric_win=wins / max(n, 1),
-    win_ci=ci(wins / max(n, 1), n),
+    win_ci=normal_ci(wins / max(n, 1), n),
     zero_score_share=zeros / max(n, 1),
-    zero_ci=ci(zeros / max(n, 1), n),
+    zero_ci=normal_ci(zeros / max(n, 1), n),
     loss_share=losses / max(n, 1),
     mean_reward_points=float(ep_rew.mean() * 100),
     overflow_steps=int(ovf.sum()),
@@ -216,18 +192,9 @@ res = dict(
 )
 # overflow breakdown
 if arr["ovf_agent_endgame"].any():
-    from collections import Counter
-
     m = arr["ovf_agent_endgame"]
     res["agent_endgame_overflow_phases"] = dict(Counter(arr["phase"][m].tolist()))
-    res["agent_endgame_overflow_actions"] = dict(
-        Counter(
-            [
-                "card" if a < 52 else {52: "draw_up", 53: "draw_stock", 54: "pass", 55: "knock"}.get(int(a), "meld")
-                for a in arr["action"][m]
-            ]
-        )
-    )
+    res["agent_endgame_overflow_actions"] = action_kinds(arr["action"][m])
 if ovf.any():
     ph = arr["phase"][ovf]
     cur = arr["cur"][ovf]
@@ -235,21 +202,12 @@ if ovf.any():
     ch = arr["is_chance"][ovf]
     act = arr["action"][ovf]
     legal = arr["action_legal_for_mover"][ovf]
-    from collections import Counter
-
     res["overflow_phase_counts"] = {
         f"phase{int(p)}_{'chance' if c else ('agent' if u == g else 'opp')}": v
         for (p, c, u, g), v in Counter(zip(ph.tolist(), ch.tolist(), cur.tolist(), ag.tolist(), strict=False)).items()
     }
     res["overflow_action_legal_for_mover_share"] = float(legal.mean())
-    res["overflow_action_kinds"] = dict(
-        Counter(
-            [
-                "card" if a < 52 else {52: "draw_up", 53: "draw_stock", 54: "pass", 55: "knock"}.get(int(a), "meld")
-                for a in act
-            ]
-        )
-    )
+    res["overflow_action_kinds"] = action_kinds(act)
 print(json.dumps(res, indent=1, default=float))
 with open(f"{os.path.dirname(os.path.abspath(__file__))}/result_fused_{policy}_{seed}.json", "w") as f:
     json.dump(res, f, indent=1, default=float)

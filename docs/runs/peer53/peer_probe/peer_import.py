@@ -1,6 +1,7 @@
 """Import the peer's code from $PEER_REPO (default /tmp/peer) without orbax (stubbed; only used for checkpoints)."""
 
 import os
+import pickle
 import sys
 import types
 
@@ -19,4 +20,10 @@ if "flax.training.orbax_utils" not in sys.modules:
 import gin_rummy_jax as gin  # noqa: E402
 import ppo_gin_rummy_v3_fused as ppo  # noqa: E402
 
-__all__ = ["gin", "ppo"]
+__all__ = ["gin", "ppo", "load_params"]
+
+
+def load_params():
+    """The peer's final checkpoint (update 9535) as restore_checkpoint.py wrote it ($PEER_PARAMS)."""
+    with open(os.environ.get("PEER_PARAMS", "/tmp/peer_ckpt/params_9535.pkl"), "rb") as handle:
+        return pickle.load(handle)

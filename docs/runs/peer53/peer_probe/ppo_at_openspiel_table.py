@@ -8,7 +8,6 @@ first legal OpenSpiel action is used (counted). usage: N MODE(greedy|sample) SEE
 
 import json
 import os
-import pickle
 import sys
 import time
 
@@ -17,12 +16,13 @@ import jax.numpy as jnp
 import numpy as np
 import peer_import as P
 import pyspiel
+from probe_stats import normal_ci
 
 gin, ppo = P.gin, P.ppo
 N = int(sys.argv[1])
 MODE = sys.argv[2]
 SEED = int(sys.argv[3])
-params = pickle.load(open(os.environ.get("PEER_PARAMS", "/tmp/peer_ckpt/params_9535.pkl"), "rb"))
+params = P.load_params()
 net = ppo.ActorCritic()
 
 
@@ -87,10 +87,9 @@ for h in range(N):
         print(h + 1, res, f"{time.time() - t0:.0f}s", flush=True)
 n = res["hands"]
 w = res["won"] / n
-se = (w * (1 - w) / n) ** 0.5
 res.update(
     win_rate=w,
-    win_ci=(w - 1.96 * se, w + 1.96 * se),
+    win_ci=normal_ci(w, n),
     mean_pts=res["pts"] / n,
     zero_share=res["zero"] / n,
     eval_script_win_rate=res["eval_script_count_won"] / n,
