@@ -73,10 +73,10 @@ def test_the_readme_and_results_tables_are_what_their_command_prints(capsys, mon
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert cross.strip() in readme and cross.strip() in results
     assert ("| agent |" + ratings).strip() in results
-    # The table's ppo is the shipped policy (f in docs/runs/ft54's tournaments); the policy
-    # shipped before it keeps its own row (scratch, PSRO round 3).
-    assert "f=ppo" in command and "docs/runs/ft54/eval/vs_table" in command
-    assert "scratch=psro3" in command and "docs/runs/psro_step/round3/vs_table" in command
+    # The table's ppo is the shipped policy (c in docs/runs/psro4/psro5's tournaments); the
+    # policy shipped before it keeps its own row (f, ft54).
+    assert "c=ppo" in command and "docs/runs/psro4/psro5/eval/vs_table" in command
+    assert "f=ft54" in command and "docs/runs/ft54/eval/vs_table" in command
 
 
 def test_ratings_have_bootstrap_intervals_around_them_and_the_plot_draws(folders, tmp_path):
