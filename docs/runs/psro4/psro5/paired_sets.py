@@ -1,24 +1,35 @@
-"""Round 5's average against ft54 on the same deals: per set of held-out seeds and pooled,
-the win rates, the paired difference with its 95% CI (the deal, both seatings, as the unit)
-and how many outcomes differ. ``python docs/runs/psro4/psro5/paired_sets.py`` from the
-repository root; it reads the committed ``matches.csv`` files."""
+"""A candidate against the policy it would replace, on the same deals: per set of held-out
+seeds and pooled, the win rates, the paired difference with its 95% CI (the deal, both
+seatings, as the unit) and how many outcomes differ. From the repository root:
+``python docs/runs/psro4/psro5/paired_sets.py`` (round 5 against ft54) or ``... psro6``
+(round 6 against round 5); it reads the committed ``matches.csv`` files."""
 
 import csv
 import math
+import sys
 
-HERE = "docs/runs/psro4/psro5/eval/"
+R5 = "docs/runs/psro4/psro5/eval/"
+R6 = "docs/runs/psro4/psro6/eval/"
 FT54 = "docs/runs/ft54/eval/"
-#: name: (ft54's folder, round 5's folder, the opponent's label in both)
+#: candidate: (the names of the two policies, {set: (old's folder, candidate's folder, the opponent's label)})
 SETS = {
-    "expert 10.5M": (HERE + "shipped_vs_expert_10500000", HERE + "avg_vs_expert_10500000", "expert"),
-    "expert 10.6M": (HERE + "shipped_vs_expert_10600000", HERE + "avg_vs_expert_10600000", "expert"),
-    "expert 7.6M": (FT54 + "heldout_7600000", HERE + "heldout_7600000", "expert"),
-    "expert 1.65M": (FT54 + "vs_table", HERE + "vs_table", "expert"),
-    "simple 9.3M": (FT54 + "avg_vs_simple_9300000", HERE + "avg_vs_simple_9300000", "simple"),
-    "simple 7.6M": (FT54 + "heldout_7600000", HERE + "heldout_7600000", "simple"),
-    "simple 1.65M": (FT54 + "vs_table", HERE + "vs_table", "simple"),
-    "imitation 1.65M": (FT54 + "vs_table", HERE + "vs_table", "ppo"),
+    "psro5": (("ft54", "round 5"), {
+        "expert 10.5M": (R5 + "shipped_vs_expert_10500000", R5 + "avg_vs_expert_10500000", "expert"),
+        "expert 10.6M": (R5 + "shipped_vs_expert_10600000", R5 + "avg_vs_expert_10600000", "expert"),
+        "expert 7.6M": (FT54 + "heldout_7600000", R5 + "heldout_7600000", "expert"),
+        "expert 1.65M": (FT54 + "vs_table", R5 + "vs_table", "expert"),
+        "simple 9.3M": (FT54 + "avg_vs_simple_9300000", R5 + "avg_vs_simple_9300000", "simple"),
+        "simple 7.6M": (FT54 + "heldout_7600000", R5 + "heldout_7600000", "simple"),
+        "simple 1.65M": (FT54 + "vs_table", R5 + "vs_table", "simple"),
+        "imitation 1.65M": (FT54 + "vs_table", R5 + "vs_table", "ppo"),
+    }),
+    "psro6": (("round 5", "round 6"), {
+        "expert 10.8M": (R6 + "shipped_vs_expert_10800000", R6 + "avg_vs_expert_10800000", "expert"),
+        "expert 10.9M": (R6 + "shipped_vs_expert_10900000", R6 + "avg_vs_expert_10900000", "expert"),
+        "simple 11.1M": (R6 + "shipped_vs_simple_11100000", R6 + "avg_vs_simple_11100000", "simple"),
+    }),
 }
+NAMES, CHOSEN = SETS[sys.argv[1] if len(sys.argv) > 1 else "psro5"]
 
 
 def scores(folder: str, opponent: str) -> dict:
@@ -29,7 +40,7 @@ def scores(folder: str, opponent: str) -> dict:
 
 
 def report(name: str, pairs: dict) -> None:
-    """One line: ft54's and round 5's rates, the paired difference and its CI by deal."""
+    """One line: both policies' rates, the paired difference and its CI by deal."""
     keys = sorted(pairs)
     old = sum(pairs[k][0] for k in keys) / len(keys)
     new = sum(pairs[k][1] for k in keys) / len(keys)
@@ -40,16 +51,17 @@ def report(name: str, pairs: dict) -> None:
     mean = sum(d) / len(d)
     half = 1.96 * math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1) / len(d))
     differ = sum(pairs[k][0] != pairs[k][1] for k in keys)
-    print(f"{name}: n={len(keys)} ft54 {old:.1%} round 5 {new:.1%} paired {100 * mean:+.1f} "
+    print(f"{name}: n={len(keys)} {NAMES[0]} {old:.1%} {NAMES[1]} {new:.1%} paired {100 * mean:+.1f} "
           f"({100 * (mean - half):+.1f} to {100 * (mean + half):+.1f}), {differ} outcomes differ")
 
 
 pooled: dict = {}
-for name, (old_folder, new_folder, opponent) in SETS.items():
+for name, (old_folder, new_folder, opponent) in CHOSEN.items():
     a, b = scores(old_folder, opponent), scores(new_folder, opponent)
     pairs = {k: (a[k], b[k]) for k in a.keys() & b.keys()}
     report(name, pairs)
     kind = name.split()[0]
     pooled.setdefault(kind, {}).update({(name, *k): v for k, v in pairs.items()})
-for kind in ("expert", "simple"):
-    report(f"{kind}, pooled", pooled[kind])
+for kind, pairs in pooled.items():
+    if sum(name.split()[0] == kind for name in CHOSEN) > 1:  # pooled where a kind has sets to pool
+        report(f"{kind}, pooled", pairs)
