@@ -26,6 +26,7 @@ SETS = {
     "psro6": (("round 5", "round 6"), {
         "expert 10.8M": (R6 + "shipped_vs_expert_10800000", R6 + "avg_vs_expert_10800000", "expert"),
         "expert 10.9M": (R6 + "shipped_vs_expert_10900000", R6 + "avg_vs_expert_10900000", "expert"),
+        "expert 11.2M": (R6 + "shipped_vs_expert_11200000", R6 + "avg_vs_expert_11200000", "expert"),
         "simple 11.1M": (R6 + "shipped_vs_simple_11100000", R6 + "avg_vs_simple_11100000", "simple"),
     }),
 }
