@@ -5,8 +5,9 @@ seatings, as the unit) and how many outcomes differ. From the repository root:
 (round 6 against round 5); it reads the committed ``matches.csv`` files."""
 
 import csv
-import math
 import sys
+
+from arena.stats import duplicate_interval, mean_interval
 
 R5 = "docs/runs/psro4/psro5/eval/"
 R6 = "docs/runs/psro4/psro6/eval/"
@@ -41,19 +42,19 @@ def scores(folder: str, opponent: str) -> dict:
 
 
 def report(name: str, pairs: dict) -> None:
-    """One line: both policies' rates, the paired difference and its CI by deal."""
-    keys = sorted(pairs)
-    old = sum(pairs[k][0] for k in keys) / len(keys)
-    new = sum(pairs[k][1] for k in keys) / len(keys)
+    """One line: each policy's rate with its CI and the paired difference with its CI, the
+    deal (both seatings) the unit of both (arena.stats)."""
     by_deal: dict = {}
-    for k in keys:
-        by_deal.setdefault(k[:-1], []).append(pairs[k][1] - pairs[k][0])
-    d = [sum(v) / len(v) for v in by_deal.values()]
-    mean = sum(d) / len(d)
-    half = 1.96 * math.sqrt(sum((x - mean) ** 2 for x in d) / (len(d) - 1) / len(d))
-    differ = sum(pairs[k][0] != pairs[k][1] for k in keys)
-    print(f"{name}: n={len(keys)} {NAMES[0]} {old:.1%} {NAMES[1]} {new:.1%} paired {100 * mean:+.1f} "
-          f"({100 * (mean - half):+.1f} to {100 * (mean + half):+.1f}), {differ} outcomes differ")
+    for key, both in pairs.items():
+        by_deal.setdefault(key[:-1], []).append(both)
+    old, new = ([sum(b[i] for b in deal) / len(deal) for deal in by_deal.values()] for i in (0, 1))
+    diff = [n - o for o, n in zip(old, new, strict=True)]
+    rates = [f"{label} {sum(x) / len(x):.1%} ({'-'.join(f'{v:.1%}' for v in duplicate_interval(x))})"
+             for label, x in zip(NAMES, (old, new), strict=True)]
+    low, high = mean_interval(diff)
+    differ = sum(o != n for o, n in pairs.values())
+    print(f"{name}: n={len(pairs)} {rates[0]} {rates[1]} paired {100 * sum(diff) / len(diff):+.1f} "
+          f"({100 * low:+.1f} to {100 * high:+.1f}), {differ} outcomes differ")
 
 
 pooled: dict = {}
