@@ -6,9 +6,9 @@ import pytest
 import torch
 from sb3_contrib import MaskablePPO
 
-from agents.ppo import CheckpointError, PPOAgent, checkpoint_meta, read_meta, save_checkpoint
+from agents.ppo import META_NAME, CheckpointError, PPOAgent, checkpoint_meta, read_meta, save_checkpoint
 from hgin_env.rules import get_rules
-from train.average import average_checkpoints, main
+from train.average import average_checkpoints, main, ship
 from train.envs import TrainingEnv
 
 
@@ -83,3 +83,21 @@ def test_lineage_is_kept_with_whether_any_stage_imitated(tmp_path):
     cloned = [*stages, {"stage": "clone", "imitation_matches": 9}]
     out = average_checkpoints([a, b], tmp_path / "cloned.zip", lineage=cloned)
     assert read_meta(out)["imitation"] is True
+
+
+def test_ship_copies_the_checkpoint_with_the_lineage_and_refuses_a_bad_one(tmp_path):
+    import zipfile
+
+    rules = get_rules("hollywood_short")
+    source = save_checkpoint(_model(rules), tmp_path / "avg.zip", checkpoint_meta(rules))
+    shipped = tmp_path / "shipped.zip"
+    stages = [{"stage": "from random weights", "imitation_matches": 0}]
+    meta = ship(source, stages, to=shipped)
+    assert meta == read_meta(shipped) and meta["lineage"] == stages and meta["imitation"] is False
+    with zipfile.ZipFile(source) as a, zipfile.ZipFile(shipped) as b:  # everything but the metadata as it was
+        assert {n: a.read(n) for n in a.namelist() if n != META_NAME} == {
+            n: b.read(n) for n in b.namelist() if n != META_NAME}
+    before = shipped.read_bytes()
+    with pytest.raises(ValueError, match="imitation_matches"):
+        ship(source, [{"stage": "no count"}], to=shipped)
+    assert shipped.read_bytes() == before

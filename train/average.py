@@ -17,7 +17,8 @@ The output is an ordinary checkpoint (loadable as ``ppo:PATH``, resumable with
 averaged weights, and ``averaged_from`` in its metadata (each input's run, file name, steps
 and digest); with ``--lineage stages.json``, the training stages that led to the inputs and
 whether any of them imitated a teacher (``imitation``). Inputs with another network (other
-parameter names or shapes), rules or observation layout are refused.
+parameter names or shapes), rules or observation layout are refused. :func:`ship` makes a
+checkpoint the shipped policy with its whole lineage (the run folders' ``ship.py`` call it).
 """
 
 from __future__ import annotations
@@ -48,6 +49,24 @@ def add_lineage(meta: dict, lineage: list[dict]) -> None:
     check_lineage(lineage)
     meta["lineage"] = lineage
     meta["imitation"] = any(stage["imitation_matches"] > 0 for stage in lineage)
+
+
+def ship(average: str | Path, lineage: list[dict], to: str | Path | None = None) -> dict:
+    """Copy checkpoint ``average`` to ``to`` (the shipped policy file,
+    ``agents.ppo.SHIPPED_POLICY``, by default) with ``lineage``, the whole of its training, in
+    the metadata (:func:`add_lineage`); the weights are copied as they are. Returns the
+    metadata written. The lineage is checked before anything is written."""
+    import shutil
+
+    from agents.ppo import SHIPPED_POLICY, write_meta
+
+    check_lineage(lineage)
+    to = Path(to or SHIPPED_POLICY)
+    shutil.copyfile(average, to)
+    meta = read_meta(to)
+    add_lineage(meta, lineage)
+    write_meta(to, meta)
+    return meta
 
 
 def average_checkpoints(paths: Sequence[str | Path], out: str | Path, lineage: list[dict] | None = None) -> Path:

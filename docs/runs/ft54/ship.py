@@ -3,15 +3,11 @@
 policy: ``python docs/runs/ft54/ship.py``. The weights are the average's, bit for bit."""
 
 import json
-import shutil
 from pathlib import Path
 
-from agents.ppo import SHIPPED_POLICY, read_meta, write_meta
-from train.average import add_lineage
+from agents.ppo import SHIPPED_POLICY
+from train.average import ship
 
 HERE = Path(__file__).resolve().parent
-shutil.copyfile(HERE / "ft54_avg10_30.zip", SHIPPED_POLICY)
-meta = read_meta(SHIPPED_POLICY)
-add_lineage(meta, json.loads((HERE / "lineage.json").read_text()))
-write_meta(SHIPPED_POLICY, meta)
+meta = ship(HERE / "ft54_avg10_30.zip", json.loads((HERE / "lineage.json").read_text()))
 print(f"{SHIPPED_POLICY}: {len(meta['lineage'])} stages, imitation {meta['imitation']}")
