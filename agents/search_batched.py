@@ -39,7 +39,7 @@ tables' hands: the round's score is the team's reward; stopping at the seat's ow
 would value a state where its table is over, never a training decision).
 
 The reward mode and match bonus are the policy's training ones (the shipped policies':
-``points`` with a match bonus of 1.0; docs/runs/psro4/psro5/args.json, and the format
+``points`` with a match bonus of 1.0; docs/runs/psro4/psro6/args.json, and the format
 policies' checkpoint metadata).
 """
 

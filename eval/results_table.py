@@ -6,6 +6,8 @@ tournaments of different sizes. Each folder's ``matches.csv`` is read back as it
 played; the rows of a pair are pooled over folders (a pair played twice with different
 seeds counts both), an agent may be renamed with ``--alias`` (the same policy under two
 labels), and the CIs keep the duplicate-seed unit of :func:`eval.tournament.summarize_pair`.
+``--folder-alias FOLDER LABEL=NAME`` renames a label in that folder alone: the label a
+tournament gave "the shipped policy" names another policy once a newer one ships.
 
     python -m eval.results_table runs/tournament_final runs/search_vs_expert_400 ... \\
         --alias ppo:agents/policies/hgin_ppo.zip=ppo --order ppo expert search simple random
@@ -37,19 +39,26 @@ RATING_RESAMPLES = 1000
 RATING_SEED = 0
 
 
-def read_rows(folders: Sequence[str | Path], aliases: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """Every match row of the folders' ``matches.csv`` with agent labels renamed by ``aliases``."""
+def read_rows(folders: Sequence[str | Path], aliases: dict[str, str] | None = None,
+              folder_aliases: dict[str | Path, dict[str, str]] | None = None) -> list[dict[str, Any]]:
+    """Every match row of the folders' ``matches.csv`` with agent labels renamed by
+    ``aliases``, or within one folder by ``folder_aliases[folder]`` (which wins over them)."""
     aliases = aliases or {}
+    scoped = {Path(folder): names for folder, names in (folder_aliases or {}).items()}
+    unknown = set(scoped) - {Path(folder) for folder in folders}
+    if unknown:
+        raise ValueError(f"folder aliases for folders not read: {sorted(map(str, unknown))}")
     rows: list[dict[str, Any]] = []
     for index, folder in enumerate(folders):
         path = Path(folder) / "matches.csv"
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no matches.csv (is {folder} a tournament folder?)")
+        names = {**aliases, **scoped.get(Path(folder), {})}
         with path.open(newline="") as f:
             for raw in csv.DictReader(f):
                 row = _typed_row(raw)
-                row["agent_a"] = aliases.get(row["agent_a"], row["agent_a"])
-                row["agent_b"] = aliases.get(row["agent_b"], row["agent_b"])
+                row["agent_a"] = names.get(row["agent_a"], row["agent_a"])
+                row["agent_b"] = names.get(row["agent_b"], row["agent_b"])
                 row["seed"] = (index, row["seed"])  # a duplicate unit is a seed of one folder
                 rows.append(row)
     return rows
@@ -202,19 +211,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+", help="tournament folders (each with matches.csv)")
     parser.add_argument("--alias", nargs="*", default=[], help="LABEL=NAME renames an agent label")
+    parser.add_argument("--folder-alias", nargs="+", action="append", default=[], metavar="FOLDER LABEL=NAME",
+                        help="renames agent labels in one folder alone (repeatable)")
     parser.add_argument("--order", nargs="*", default=None, help="agents in this order (rows and columns)")
     parser.add_argument("--out", default="", help="also write the markdown here")
     parser.add_argument("--plot", default="", help="also draw the heatmap and the ratings into this PNG")
     args = parser.parse_args(argv)
-    aliases = {}
-    for item in args.alias:
-        if "=" not in item:
-            parser.error(f"--alias {item!r}: expected LABEL=NAME")
-        label, name = item.rsplit("=", 1)
-        aliases[label] = name
+
+    def renames(items: Sequence[str], flag: str) -> dict[str, str]:
+        for item in items:
+            if "=" not in item:
+                parser.error(f"{flag} {item!r}: expected LABEL=NAME")
+        return dict(item.rsplit("=", 1) for item in items)
+
+    aliases = renames(args.alias, "--alias")
+    folder_aliases = {}
+    for folder, *items in args.folder_alias:
+        if not items:
+            parser.error(f"--folder-alias {folder}: expected FOLDER LABEL=NAME [LABEL=NAME ...]")
+        folder_aliases[folder] = renames(items, "--folder-alias")
     try:
-        rows = read_rows(args.folders, aliases)
-    except FileNotFoundError as exc:
+        rows = read_rows(args.folders, aliases, folder_aliases)
+    except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}")
         return 2
     text = cross_table(rows, args.order)

@@ -385,7 +385,7 @@ def test_every_path_a_page_or_notebook_names_exists() -> None:
                              if not any(c in m for c in "<>*{}") and m not in NOT_PATHS and not (ROOT / m).exists()})
                for name, text in texts.items()}
     assert not {k: v for k, v in missing.items() if v}, "paths named but missing from the repository"
-    assert "docs/runs/psro4/psro5" in texts["notebooks/03_evaluate_policy.ipynb"]
+    assert "docs/runs/psro4/psro6" in texts["notebooks/03_evaluate_policy.ipynb"]
 
 
 @pytest.mark.parametrize("name", [o.name for o in OUTPUTS if o.quick])

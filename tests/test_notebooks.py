@@ -83,8 +83,8 @@ def test_notebook_runs(name: str, tmp_path: Path) -> None:
         assert any("Hollywood sheet" in o.get("data", {}).get("text/html", "") for o in outputs)
     if name.startswith("03_"):
         text = "".join(o.get("text", "") for o in outputs)
-        # The shipped policy's own run folder, found from its metadata (run psro5's args.json).
-        assert "training logs in" in text and "docs/runs/psro4/psro5: episodes.csv" in text, text
+        # The shipped policy's own run folder, found from its metadata (run psro6's args.json).
+        assert "training logs in" in text and "docs/runs/psro4/psro6: episodes.csv" in text, text
         assert "probability" in "".join(
             str(o.get("data", {}).get("text/plain", "")) for o in outputs)
 

@@ -40,6 +40,21 @@ def test_table_and_aliases(folders, capsys):
     assert main([str(folders[0]) + "_missing"]) == 2
 
 
+def test_a_folder_alias_renames_within_its_folder_alone(folders, capsys):
+    """The same label may name two policies in two folders (``c``, "the shipped policy",
+    before and after a new one ships): a folder alias renames it in its folder only."""
+    rows = read_rows(folders, aliases={"expert": "heuristic"}, folder_aliases={folders[2]: {"expert": "older"}})
+    pairs = pooled_pairs(rows)
+    assert pairs[("heuristic", "simple")]["matches"] == 4 and pairs[("older", "simple")]["matches"] == 4
+    with pytest.raises(ValueError, match="folders not read"):
+        read_rows(folders[:1], folder_aliases={folders[2]: {"expert": "older"}})
+    argv = [str(f) for f in folders] + ["--folder-alias", str(folders[2]), "expert=older"]
+    assert main(argv) == 0 and "| **older** |" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main([str(f) for f in folders] + ["--folder-alias", str(folders[2]), "expert"])
+    assert "expected LABEL=NAME" in capsys.readouterr().err
+
+
 def test_the_readme_and_results_tables_are_what_their_command_prints(capsys, monkeypatch, tmp_path):
     """docs/results.md's ``eval.results_table`` command, run on the committed folders, prints
     the cross table the README and docs/results.md show (and the ratings results.md shows),
@@ -73,10 +88,10 @@ def test_the_readme_and_results_tables_are_what_their_command_prints(capsys, mon
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert cross.strip() in readme and cross.strip() in results
     assert ("| agent |" + ratings).strip() in results
-    # The table's ppo is the shipped policy (c in docs/runs/psro4/psro5's tournaments); the
-    # policy shipped before it keeps its own row (f, ft54).
-    assert "c=ppo" in command and "docs/runs/psro4/psro5/eval/vs_table" in command
-    assert "f=ft54" in command and "docs/runs/ft54/eval/vs_table" in command
+    # The table's ppo is the shipped policy (c in docs/runs/psro4/psro6's tournaments); the
+    # policy shipped before it keeps its own row (c in round 5's own folders, renamed there alone).
+    assert "c=ppo" in command and "docs/runs/psro4/psro6/eval/vs_table" in command
+    assert "--folder-alias docs/runs/psro4/psro5/eval/vs_table c=psro5" in command
 
 
 def test_ratings_have_bootstrap_intervals_around_them_and_the_plot_draws(folders, tmp_path):
