@@ -1,8 +1,10 @@
 """A candidate against the policy it would replace, on the same deals: per set of held-out
 seeds and pooled, the win rates, the paired difference with its 95% CI (the deal, both
 seatings, as the unit) and how many outcomes differ. From the repository root:
-``python docs/runs/psro4/psro5/paired_sets.py`` (round 5 against ft54) or ``... psro6``
-(round 6 against round 5); it reads the committed ``matches.csv`` files."""
+``python docs/runs/psro4/psro5/paired_sets.py`` (round 5 against ft54), ``... psro6``
+(round 6 against round 5) or ``... search6`` (the default search on each against the Expert), ``... partnership6`` or
+``... three_hand6`` (docs/runs/formats6: a format policy warm-started from round 6 against the shipped one);
+it reads the committed ``matches.csv`` files."""
 
 import csv
 import sys
@@ -12,6 +14,7 @@ from arena.stats import duplicate_interval, mean_interval
 R5 = "docs/runs/psro4/psro5/eval/"
 R6 = "docs/runs/psro4/psro6/eval/"
 FT54 = "docs/runs/ft54/eval/"
+F6 = "docs/runs/formats6/eval/"
 #: candidate: (the names of the two policies, {set: (old's folder, candidate's folder, the opponent's label)})
 SETS = {
     "psro5": (("ft54", "round 5"), {
@@ -28,16 +31,33 @@ SETS = {
         "expert 10.8M": (R6 + "shipped_vs_expert_10800000", R6 + "avg_vs_expert_10800000", "expert"),
         "expert 10.9M": (R6 + "shipped_vs_expert_10900000", R6 + "avg_vs_expert_10900000", "expert"),
         "expert 11.2M": (R6 + "shipped_vs_expert_11200000", R6 + "avg_vs_expert_11200000", "expert"),
+        "expert 7.6M": (R5 + "heldout_7600000", R6 + "heldout_7600000", "expert"),
+        "expert 1.65M": (R5 + "vs_table", R6 + "vs_table", "expert"),
         "simple 11.1M": (R6 + "shipped_vs_simple_11100000", R6 + "avg_vs_simple_11100000", "simple"),
+        "simple 7.6M": (R5 + "heldout_7600000", R6 + "heldout_7600000", "simple"),
+        "simple 1.65M": (R5 + "vs_table", R6 + "vs_table", "simple"),
+        "imitation 1.65M": (R5 + "vs_table", R6 + "vs_table", "ppo"),
+    }),
+    "search6": (("search on round 5", "search on round 6"), {
+        "expert 970k": (R5 + "search_vs_expert", R6 + "search_vs_expert", "expert"),
+    }),
+    "partnership6": (("partnership policy shipped before", "round 6's warm start"), {
+        "expert 6.0M": (F6 + "p_shipped_vs_expert_6000000", F6 + "p_warm6_vs_expert_6000000", "expert"),
+        "expert 11.3M": (F6 + "p_shipped_vs_expert_11300000", F6 + "p_warm6_vs_expert_11300000", "expert"),
+    }),
+    "three_hand6": (("three-hand policy shipped before", "round 6's warm start"), {
+        "expert 6.0M": (F6 + "t_shipped_vs_expert_6000000", F6 + "t_warm6_6000000", "expert"),
+        "expert 11.3M": (F6 + "t_shipped_vs_expert_11300000", F6 + "t_warm6_vs_expert_11300000", "expert"),
     }),
 }
 NAMES, CHOSEN = SETS[sys.argv[1] if len(sys.argv) > 1 else "psro5"]
 
 
 def scores(folder: str, opponent: str) -> dict:
-    """{(seed, seat of the first agent): 1 win, 0.5 draw, 0 loss} against ``opponent``."""
+    """{(seed, seats of the first agent): 1 win, 0.5 draw, 0 loss} against ``opponent`` (a
+    three-hand or partnership seating is named by ``a_seats``, a duel's by ``a_seat``)."""
     with open(folder + "/matches.csv", newline="") as f:
-        return {(r["seed"], r["a_seat"]): {"a": 1.0, "b": 0.0}.get(r["winner_side"], 0.5)
+        return {(r["seed"], r.get("a_seats", r["a_seat"])): {"a": 1.0, "b": 0.0}.get(r["winner_side"], 0.5)
                 for r in csv.DictReader(f) if r["agent_b"] == opponent}
 
 
