@@ -15,29 +15,34 @@ R5 = "docs/runs/psro4/psro5/eval/"
 R6 = "docs/runs/psro4/psro6/eval/"
 FT54 = "docs/runs/ft54/eval/"
 F6 = "docs/runs/formats6/eval/"
+#: The figures every policy plays again when it ships (docs/results.md's table, seeds 1,650,000+,
+#: and the held-out 1,000 of seeds 7,600,000+): (set, folder in either policy's eval/, opponent's label)
+RESHIPPED = (("expert 7.6M", "heldout_7600000", "expert"), ("expert 1.65M", "vs_table", "expert"),
+             ("simple 7.6M", "heldout_7600000", "simple"), ("simple 1.65M", "vs_table", "simple"),
+             ("imitation 1.65M", "vs_table", "ppo"))
+KINDS = ("expert", "simple", "imitation")
+
+
+def with_reshipped(sets: dict, old: str, new: str) -> dict:
+    """``sets`` and the :data:`RESHIPPED` figures of the old policy's and the candidate's eval
+    folders, in the order of :data:`KINDS`."""
+    every = {**sets, **{name: (old + folder, new + folder, label) for name, folder, label in RESHIPPED}}
+    return dict(sorted(every.items(), key=lambda item: KINDS.index(item[0].split()[0])))
+
+
 #: candidate: (the names of the two policies, {set: (old's folder, candidate's folder, the opponent's label)})
 SETS = {
-    "psro5": (("ft54", "round 5"), {
+    "psro5": (("ft54", "round 5"), with_reshipped({
         "expert 10.5M": (R5 + "shipped_vs_expert_10500000", R5 + "avg_vs_expert_10500000", "expert"),
         "expert 10.6M": (R5 + "shipped_vs_expert_10600000", R5 + "avg_vs_expert_10600000", "expert"),
-        "expert 7.6M": (FT54 + "heldout_7600000", R5 + "heldout_7600000", "expert"),
-        "expert 1.65M": (FT54 + "vs_table", R5 + "vs_table", "expert"),
         "simple 9.3M": (FT54 + "avg_vs_simple_9300000", R5 + "avg_vs_simple_9300000", "simple"),
-        "simple 7.6M": (FT54 + "heldout_7600000", R5 + "heldout_7600000", "simple"),
-        "simple 1.65M": (FT54 + "vs_table", R5 + "vs_table", "simple"),
-        "imitation 1.65M": (FT54 + "vs_table", R5 + "vs_table", "ppo"),
-    }),
-    "psro6": (("round 5", "round 6"), {
+    }, FT54, R5)),
+    "psro6": (("round 5", "round 6"), with_reshipped({
         "expert 10.8M": (R6 + "shipped_vs_expert_10800000", R6 + "avg_vs_expert_10800000", "expert"),
         "expert 10.9M": (R6 + "shipped_vs_expert_10900000", R6 + "avg_vs_expert_10900000", "expert"),
         "expert 11.2M": (R6 + "shipped_vs_expert_11200000", R6 + "avg_vs_expert_11200000", "expert"),
-        "expert 7.6M": (R5 + "heldout_7600000", R6 + "heldout_7600000", "expert"),
-        "expert 1.65M": (R5 + "vs_table", R6 + "vs_table", "expert"),
         "simple 11.1M": (R6 + "shipped_vs_simple_11100000", R6 + "avg_vs_simple_11100000", "simple"),
-        "simple 7.6M": (R5 + "heldout_7600000", R6 + "heldout_7600000", "simple"),
-        "simple 1.65M": (R5 + "vs_table", R6 + "vs_table", "simple"),
-        "imitation 1.65M": (R5 + "vs_table", R6 + "vs_table", "ppo"),
-    }),
+    }, R5, R6)),
     "search6": (("search on round 5", "search on round 6"), {
         "expert 970k": (R5 + "search_vs_expert", R6 + "search_vs_expert", "expert"),
     }),
