@@ -8,7 +8,7 @@ from sb3_contrib import MaskablePPO
 
 from agents.ppo import META_NAME, CheckpointError, PPOAgent, checkpoint_meta, read_meta, save_checkpoint
 from hgin_env.rules import get_rules
-from train.average import average_checkpoints, main, ship
+from train.average import average_checkpoints, main, ship, ship_successor
 from train.envs import TrainingEnv
 
 
@@ -100,4 +100,20 @@ def test_ship_copies_the_checkpoint_with_the_lineage_and_refuses_a_bad_one(tmp_p
     before = shipped.read_bytes()
     with pytest.raises(ValueError, match="imitation_matches"):
         ship(source, [{"stage": "no count"}], to=shipped)
+    assert shipped.read_bytes() == before
+
+
+def test_a_successor_ships_on_the_replaced_file_s_lineage_once(tmp_path):
+    rules = get_rules("hollywood_short")
+    source = save_checkpoint(_model(rules), tmp_path / "avg.zip", checkpoint_meta(rules))
+    shipped = tmp_path / "shipped.zip"
+    first = [{"stage": "round 1", "run": "r1", "imitation_matches": 0}]
+    ship(source, first, to=shipped)
+    then = [{"stage": "round 2", "run": "r2", "imitation_matches": 0}, {"stage": "its average", "run": "r2",
+                                                                       "imitation_matches": 0}]
+    meta = ship_successor(source, then, to=shipped)
+    assert meta["lineage"] == first + then and read_meta(shipped) == meta
+    before = shipped.read_bytes()
+    with pytest.raises(ValueError, match=r"holds runs \['r2'\] already"):
+        ship_successor(source, then, to=shipped)  # the file is round 2's already
     assert shipped.read_bytes() == before

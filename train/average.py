@@ -69,6 +69,20 @@ def ship(average: str | Path, lineage: list[dict], to: str | Path | None = None)
     return meta
 
 
+def ship_successor(average: str | Path, stages: list[dict], to: str | Path | None = None) -> dict:
+    """:func:`ship` ``average`` in place of the file ``to`` (the shipped policy by default) with
+    that file's lineage followed by ``stages``, the training since it. Refused, with nothing
+    written, where that lineage already holds a run of ``stages`` (the file is this one already)."""
+    from agents.ppo import SHIPPED_POLICY
+
+    to = Path(to or SHIPPED_POLICY)
+    previous = read_meta(to).get("lineage", [])
+    again = ({stage.get("run") for stage in stages} & {stage.get("run") for stage in previous}) - {None}
+    if again:
+        raise ValueError(f"{to}: its lineage holds runs {sorted(again)} already (it is this policy or a later one)")
+    return ship(average, previous + list(stages), to)
+
+
 def average_checkpoints(paths: Sequence[str | Path], out: str | Path, lineage: list[dict] | None = None) -> Path:
     """Write the mean of the checkpoints' network weights to ``out``; returns ``out``.
 

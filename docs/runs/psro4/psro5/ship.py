@@ -5,12 +5,12 @@ policy: ``python docs/runs/psro4/psro5/ship.py``. The weights are the average's,
 import json
 from pathlib import Path
 
-from agents.ppo import SHIPPED_POLICY, read_meta
-from train.average import ship
+from agents.ppo import SHIPPED_POLICY
+from train.average import ship_successor
 
 HERE = Path(__file__).resolve().parent
-previous = read_meta(SHIPPED_POLICY)["lineage"]  # the ft54 policy's 13 stages
-if any(stage["run"] == "psro5" for stage in previous):
-    raise SystemExit(f"{SHIPPED_POLICY} is round 5's already")
-meta = ship(HERE / "psro5_avg36_58.zip", previous + json.loads((HERE / "lineage.json").read_text()))
+try:  # after the ft54 policy's 13 stages; refused where the shipped file holds these runs already
+    meta = ship_successor(HERE / "psro5_avg36_58.zip", json.loads((HERE / "lineage.json").read_text()))
+except ValueError as exc:
+    raise SystemExit(str(exc)) from None
 print(f"{SHIPPED_POLICY}: {len(meta['lineage'])} stages, imitation {meta['imitation']}")

@@ -5,12 +5,12 @@ policy: ``python docs/runs/psro4/psro6/ship.py``. The weights are the average's,
 import json
 from pathlib import Path
 
-from agents.ppo import SHIPPED_POLICY, read_meta
-from train.average import ship
+from agents.ppo import SHIPPED_POLICY
+from train.average import ship_successor
 
 HERE = Path(__file__).resolve().parent
-previous = read_meta(SHIPPED_POLICY)["lineage"]  # round 5's 16 stages
-if any(stage["run"] == "psro6" for stage in previous):
-    raise SystemExit(f"{SHIPPED_POLICY} is round 6's already")
-meta = ship(HERE / "psro6_avg66_82.zip", previous + json.loads((HERE / "lineage.json").read_text()))
+try:  # after round 5's 16 stages; refused where the shipped file holds these runs already
+    meta = ship_successor(HERE / "psro6_avg66_82.zip", json.loads((HERE / "lineage.json").read_text()))
+except ValueError as exc:
+    raise SystemExit(str(exc)) from None
 print(f"{SHIPPED_POLICY}: {len(meta['lineage'])} stages, imitation {meta['imitation']}")
