@@ -4,12 +4,13 @@ seatings, as the unit) and how many outcomes differ. From the repository root:
 ``python docs/runs/psro4/psro5/paired_sets.py`` (round 5 against ft54), ``... psro6``
 (round 6 against round 5) or ``... search6`` (the default search on each against the Expert), ``... partnership6`` or
 ``... three_hand6``, ``... three_hand6_avg`` (docs/runs/formats6: a format policy from round 6 against the shipped one);
-it reads the committed ``matches.csv`` files."""
+it reads the committed ``matches.csv`` files. The figures are :mod:`eval.paired`'s (``python -m
+eval.paired OLD NEW`` prints any one set)."""
 
-import csv
 import sys
 
-from arena.stats import duplicate_interval, mean_interval
+from eval.paired import compare, line, match_scores
+from eval.paired import pooled as pool
 
 R5 = "docs/runs/psro4/psro5/eval/"
 R6 = "docs/runs/psro4/psro6/eval/"
@@ -62,37 +63,11 @@ SETS = {
 NAMES, CHOSEN = SETS[sys.argv[1] if len(sys.argv) > 1 else "psro5"]
 
 
-def scores(folder: str, opponent: str) -> dict:
-    """{(seed, seats of the first agent): 1 win, 0.5 draw, 0 loss} against ``opponent`` (a
-    three-hand or partnership seating is named by ``a_seats``, a duel's by ``a_seat``)."""
-    with open(folder + "/matches.csv", newline="") as f:
-        return {(r["seed"], r.get("a_seats", r["a_seat"])): {"a": 1.0, "b": 0.0}.get(r["winner_side"], 0.5)
-                for r in csv.DictReader(f) if r["agent_b"] == opponent}
-
-
-def report(name: str, pairs: dict) -> None:
-    """One line: each policy's rate with its CI and the paired difference with its CI, the
-    deal (both seatings) the unit of both (arena.stats)."""
-    by_deal: dict = {}
-    for key, both in pairs.items():
-        by_deal.setdefault(key[:-1], []).append(both)
-    old, new = ([sum(b[i] for b in deal) / len(deal) for deal in by_deal.values()] for i in (0, 1))
-    diff = [n - o for o, n in zip(old, new, strict=True)]
-    rates = [f"{label} {sum(x) / len(x):.1%} ({'-'.join(f'{v:.1%}' for v in duplicate_interval(x))})"
-             for label, x in zip(NAMES, (old, new), strict=True)]
-    low, high = mean_interval(diff)
-    differ = sum(o != n for o, n in pairs.values())
-    print(f"{name}: n={len(pairs)} {rates[0]} {rates[1]} paired {100 * sum(diff) / len(diff):+.1f} "
-          f"({100 * low:+.1f} to {100 * high:+.1f}), {differ} outcomes differ")
-
-
 pooled: dict = {}
 for name, (old_folder, new_folder, opponent) in CHOSEN.items():
-    a, b = scores(old_folder, opponent), scores(new_folder, opponent)
-    pairs = {k: (a[k], b[k]) for k in a.keys() & b.keys()}
-    report(name, pairs)
-    kind = name.split()[0]
-    pooled.setdefault(kind, {}).update({(name, *k): v for k, v in pairs.items()})
-for kind, pairs in pooled.items():
-    if sum(name.split()[0] == kind for name in CHOSEN) > 1:  # pooled where a kind has sets to pool
-        report(f"{kind}, pooled", pairs)
+    old, new = match_scores(old_folder, opponent), match_scores(new_folder, opponent)
+    print(line(name, compare(old, new), NAMES))
+    pooled.setdefault(name.split()[0], []).append((old, new))
+for kind, sets in pooled.items():
+    if len(sets) > 1:  # pooled where a kind has sets to pool
+        print(line(f"{kind}, pooled", compare(*pool(sets)), NAMES))
