@@ -3,7 +3,8 @@ seeds and pooled, the win rates, the paired difference with its 95% CI (the deal
 seatings, as the unit) and how many outcomes differ. From the repository root:
 ``python docs/runs/psro4/psro5/paired_sets.py`` (round 5 against ft54), ``... psro6``
 (round 6 against round 5) or ``... search6`` (the default search on each against the Expert), ``... partnership6`` or
-``... three_hand6``, ``... three_hand6_avg`` (docs/runs/formats6: a format policy from round 6 against the shipped one);
+``... three_hand6``, ``... three_hand6_avg``, ``... three_hand_self`` (docs/runs/formats6: a format policy from round 6
+against the shipped one);
 it reads the committed ``matches.csv`` files. The figures are :mod:`eval.paired`'s (``python -m
 eval.paired OLD NEW`` prints any one set)."""
 
@@ -58,6 +59,10 @@ SETS = {
     "three_hand6_avg": (("three-hand policy shipped before", "three_hand6's average"), {
         "expert 6.0M": (F6 + "t_shipped_vs_expert_6000000", F6 + "t_avg20_30_6000000", "expert"),
         "expert 11.3M": (F6 + "t_shipped_vs_expert_11300000", F6 + "t_avg20_30_vs_expert_11300000", "expert"),
+    }),
+    "three_hand_self": (("three-hand policy shipped before", "three_hand_self's average"), {
+        "expert 6.0M": (F6 + "t_shipped_vs_expert_6000000", F6 + "t_self_avg7_11_6000000", "expert"),
+        "expert 11.3M": (F6 + "t_shipped_vs_expert_11300000", F6 + "t_self_avg7_11_vs_expert_11300000", "expert"),
     }),
 }
 NAMES, CHOSEN = SETS[sys.argv[1] if len(sys.argv) > 1 else "psro5"]
