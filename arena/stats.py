@@ -20,6 +20,12 @@ OUTCOME_KINDS = ("knock", "gin", "undercut")
 MIN_SEEDS_FOR_CI = 10
 
 
+def match_score(winner_side: str, side: str = "a") -> float:
+    """A match's score for ``side`` ("a" or "b") from a row's ``winner_side``: 1 won, 0.5
+    drawn (``""``), 0 lost; every win rate and its interval counts matches this way."""
+    return 0.5 if winner_side == "" else float(winner_side == side)
+
+
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson score interval of a proportion (draws counted as half a success)."""
     if n == 0:
@@ -63,7 +69,7 @@ def interval_text(summary: dict[str, Any], kind: str = "ci") -> str:
 def summarize_pair(rows: Sequence[dict[str, Any]], label_a: str, label_b: str) -> dict[str, Any]:
     """Win rate (duplicate-pair and Wilson 95% CIs), columns, hand outcomes for one pairing."""
     n = len(rows)
-    score = [1.0 if r["winner_side"] == "a" else 0.5 if r["winner_side"] == "" else 0.0 for r in rows]
+    score = [match_score(r["winner_side"]) for r in rows]
     by_seed: dict[int, list[float]] = {}
     for r, s in zip(rows, score, strict=True):
         by_seed.setdefault(r["seed"], []).append(s)

@@ -46,7 +46,15 @@ from hgin_env.rules import Rules, get_rules
 
 from .matches import AgentSpec, as_spec, derive_seed, play_match, reset_agent, seatings
 from .ratings import bradley_terry
-from .stats import MIN_SEEDS_FOR_CI, OUTCOME_KINDS, duplicate_interval, interval_text, summarize_pair, wilson_interval
+from .stats import (
+    MIN_SEEDS_FOR_CI,
+    OUTCOME_KINDS,
+    duplicate_interval,
+    interval_text,
+    match_score,
+    summarize_pair,
+    wilson_interval,
+)
 
 __all__ = ["OUTCOME_KINDS", "AgentSpec", "MatchLog", "TournamentResult", "as_spec", "derive_seed",
            "duplicate_interval", "play_match", "plot_summary", "reset_agent", "run_tournament", "seatings",
@@ -123,7 +131,7 @@ class TournamentResult:
                 if name not in (r["agent_a"], r["agent_b"]):
                     continue
                 side = "a" if r["agent_a"] == name else "b"
-                score = 0.5 if r["winner_side"] == "" else float(r["winner_side"] == side)
+                score = match_score(r["winner_side"], side)
                 units.setdefault((r["agent_a"], r["agent_b"], r["seed"]), []).append(score)
             means = [float(np.mean(v)) for v in units.values()]
             lo, hi = duplicate_interval(means)

@@ -22,9 +22,7 @@ import argparse
 import csv
 from pathlib import Path
 
-from arena.stats import duplicate_interval, mean_interval
-
-SCORE = {"a": 1.0, "b": 0.0}
+from arena.stats import duplicate_interval, match_score, mean_interval
 
 
 def match_scores(path: str | Path, opponent: str | None = None) -> dict[tuple[str, str, str], float]:
@@ -37,7 +35,7 @@ def match_scores(path: str | Path, opponent: str | None = None) -> dict[tuple[st
         raise FileNotFoundError(f"no matches.csv at {path} (give a tournament's --out folder or its matches.csv)")
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
-    return {(r["seed"], r.get("a_seats") or r["a_seat"], r["agent_b"]): SCORE.get(r["winner_side"], 0.5)
+    return {(r["seed"], r.get("a_seats") or r["a_seat"], r["agent_b"]): match_score(r["winner_side"])
             for r in rows if opponent is None or r["agent_b"] == opponent}
 
 

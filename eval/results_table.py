@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from arena.ratings import bradley_terry
-from arena.stats import interval_text, summarize_pair
+from arena.stats import interval_text, match_score, summarize_pair
 from arena.tournament import _typed_row
 
 #: Bootstrap resamples of the ratings' intervals, and the seed they are drawn from (the
@@ -109,7 +109,7 @@ def rating_intervals(rows: Sequence[dict[str, Any]], agents: Sequence[str], resa
         a, b = r["agent_a"], r["agent_b"]
         if a == b:
             continue
-        win_a = 1.0 if r["winner_side"] == "a" else 0.5 if r["winner_side"] == "" else 0.0
+        win_a = match_score(r["winner_side"])
         key, first = ((a, b), win_a) if a < b else ((b, a), 1.0 - win_a)
         score = units.setdefault(key, {}).setdefault(r["seed"], [0.0, 0.0])
         score[0] += first
