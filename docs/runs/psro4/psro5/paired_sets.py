@@ -10,8 +10,7 @@ eval.paired OLD NEW`` prints any one set)."""
 
 import sys
 
-from eval.paired import compare, line, match_scores
-from eval.paired import pooled as pool
+from eval.paired import compare, line, match_scores, pooled
 
 R5 = "docs/runs/psro4/psro5/eval/"
 R6 = "docs/runs/psro4/psro6/eval/"
@@ -32,6 +31,13 @@ def with_reshipped(sets: dict, old: str, new: str) -> dict:
     return dict(sorted(every.items(), key=lambda item: KINDS.index(item[0].split()[0])))
 
 
+def against_shipped_format(shipped: str, six: str, eleven: str) -> dict:
+    """A format candidate against the format's shipped policy (folders ``shipped`` + the
+    seeds) on the formats' two held-out sets, 6,000,000+ and 11,300,000+, in :data:`F6`."""
+    return {"expert 6.0M": (F6 + shipped + "6000000", F6 + six, "expert"),
+            "expert 11.3M": (F6 + shipped + "11300000", F6 + eleven, "expert")}
+
+
 #: candidate: (the names of the two policies, {set: (old's folder, candidate's folder, the opponent's label)})
 SETS = {
     "psro5": (("ft54", "round 5"), with_reshipped({
@@ -48,31 +54,23 @@ SETS = {
     "search6": (("search on round 5", "search on round 6"), {
         "expert 970k": (R5 + "search_vs_expert", R6 + "search_vs_expert", "expert"),
     }),
-    "partnership6": (("partnership policy shipped before", "round 6's warm start"), {
-        "expert 6.0M": (F6 + "p_shipped_vs_expert_6000000", F6 + "p_warm6_vs_expert_6000000", "expert"),
-        "expert 11.3M": (F6 + "p_shipped_vs_expert_11300000", F6 + "p_warm6_vs_expert_11300000", "expert"),
-    }),
-    "three_hand6": (("three-hand policy shipped before", "round 6's warm start"), {
-        "expert 6.0M": (F6 + "t_shipped_vs_expert_6000000", F6 + "t_warm6_6000000", "expert"),
-        "expert 11.3M": (F6 + "t_shipped_vs_expert_11300000", F6 + "t_warm6_vs_expert_11300000", "expert"),
-    }),
-    "three_hand6_avg": (("three-hand policy shipped before", "three_hand6's average"), {
-        "expert 6.0M": (F6 + "t_shipped_vs_expert_6000000", F6 + "t_avg20_30_6000000", "expert"),
-        "expert 11.3M": (F6 + "t_shipped_vs_expert_11300000", F6 + "t_avg20_30_vs_expert_11300000", "expert"),
-    }),
-    "three_hand_self": (("three-hand policy shipped before", "three_hand_self's average"), {
-        "expert 6.0M": (F6 + "t_shipped_vs_expert_6000000", F6 + "t_self_avg7_11_6000000", "expert"),
-        "expert 11.3M": (F6 + "t_shipped_vs_expert_11300000", F6 + "t_self_avg7_11_vs_expert_11300000", "expert"),
-    }),
+    "partnership6": (("partnership policy shipped before", "round 6's warm start"), against_shipped_format(
+        "p_shipped_vs_expert_", "p_warm6_vs_expert_6000000", "p_warm6_vs_expert_11300000")),
+    "three_hand6": (("three-hand policy shipped before", "round 6's warm start"), against_shipped_format(
+        "t_shipped_vs_expert_", "t_warm6_6000000", "t_warm6_vs_expert_11300000")),
+    "three_hand6_avg": (("three-hand policy shipped before", "three_hand6's average"), against_shipped_format(
+        "t_shipped_vs_expert_", "t_avg20_30_6000000", "t_avg20_30_vs_expert_11300000")),
+    "three_hand_self": (("three-hand policy shipped before", "three_hand_self's average"), against_shipped_format(
+        "t_shipped_vs_expert_", "t_self_avg7_11_6000000", "t_self_avg7_11_vs_expert_11300000")),
 }
 NAMES, CHOSEN = SETS[sys.argv[1] if len(sys.argv) > 1 else "psro5"]
 
 
-pooled: dict = {}
+by_kind: dict = {}
 for name, (old_folder, new_folder, opponent) in CHOSEN.items():
     old, new = match_scores(old_folder, opponent), match_scores(new_folder, opponent)
     print(line(name, compare(old, new), NAMES))
-    pooled.setdefault(name.split()[0], []).append((old, new))
-for kind, sets in pooled.items():
+    by_kind.setdefault(name.split()[0], []).append((old, new))
+for kind, sets in by_kind.items():
     if len(sets) > 1:  # pooled where a kind has sets to pool
-        print(line(f"{kind}, pooled", compare(*pool(sets)), NAMES))
+        print(line(f"{kind}, pooled", compare(*pooled(sets)), NAMES))
