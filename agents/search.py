@@ -55,7 +55,9 @@ The opponents' model (the critic search, every format; :mod:`agents.inference`):
   stock draw, discard instead of a knock); ``infer_worlds`` times as many worlds are drawn
   as kept and resampled by the likelihood of those decisions (the last ``infer_points``)
   under the opponent model, tempered by ``infer_temperature`` (defaults 2, 16, 2; whether it
-  is on by default: :data:`INFERENCE_DEFAULTS`).
+  is on by default: :data:`INFERENCE_DEFAULTS`). ``infer_weighting="weights"`` keeps every
+  world drawn instead (``infer_worlds`` unused), each weighted by that tempered likelihood
+  in the means and the confidence test: no repeated worlds (:data:`INFER_WEIGHTINGS`).
 * ``opponent=SPEC``: the opponent model (an agent spec, e.g. ``expert``; default the
   search's own policy), for the inference and for ``opponent_rollouts=f``: in a fraction
   ``f`` of the worlds the model plays the opponents' seats in the playouts (the policy
@@ -157,6 +159,10 @@ VALUE_DEFAULTS: dict[str, dict[str, object]] = {
 #: format: off by default, since the search measured no stronger with it although its worlds
 #: guess the opponent's cards better (docs/runs/inference54); ``infer=true`` turns it on.
 INFERENCE_DEFAULTS: dict[str, object] = {"infer": False}
+#: How ``infer`` uses the likelihoods: ``"resample"`` (``infer_worlds`` times the worlds drawn,
+#: the kept ones resampled and counted equally) or ``"weights"`` (the worlds drawn are all
+#: kept, each weighted by its likelihood in the means and the confidence test: no copies).
+INFER_WEIGHTINGS = ("resample", "weights")
 #: The critic's default worlds in three-hand and partnership: a row plays longer there (a
 #: three-hand sitter plays on to its next decision, a partnership row to the round's end),
 #: and 16 worlds keep a searched decision under 100 ms of CPU: 94 ms in three-hand, 78 ms in
@@ -192,7 +198,7 @@ class SearchAgent(SeededAgent):
                  policy_plies: int | None = None, value: str | None = None, engine: str | None = None,
                  until: str | None = None, infer: bool | None = None, opponent: str | None = None,
                  infer_worlds: int = 2, infer_points: int = 16, infer_temperature: float = 2.0,
-                 opponent_rollouts: float = 0.0, gumbel_k: int = 0):
+                 opponent_rollouts: float = 0.0, gumbel_k: int = 0, infer_weighting: str = "resample"):
         if rules is None:
             rules = _FORMAT_PROFILES.get((layout.format, layout.columns), "hollywood") \
                 if layout is not None else "hollywood"
@@ -258,7 +264,7 @@ class SearchAgent(SeededAgent):
             self.critic_values = CriticValues(self.policy, self.rules, plies=policy_plies, engine=engine,
                                               until=until)
         self._set_opponent_model(infer, opponent, infer_worlds, infer_points, infer_temperature,
-                                 opponent_rollouts, seed)
+                                 opponent_rollouts, seed, infer_weighting)
         self.expert = ExpertAgent(seed=seed, layout=self.layout)
         self._rollout_agents = [ExpertAgent(seed=0, columns=self.rules.columns) for _ in range(2)]
         self.decision_ms: list[float] = []
@@ -273,7 +279,7 @@ class SearchAgent(SeededAgent):
 
     def _set_opponent_model(self, infer: bool | None, opponent: str | None, infer_worlds: int,
                             infer_points: int, infer_temperature: float, opponent_rollouts: float,
-                            seed: int | None) -> None:
+                            seed: int | None, infer_weighting: str = "resample") -> None:
         """The model of the opponents (:data:`INFERENCE_DEFAULTS`, :mod:`agents.inference`):
         ``opponent`` (an agent spec; None: the search's own policy) weighs the worlds by what
         the opponent did (``infer``) and plays the opponents' seats in a fraction
@@ -284,6 +290,8 @@ class SearchAgent(SeededAgent):
                              f"got value={self.value!r}")
         if not isinstance(infer_worlds, int) or infer_worlds < 1:
             raise ValueError(f"infer_worlds must be an integer >= 1, got {infer_worlds!r}")
+        if infer_weighting not in INFER_WEIGHTINGS:
+            raise ValueError(f"infer_weighting must be one of {INFER_WEIGHTINGS}, got {infer_weighting!r}")
         if not 0.0 <= opponent_rollouts <= 1.0:
             raise ValueError(f"opponent_rollouts must be in [0, 1], got {opponent_rollouts!r}")
         if opponent_rollouts and self.value != "critic":
@@ -294,6 +302,7 @@ class SearchAgent(SeededAgent):
 
             model = make_batched_agent(opponent, seed=seed, layout=self.layout)
         self.infer_worlds = infer_worlds
+        self.infer_weighting = infer_weighting
         self.opponent_rollouts = float(opponent_rollouts)
         self.inference = WorldInference(model, temperature=infer_temperature, max_points=infer_points) \
             if self.infer else None
@@ -420,6 +429,31 @@ class SearchAgent(SeededAgent):
             kept.add(i)
         return out
 
+    def weighted_worlds(self, info: InfoSet | FormatInfoSet, n: int) -> tuple[list, np.ndarray | None]:
+        """``n`` worlds and their log-weights: with ``infer_weighting="weights"`` (and a
+        decision of the opponent's to weigh by) ``n`` worlds from the prior, each with its
+        log-likelihood divided by ``infer_temperature``; else :meth:`sample_worlds`' worlds
+        and None (they count equally)."""
+        points = self._history.points if self.inference is not None else []
+        if not points or self.infer_weighting != "weights":
+            return self.sample_worlds(info, n), None
+        worlds = [info.sample(self.rng, self.decline_weight, self.model) for _ in range(n)]
+        hands = [self._opponent_hand(info, world) for world in worlds]
+        log_likelihoods = self.inference.log_likelihoods(points, hands, self.rng)  # type: ignore[union-attr]
+        return worlds, log_likelihoods / self.inference.temperature  # type: ignore[union-attr]
+
+    def _world_weights(self, surprises: list[int], log_weights: list[float]) -> np.ndarray | None:
+        """Normalised weights of the worlds valued so far: the opponent-behaviour weights
+        (``temperature``) times the inferred likelihoods (``infer_weighting="weights"``);
+        None when every world counts equally."""
+        if not any(log_weights):
+            return None if self.temperature is None else behaviour_weights(surprises, self.temperature)
+        z = np.asarray(log_weights, dtype=np.float64)
+        if self.temperature is not None:
+            z = z + np.log(behaviour_weights(surprises, self.temperature))
+        w = np.exp(z - z.max())
+        return w / w.sum()
+
     def _opponent_rows(self, worlds: int) -> np.ndarray | None:
         """Which worlds' playouts play the opponents with their model (``opponent_rollouts``
         of them, drawn from the seed); None when none does."""
@@ -540,6 +574,7 @@ class SearchAgent(SeededAgent):
         table = info if self.format == "duel" else info.table  # the seat's two-player table
         values: list[list[float]] = []
         surprises: list[int] = []
+        log_weights: list[float] = []  # each world's inferred log-weight (0: counts equally)
         deadline = None if self.budget_ms is None else start + self.budget_ms / 1000.0
         # Policy rollouts step many worlds in lockstep (one forward per ply for all of them),
         # so they take worlds in blocks; the others take one world at a time.
@@ -553,11 +588,13 @@ class SearchAgent(SeededAgent):
                 break
             if self.gumbel_k and len(values) == ends[0]:  # a round is over: the better half goes on
                 ends.pop(0)
-                so_far = np.ones(len(values)) if self.temperature is None else \
-                    behaviour_weights(surprises, self.temperature)
-                active = self._halve(active, self._visited_means(np.array(values), so_far))
+                so_far = self._world_weights(surprises, log_weights)
+                active = self._halve(active, self._visited_means(
+                    np.array(values), np.ones(len(values)) if so_far is None else so_far))
             batch = []
-            for world in self.sample_worlds(info, min(block, ends[0] - len(values))):
+            worlds_drawn, drawn_log_weights = self.weighted_worlds(info, min(block, ends[0] - len(values)))
+            log_weights += [0.0] * len(worlds_drawn) if drawn_log_weights is None else drawn_log_weights.tolist()
+            for world in worlds_drawn:
                 batch.append((world, int(self.rng.integers(2**63 - 1))))
                 if self.temperature is not None:  # before the rollouts change the world
                     surprises.append(table.surprise(opponent_hand(world)))
@@ -577,18 +614,19 @@ class SearchAgent(SeededAgent):
         worlds = len(values)
         self.worlds.append(worlds)
         v = np.array(values)
-        if self.temperature is None:
+        weighted = self._world_weights(surprises, log_weights)
+        if weighted is None:
             weights = np.full(worlds, 1.0 / worlds)
             means = v.mean(axis=0) if not self.gumbel_k else self._visited_means(v, weights)
         else:
-            weights = behaviour_weights(surprises, self.temperature)
+            weights = weighted
             means = weights @ v if not self.gumbel_k else self._visited_means(v, weights)
         # Halved out: not chosen (valued on fewer worlds; the last round's candidates were valued on all).
         final = np.where(np.isin(np.arange(len(candidates)), active), means, -np.inf)
         best = int(np.flatnonzero(final == final.max())[0])  # ties: the earliest (Expert's first)
         if best and self.confidence > 0 and worlds > 1:
             diff = v[:, best] - v[:, 0]  # paired by world: common random numbers
-            if self.temperature is None:
+            if weighted is None:
                 mean, se = diff.mean(), diff.std(ddof=1) / np.sqrt(worlds)
             else:
                 # The weighted mean's standard error (equal weights: the line above).

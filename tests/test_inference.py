@@ -145,15 +145,18 @@ def test_resampling_follows_the_weights_and_the_seed():
     assert sorted(flat.tolist()) == [0, 1, 2, 3]  # a huge temperature: every world once
 
 
-@pytest.mark.parametrize("fmt", ["duel", "three_hand", "partnership"])
-def test_inferring_search_ignores_hidden_cards(fmt):
+@pytest.mark.parametrize("fmt,weighting", [("duel", "resample"), ("three_hand", "resample"),
+                                            ("partnership", "resample"), ("duel", "weights"),
+                                            ("partnership", "weights")])
+def test_inferring_search_ignores_hidden_cards(fmt, weighting):
     """Two agents with the same seed, one shown the real observations of a hand, the other
     at each decision a twin's (the opponent's unseen cards and the stock reshuffled; in a
     partnership the other table too): the same worlds and moves throughout, though the
     inferring agent remembers the hand."""
     rules = dataclasses.replace(get_rules(PROFILES[fmt]), max_hands=1)
     layout = ObservationLayout.for_rules(rules)
-    real, twin = (SearchAgent(seed=9, rules=rules, infer=True, **SMALL) for _ in range(2))
+    real, twin = (SearchAgent(seed=9, rules=rules, infer=True, infer_weighting=weighting, **SMALL)
+                  for _ in range(2))
     experts = [ExpertAgent(seed=s, layout=layout) for s in range(rules.num_players)]
     rng = np.random.default_rng(2)
     match = Match(rules, seed=12)
@@ -197,9 +200,37 @@ def test_refuses_bad_inference_arguments():
         SearchAgent(opponent_rollouts=1.5)
     with pytest.raises(ValueError, match="infer_worlds"):
         SearchAgent(infer=True, infer_worlds=0)
+    with pytest.raises(ValueError, match="infer_weighting must be one of"):
+        SearchAgent(infer=True, infer_weighting="softly")
     with pytest.raises(ValueError, match="temperature"):
         SearchAgent(infer=True, infer_temperature=0.0)
     assert not SearchAgent(value="rollout").infer  # the heuristic search never infers
+
+
+def test_weighted_inference_keeps_every_world_and_weighs_it_by_its_likelihood():
+    """``infer_weighting="weights"``: the worlds drawn are all kept (no copies, no extra
+    draws), each with its log-likelihood over the inference temperature, and the search's
+    weights are those likelihoods normalised (times the behaviour weights with ``temperature``)."""
+    # Seat 0's first decision after three of the opponent's.
+    follower, match, _ = next(step for step in _follow_hand("duel", 4) if len(step[2]) >= 3)
+    agent = SearchAgent(seed=1, infer=True, infer_weighting="weights", rollouts=2)
+    agent._history = follower._history
+    info = follower.information_set(observe(match, 0))
+    state = agent.rng.bit_generator.state
+    worlds, log_weights = agent.weighted_worlds(info, 8)
+    assert len(worlds) == 8 and len({id(w) for w in worlds}) == 8
+    agent.rng.bit_generator.state = state
+    drawn = [info.sample(agent.rng, agent.decline_weight, agent.model) for _ in range(8)]
+    assert [w.hands for w in drawn] == [w.hands for w in worlds]  # the prior's draws, one per world
+    expected = agent.inference.log_likelihoods(agent._history.points, [w.hands[1] for w in drawn], agent.rng)
+    np.testing.assert_allclose(log_weights, expected / agent.inference.temperature)
+    assert np.ptp(log_weights) > 0  # the opponent's moves tell the worlds apart
+    weights = agent._world_weights([0] * 8, log_weights.tolist())
+    np.testing.assert_allclose(weights, np.exp(log_weights) / np.exp(log_weights).sum())
+    assert agent._world_weights([0, 0], [0.0, 0.0]) is None  # no decision to weigh by: equal
+    resampling = SearchAgent(seed=1, infer=True, rollouts=2)
+    resampling._history = follower._history
+    assert resampling.weighted_worlds(info, 4)[1] is None  # resampled worlds count equally
 
 
 class _Spy:
