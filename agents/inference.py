@@ -179,9 +179,12 @@ class WorldInference:
     its move (probability 1, else 0). Each probability is mixed with ``epsilon`` of a
     uniform legal choice; the log-likelihood is divided by ``temperature``; only the
     ``max_points`` most recent decisions count (they carry the most; each costs a row of
-    the forward per world)."""
+    the forward per world). ``moves_only=True`` takes a policy as choosing its move too (its
+    ``act``: the most likely move of a deterministic policy, as ``ppo:`` plays), the exact
+    model of a deterministic opponent."""
 
-    def __init__(self, model: Any, epsilon: float = 0.05, temperature: float = 1.0, max_points: int = 16):
+    def __init__(self, model: Any, epsilon: float = 0.05, temperature: float = 1.0, max_points: int = 16,
+                 moves_only: bool = False):
         if not 0 < epsilon <= 1:
             raise ValueError(f"epsilon must be in (0, 1], got {epsilon!r}")
         if not (temperature > 0 and np.isfinite(temperature)):
@@ -192,6 +195,7 @@ class WorldInference:
         self.epsilon = epsilon
         self.temperature = temperature
         self.max_points = max_points
+        self.moves_only = moves_only
 
     def log_likelihoods(self, points: list[OpponentPoint], hands_now: list[int],
                         rng: np.random.Generator) -> np.ndarray:
@@ -214,7 +218,7 @@ class WorldInference:
                 masks.append(seen["action_mask"])
         x, m = np.stack(rows), np.stack(masks)
         actions = np.tile([p.action for p in points], len(hands_now))
-        if hasattr(self.model, "probabilities"):
+        if hasattr(self.model, "probabilities") and not self.moves_only:
             p = self.model.probabilities(x, m)[np.arange(len(actions)), actions].astype(np.float64)
         else:
             p = (np.asarray(self.model.act(x, m)) == actions).astype(np.float64)

@@ -58,6 +58,9 @@ The opponents' model (the critic search, every format; :mod:`agents.inference`):
   is on by default: :data:`INFERENCE_DEFAULTS`). ``infer_weighting="weights"`` keeps every
   world drawn instead (``infer_worlds`` unused), each weighted by that tempered likelihood
   in the means and the confidence test: no repeated worlds (:data:`INFER_WEIGHTINGS`).
+  ``infer_moves=true`` takes the model as playing its most likely move (likelihood 1 for
+  that move, 0 for the others, before the uniform mixture): exact for a deterministic
+  opponent such as ``ppo:`` as tournaments play it.
 * ``opponent=SPEC``: the opponent model (an agent spec, e.g. ``expert``; default the
   search's own policy), for the inference and for ``opponent_rollouts=f``: in a fraction
   ``f`` of the worlds the model plays the opponents' seats in the playouts (the policy
@@ -198,7 +201,8 @@ class SearchAgent(SeededAgent):
                  policy_plies: int | None = None, value: str | None = None, engine: str | None = None,
                  until: str | None = None, infer: bool | None = None, opponent: str | None = None,
                  infer_worlds: int = 2, infer_points: int = 16, infer_temperature: float = 2.0,
-                 opponent_rollouts: float = 0.0, gumbel_k: int = 0, infer_weighting: str = "resample"):
+                 opponent_rollouts: float = 0.0, gumbel_k: int = 0, infer_weighting: str = "resample",
+                 infer_moves: bool = False):
         if rules is None:
             rules = _FORMAT_PROFILES.get((layout.format, layout.columns), "hollywood") \
                 if layout is not None else "hollywood"
@@ -264,7 +268,7 @@ class SearchAgent(SeededAgent):
             self.critic_values = CriticValues(self.policy, self.rules, plies=policy_plies, engine=engine,
                                               until=until)
         self._set_opponent_model(infer, opponent, infer_worlds, infer_points, infer_temperature,
-                                 opponent_rollouts, seed, infer_weighting)
+                                 opponent_rollouts, seed, infer_weighting, infer_moves)
         self.expert = ExpertAgent(seed=seed, layout=self.layout)
         self._rollout_agents = [ExpertAgent(seed=0, columns=self.rules.columns) for _ in range(2)]
         self.decision_ms: list[float] = []
@@ -279,7 +283,8 @@ class SearchAgent(SeededAgent):
 
     def _set_opponent_model(self, infer: bool | None, opponent: str | None, infer_worlds: int,
                             infer_points: int, infer_temperature: float, opponent_rollouts: float,
-                            seed: int | None, infer_weighting: str = "resample") -> None:
+                            seed: int | None, infer_weighting: str = "resample",
+                            infer_moves: bool = False) -> None:
         """The model of the opponents (:data:`INFERENCE_DEFAULTS`, :mod:`agents.inference`):
         ``opponent`` (an agent spec; None: the search's own policy) weighs the worlds by what
         the opponent did (``infer``) and plays the opponents' seats in a fraction
@@ -304,8 +309,8 @@ class SearchAgent(SeededAgent):
         self.infer_worlds = infer_worlds
         self.infer_weighting = infer_weighting
         self.opponent_rollouts = float(opponent_rollouts)
-        self.inference = WorldInference(model, temperature=infer_temperature, max_points=infer_points) \
-            if self.infer else None
+        self.inference = WorldInference(model, temperature=infer_temperature, max_points=infer_points,
+                                        moves_only=bool(infer_moves)) if self.infer else None
         self.opponent_model = model
         if self.critic_values is not None and opponent_rollouts:
             self.critic_values.opponent = model

@@ -233,6 +233,29 @@ def test_weighted_inference_keeps_every_world_and_weighs_it_by_its_likelihood():
     assert resampling.weighted_worlds(info, 4)[1] is None  # resampled worlds count equally
 
 
+class _MovesOf:
+    """A model with ``act`` only (the likelihood then counts a move as chosen or not)."""
+
+    def __init__(self, policy: BatchedPolicy):
+        self.act = policy.act
+
+
+def test_a_policy_taken_as_its_moves_is_a_deterministic_model():
+    """``infer_moves=true``: the policy's likelihood is that of its most likely move alone
+    (as a model without probabilities), exact for the deterministic ``ppo:``."""
+    follower, _, seen = next(step for step in _follow_hand("duel", 4) if len(step[2]) >= 3)
+    agent = SearchAgent(seed=1, infer=True, infer_moves=True, rollouts=2)
+    assert agent.inference.moves_only
+    hands = [seen[-1][1] | (1 << card) for card in range(3)] + [seen[0][1]]
+    points = follower._history.points
+    moves = agent.inference.log_likelihoods(points, hands, np.random.default_rng(0))
+    as_moves = WorldInference(_MovesOf(agent.policy), temperature=2.0)
+    np.testing.assert_allclose(moves, as_moves.log_likelihoods(points, hands, np.random.default_rng(0)))
+    soft = SearchAgent(seed=1, infer=True, rollouts=2).inference.log_likelihoods(points, hands,
+                                                                               np.random.default_rng(0))
+    assert not np.allclose(moves, soft)
+
+
 class _Spy:
     """A batched opponents' model that plays as ``policy`` and counts the rows it played."""
 
