@@ -2,9 +2,10 @@
 seeds and pooled, the win rates, the paired difference with its 95% CI (the deal, both
 seatings, as the unit) and how many outcomes differ. From the repository root:
 ``python docs/runs/psro4/psro5/paired_sets.py`` (round 5 against ft54), ``... psro6``
-(round 6 against round 5) or ``... search6`` (the default search on each against the Expert), ``... partnership6`` or
+(round 6 against round 5), ``... psro7`` (round 7 against round 6) or ``... search6`` (the
+default search on each against the Expert), ``... partnership6`` or
 ``... three_hand6``, ``... three_hand6_avg``, ``... three_hand_self`` (docs/runs/formats6: a format policy from round 6
-against the shipped one);
+against the shipped one), ``... three_hand7`` (round 7's three-hand warm start against round 6's);
 it reads the committed ``matches.csv`` files. The figures are :mod:`eval.paired`'s (``python -m
 eval.paired OLD NEW`` prints any one set)."""
 
@@ -14,6 +15,7 @@ from eval.paired import compare, line, match_scores, pooled
 
 R5 = "docs/runs/psro4/psro5/eval/"
 R6 = "docs/runs/psro4/psro6/eval/"
+R7 = "docs/runs/psro4/psro7/eval/"
 FT54 = "docs/runs/ft54/eval/"
 F6 = "docs/runs/formats6/eval/"
 #: The figures every policy plays again when it ships (docs/results.md's table, seeds 1,650,000+,
@@ -51,6 +53,10 @@ SETS = {
         "expert 11.2M": (R6 + "shipped_vs_expert_11200000", R6 + "avg_vs_expert_11200000", "expert"),
         "simple 11.1M": (R6 + "shipped_vs_simple_11100000", R6 + "avg_vs_simple_11100000", "simple"),
     }, R5, R6)),
+    "psro7": (("round 6", "round 7"), {
+        "expert 11.5M": (R7 + "shipped_vs_expert_11500000", R7 + "avg_vs_expert_11500000", "expert"),
+        "expert 11.6M": (R7 + "shipped_vs_expert_11600000", R7 + "avg_vs_expert_11600000", "expert"),
+    }),
     "search6": (("search on round 5", "search on round 6"), {
         "expert 970k": (R5 + "search_vs_expert", R6 + "search_vs_expert", "expert"),
     }),
@@ -62,6 +68,10 @@ SETS = {
         "t_shipped_vs_expert_", "t_avg20_30_6000000", "t_avg20_30_vs_expert_11300000")),
     "three_hand_self": (("three-hand policy shipped before", "three_hand_self's average"), against_shipped_format(
         "t_shipped_vs_expert_", "t_self_avg7_11_6000000", "t_self_avg7_11_vs_expert_11300000")),
+    "three_hand7": (("round 6's warm start", "round 7's warm start"), {
+        "expert 6.0M": (F6 + "t_warm6_6000000", R7 + "t_warm7_vs_expert_6000000", "expert"),
+        "expert 11.3M": (F6 + "t_warm6_vs_expert_11300000", R7 + "t_warm7_vs_expert_11300000", "expert"),
+    }),
 }
 NAMES, CHOSEN = SETS[sys.argv[1] if len(sys.argv) > 1 else "psro5"]
 
