@@ -2,13 +2,14 @@
 policy-based inference (:mod:`agents.inference`), on positions from real play (a script).
 
 Seat 0 is played by ``--player`` (default the format's shipped policy, ``ppo:``), every
-other seat by the Expert, in matches dealt from ``--seed``, ``--seed + 1``, ... (seeds no
+other seat by ``--others`` (default the Expert), in matches dealt from ``--seed``, ``--seed + 1``, ... (seeds no
 training or selection used). A search agent follows seat 0's decisions
 (:meth:`agents.search.SearchAgent.follow`: it rebuilds what the opponent did from seat 0's
 observations only); at each of seat 0's decisions where the opponent has made at least one
 decision this hand, ``--worlds`` worlds are drawn from each prior (``improved``, the
 search's, and ``uniform``) and weighted equally (no inference) or by the likelihood of the
-opponent's moves under the opponent model (the policy, or ``--opponent``). The score of a
+opponent's moves under the opponent model (the policy, or ``--opponent``; with ``--moves``
+taken as playing its most likely move, the search's ``infer_moves``). The score of a
 weighting: for each of the opponent's hidden cards (its hand minus the cards it visibly
 took), the weighted fraction of worlds in which it holds that card, p; reported as the
 mean p and the mean log p (p floored at 0.5 / worlds), the log-probability per hidden card
@@ -56,12 +57,13 @@ def _scores(weights: np.ndarray, hands: list[int], hidden: int, floor: float) ->
 
 def measure(rules: str = "hollywood", positions: int = 2000, seed: int = 770000, worlds: int = 64,
             player: str = "ppo:", opponent: str | None = None,
-            temperatures: tuple[float, ...] = (1.0, 2.0, 4.0)) -> dict[str, Any]:
+            temperatures: tuple[float, ...] = (1.0, 2.0, 4.0), others: str = "expert",
+            moves: bool = False) -> dict[str, Any]:
     """The scores of each prior, unweighted and weighted at each inference temperature."""
     rules_ = get_rules(rules)
-    follower = SearchAgent(seed=seed, rules=rules_, infer=True, opponent=opponent, rollouts=1)
+    follower = SearchAgent(seed=seed, rules=rules_, infer=True, opponent=opponent, rollouts=1, infer_moves=moves)
     actor = as_spec(player).build(rules_)
-    experts = [as_spec("expert").build(rules_) for _ in range(rules_.num_players - 1)]
+    experts = [as_spec(others).build(rules_) for _ in range(rules_.num_players - 1)]
     rng = np.random.default_rng(seed)
     names = ["equal"] + [f"inferred T={t:g}" for t in temperatures]
     sums = {f"{prior}/{name}": [0.0, 0.0, 0.0] for prior in PRIORS for name in names}
@@ -104,7 +106,8 @@ def measure(rules: str = "hollywood", positions: int = 2000, seed: int = 770000,
             follower.played(obs, action)
             match.apply(action)
     return {"rules": rules_.name, "positions": counted, "matches": matches, "worlds": worlds,
-            "player": player, "opponent_model": opponent or "the search's policy",
+            "player": player, "others": others, "opponent_model": opponent or "the search's policy",
+            "model_as_moves": moves,
             "mean_points": points / max(counted, 1),
             "mean_p_true_card": {k: v[0] / counted for k, v in sums.items()},
             "mean_log_p_true_card": {k: v[1] / counted for k, v in sums.items()},
@@ -120,10 +123,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--player", default="ppo:")
     parser.add_argument("--opponent", default=None, help="the opponent model (default: the search's policy)")
     parser.add_argument("--temperatures", default="1,2,4", help="inference temperatures, comma separated")
+    parser.add_argument("--others", default="expert", help="the agent at every other seat (default: the Expert)")
+    parser.add_argument("--moves", action="store_true",
+                        help="the model plays its most likely move (the search's infer_moves)")
     args = parser.parse_args(argv)
     temperatures = tuple(float(t) for t in args.temperatures.split(","))
     print(json.dumps(measure(args.rules, args.positions, args.seed, args.worlds, args.player, args.opponent,
-                             temperatures), indent=2))
+                             temperatures, args.others, args.moves), indent=2))
 
 
 if __name__ == "__main__":

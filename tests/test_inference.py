@@ -333,3 +333,16 @@ def test_inference_quality_scores_every_weighting():
         assert out["mean_log_p_true_card"][name] <= 0
     assert out["mean_effective_worlds"]["uniform/equal"] == pytest.approx(8)
     assert out["mean_effective_worlds"]["uniform/inferred T=2"] <= 8 + 1e-9
+
+
+def test_inference_quality_against_a_policy_taken_as_its_moves():
+    """``others`` plays the opponent's seats and ``moves`` takes the model as its moves: the
+    same positions and equal-weight scores, other inferred weights."""
+    from eval.inference_quality import measure
+
+    soft = measure("hollywood", positions=4, seed=5, worlds=8, temperatures=(2.0,), others="ppo:")
+    exact = measure("hollywood", positions=4, seed=5, worlds=8, temperatures=(2.0,), others="ppo:", moves=True)
+    assert soft["others"] == "ppo:" and exact["model_as_moves"] and not soft["model_as_moves"]
+    assert exact["mean_p_true_card"]["uniform/equal"] == soft["mean_p_true_card"]["uniform/equal"]
+    inferred = "uniform/inferred T=2"
+    assert exact["mean_effective_worlds"][inferred] != pytest.approx(soft["mean_effective_worlds"][inferred])
