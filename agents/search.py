@@ -567,6 +567,21 @@ class SearchAgent(SeededAgent):
         return [0] + sorted(others[:max(1, -(-len(active) // 2) - 1)])
 
     @staticmethod
+    def _weighted_mean_and_error(diff: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
+        """The weighted mean of ``diff`` and its standard error through the effective number
+        of worlds (Kish): the weighted variance over ``1 / sum(w^2)`` worlds, which is the
+        plain ``std(ddof=1) / sqrt(n)`` for equal weights. The sandwich form
+        ``sqrt(sum(w^2 (d - mean)^2))`` used before shrinks towards 0 when one world carries
+        most of the weight (its residual is then ~0), which let a decision leave the policy's
+        move on the evidence of one or two worlds (docs/runs/inference54)."""
+        mean = float(weights @ diff)
+        concentration = float(weights @ weights)  # 1 / the effective number of worlds
+        if concentration >= 1.0 - 1e-12:
+            return mean, float("inf")  # one world: no evidence of a difference
+        variance = float(weights @ (diff - mean) ** 2) / (1.0 - concentration)
+        return mean, float(np.sqrt(variance * concentration))
+
+    @staticmethod
     def _visited_means(v: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """Each candidate's weighted mean over the worlds it was valued on (NaN elsewhere)."""
         seen = ~np.isnan(v)
@@ -634,9 +649,7 @@ class SearchAgent(SeededAgent):
             if weighted is None:
                 mean, se = diff.mean(), diff.std(ddof=1) / np.sqrt(worlds)
             else:
-                # The weighted mean's standard error (equal weights: the line above).
-                mean = weights @ diff
-                se = np.sqrt(weights ** 2 @ (diff - mean) ** 2 * worlds / (worlds - 1))
+                mean, se = self._weighted_mean_and_error(diff, weights)
             if mean <= self.confidence * se:
                 best = 0
         visits = tuple(int(n) for n in (~np.isnan(v)).sum(axis=0))

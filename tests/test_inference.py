@@ -346,3 +346,17 @@ def test_inference_quality_against_a_policy_taken_as_its_moves():
     assert exact["mean_p_true_card"]["uniform/equal"] == soft["mean_p_true_card"]["uniform/equal"]
     inferred = "uniform/inferred T=2"
     assert exact["mean_effective_worlds"][inferred] != pytest.approx(soft["mean_effective_worlds"][inferred])
+
+
+def test_the_weighted_standard_error_counts_the_effective_worlds():
+    """The confidence test's standard error under weights is the plain one for equal
+    weights, and grows as the weight gathers on few worlds (where the sandwich form it
+    replaced shrank towards 0: one heavy world's residual is ~0); one world is no evidence."""
+    diff = np.random.default_rng(0).normal(size=32)
+    mean, se = SearchAgent._weighted_mean_and_error(diff, np.full(32, 1 / 32))
+    assert mean == pytest.approx(diff.mean()) and se == pytest.approx(diff.std(ddof=1) / np.sqrt(32))
+    heavy = np.r_[0.9, np.full(31, 0.1 / 31)]
+    mean, se_heavy = SearchAgent._weighted_mean_and_error(diff, heavy)
+    sandwich = np.sqrt(heavy ** 2 @ (diff - mean) ** 2 * 32 / 31)
+    assert se_heavy > 3 * se and se_heavy > 10 * sandwich
+    assert SearchAgent._weighted_mean_and_error(diff, np.eye(32)[3])[1] == np.inf
