@@ -425,9 +425,7 @@ class SearchAgent(SeededAgent):
         points = self._history.points if self.inference is not None else []
         if not points:
             return [info.sample(self.rng, self.decline_weight, self.model) for _ in range(n)]
-        drawn = [info.sample(self.rng, self.decline_weight, self.model) for _ in range(n * self.infer_worlds)]
-        hands = [self._opponent_hand(info, world) for world in drawn]
-        log_likelihoods = self.inference.log_likelihoods(points, hands, self.rng)  # type: ignore[union-attr]
+        drawn, log_likelihoods = self._drawn_with_likelihoods(info, n * self.infer_worlds, points)
         kept, out = set(), []
         for i in self.inference.resample(log_likelihoods, n, self.rng).tolist():  # type: ignore[union-attr]
             out.append(drawn[i] if i not in kept else copy.deepcopy(drawn[i]))
@@ -442,10 +440,15 @@ class SearchAgent(SeededAgent):
         points = self._history.points if self.inference is not None else []
         if not points or self.infer_weighting != "weights":
             return self.sample_worlds(info, n), None
+        worlds, log_likelihoods = self._drawn_with_likelihoods(info, n, points)
+        return worlds, log_likelihoods / self.inference.temperature  # type: ignore[union-attr]
+
+    def _drawn_with_likelihoods(self, info: InfoSet | FormatInfoSet, n: int, points: list) -> tuple[list, np.ndarray]:
+        """``n`` worlds from the prior and the log-likelihood of the opponent's decisions at
+        ``points`` in each (both ways of using the inference start here)."""
         worlds = [info.sample(self.rng, self.decline_weight, self.model) for _ in range(n)]
         hands = [self._opponent_hand(info, world) for world in worlds]
-        log_likelihoods = self.inference.log_likelihoods(points, hands, self.rng)  # type: ignore[union-attr]
-        return worlds, log_likelihoods / self.inference.temperature  # type: ignore[union-attr]
+        return worlds, self.inference.log_likelihoods(points, hands, self.rng)  # type: ignore[union-attr]
 
     def _world_weights(self, surprises: list[int], log_weights: list[float]) -> np.ndarray | None:
         """Normalised weights of the worlds valued so far: the opponent-behaviour weights
