@@ -172,6 +172,15 @@ def past_hands(points: list[OpponentPoint], hand_now: int, rng: np.random.Genera
     return hands
 
 
+def tempered_weights(log_likelihoods: np.ndarray | list[float], temperature: float = 1.0) -> np.ndarray:
+    """Normalised weights proportional to ``exp(log_likelihood / temperature)``, computed
+    from the largest so that none overflows: the one tempering that resampling, the
+    weighted search and :mod:`eval.inference_quality` share."""
+    z = np.asarray(log_likelihoods, dtype=np.float64) / temperature
+    w = np.exp(z - z.max())
+    return w / w.sum()
+
+
 class WorldInference:
     """Resamples worlds by the likelihood of the opponent's past decisions under ``model``
     (module docstring). ``model``: a batched agent; one with ``probabilities`` (a policy)
@@ -229,8 +238,6 @@ class WorldInference:
     def resample(self, log_likelihoods: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` indices drawn by systematic resampling with weights proportional to
         ``exp(log_likelihood / temperature)`` (the kept worlds count equally)."""
-        z = np.asarray(log_likelihoods, dtype=np.float64) / self.temperature
-        w = np.exp(z - z.max())
-        cum = np.cumsum(w / w.sum())
+        cum = np.cumsum(tempered_weights(log_likelihoods, self.temperature))
         cum[-1] = 1.0
         return np.searchsorted(cum, (rng.random() + np.arange(n)) / n, side="right")

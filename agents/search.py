@@ -114,7 +114,7 @@ from hgin_env.rules import Rules, get_rules
 
 from .base import SeededAgent
 from .expert import ExpertAgent, ExpertParams, knock_timing
-from .inference import OpponentHistory, WorldInference
+from .inference import OpponentHistory, WorldInference, tempered_weights
 from .simple import simple_action
 from .spec import parse_options
 from .view import ObsView, parse
@@ -166,6 +166,9 @@ INFERENCE_DEFAULTS: dict[str, object] = {"infer": False}
 #: the kept ones resampled and counted equally) or ``"weights"`` (the worlds drawn are all
 #: kept, each weighted by its likelihood in the means and the confidence test: no copies).
 INFER_WEIGHTINGS = ("resample", "weights")
+#: The ``infer_*`` keywords' values when ``infer=true`` leaves them unset (refused without it).
+INFER_KEYWORD_DEFAULTS: dict[str, object] = {"infer_worlds": 2, "infer_points": 16, "infer_temperature": 2.0,
+                                             "infer_weighting": "resample", "infer_moves": False}
 #: The critic's default worlds in three-hand and partnership: a row plays longer there (a
 #: three-hand sitter plays on to its next decision, a partnership row to the round's end),
 #: and 16 worlds keep a searched decision under 100 ms of CPU: 94 ms in three-hand, 78 ms in
@@ -200,9 +203,9 @@ class SearchAgent(SeededAgent):
                  temperature: float | None = None, policy: str = "ppo:", prior_k: int | None = None,
                  policy_plies: int | None = None, value: str | None = None, engine: str | None = None,
                  until: str | None = None, infer: bool | None = None, opponent: str | None = None,
-                 infer_worlds: int = 2, infer_points: int = 16, infer_temperature: float = 2.0,
-                 opponent_rollouts: float = 0.0, gumbel_k: int = 0, infer_weighting: str = "resample",
-                 infer_moves: bool = False):
+                 infer_worlds: int | None = None, infer_points: int | None = None,
+                 infer_temperature: float | None = None, opponent_rollouts: float = 0.0,
+                 gumbel_k: int = 0, infer_weighting: str | None = None, infer_moves: bool | None = None):
         if rules is None:
             rules = _FORMAT_PROFILES.get((layout.format, layout.columns), "hollywood") \
                 if layout is not None else "hollywood"
@@ -281,18 +284,32 @@ class SearchAgent(SeededAgent):
         self.total_cpu_ms = 0.0
         self._forget()
 
-    def _set_opponent_model(self, infer: bool | None, opponent: str | None, infer_worlds: int,
-                            infer_points: int, infer_temperature: float, opponent_rollouts: float,
-                            seed: int | None, infer_weighting: str = "resample",
-                            infer_moves: bool = False) -> None:
+    def _set_opponent_model(self, infer: bool | None, opponent: str | None, infer_worlds: int | None,
+                            infer_points: int | None, infer_temperature: float | None,
+                            opponent_rollouts: float, seed: int | None, infer_weighting: str | None = None,
+                            infer_moves: bool | None = None) -> None:
         """The model of the opponents (:data:`INFERENCE_DEFAULTS`, :mod:`agents.inference`):
         ``opponent`` (an agent spec; None: the search's own policy) weighs the worlds by what
         the opponent did (``infer``) and plays the opponents' seats in a fraction
-        ``opponent_rollouts`` of the worlds' playouts (the policy plays the others)."""
+        ``opponent_rollouts`` of the worlds' playouts (the policy plays the others). The
+        ``infer_*`` keywords tune the inference, so they are refused without it rather than
+        silently unused (:data:`INFER_KEYWORD_DEFAULTS` fills those left unset)."""
         self.infer = bool(INFERENCE_DEFAULTS["infer"]) and self.value == "critic" if infer is None else bool(infer)
         if self.infer and self.value != "critic":
             raise ValueError("infer=true weighs the critic search's worlds (value='critic'), "
                              f"got value={self.value!r}")
+        given = {"infer_worlds": infer_worlds, "infer_points": infer_points,
+                 "infer_temperature": infer_temperature, "infer_weighting": infer_weighting,
+                 "infer_moves": infer_moves}
+        given = {name: value for name, value in given.items() if value is not None}
+        if given and not self.infer:
+            verb, pronoun = ("tune", "them") if len(given) > 1 else ("tunes", "it")
+            raise ValueError(f"{', '.join(given)} {verb} the inference of worlds, which is off: add "
+                             f"infer=true (or leave {pronoun} unset)")
+        settings = {**INFER_KEYWORD_DEFAULTS, **given}
+        infer_worlds, infer_points = settings["infer_worlds"], settings["infer_points"]
+        infer_temperature, infer_weighting = settings["infer_temperature"], settings["infer_weighting"]
+        infer_moves = settings["infer_moves"]
         if not isinstance(infer_worlds, int) or infer_worlds < 1:
             raise ValueError(f"infer_worlds must be an integer >= 1, got {infer_worlds!r}")
         if infer_weighting not in INFER_WEIGHTINGS:
@@ -459,8 +476,7 @@ class SearchAgent(SeededAgent):
         z = np.asarray(log_weights, dtype=np.float64)
         if self.temperature is not None:
             z = z + np.log(behaviour_weights(surprises, self.temperature))
-        w = np.exp(z - z.max())
-        return w / w.sum()
+        return tempered_weights(z)
 
     def _opponent_rows(self, worlds: int) -> np.ndarray | None:
         """Which worlds' playouts play the opponents with their model (``opponent_rollouts``

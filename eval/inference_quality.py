@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.inference import tempered_weights
 from agents.search import SearchAgent
 from arena.matches import as_spec, derive_seed, reset_agent
 from hgin_env.match import Match
@@ -94,9 +95,7 @@ def measure(rules: str = "hollywood", positions: int = 2000, seed: int = 770000,
                         hands = [follower._opponent_hand(info, w) for w in drawn]
                         ll = follower.inference.log_likelihoods(history, hands, rng)  # type: ignore[union-attr]
                         weightings = [np.full(worlds, 1.0 / worlds)]
-                        for t in temperatures:
-                            w = np.exp((ll - ll.max()) / t)
-                            weightings.append(w / w.sum())
+                        weightings += [tempered_weights(ll, t) for t in temperatures]
                         for name, weights in zip(names, weightings, strict=True):
                             p, logp = _scores(weights, hands, hidden, 0.5 / worlds)
                             entry = sums[f"{prior}/{name}"]

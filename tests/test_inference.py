@@ -207,6 +207,29 @@ def test_refuses_bad_inference_arguments():
     assert not SearchAgent(value="rollout").infer  # the heuristic search never infers
 
 
+@pytest.mark.parametrize("keyword, value", [("infer_worlds", 4), ("infer_points", 8), ("infer_temperature", 4.0),
+                                            ("infer_weighting", "weights"), ("infer_moves", True)])
+def test_inference_keywords_are_refused_without_inference(keyword, value):
+    """An ``infer_*`` keyword tunes the inference: without ``infer=true`` it would be silently
+    unused, so it is refused, naming itself and the fix; with ``infer=true`` it is taken."""
+    with pytest.raises(ValueError, match=f"{keyword} tunes the inference of worlds, which is off: add infer=true"):
+        SearchAgent(**{keyword: value})
+    with pytest.raises(ValueError, match="infer_points, infer_moves tune"):
+        SearchAgent(infer=False, infer_points=8, infer_moves=True)
+    agent = SearchAgent(infer=True, **{keyword: value})
+    assert agent.inference is not None
+    if keyword == "infer_worlds":
+        assert agent.infer_worlds == 4
+    if keyword == "infer_weighting":
+        assert agent.infer_weighting == "weights"
+    if keyword == "infer_points":
+        assert agent.inference.max_points == 8
+    if keyword == "infer_temperature":
+        assert agent.inference.temperature == 4.0
+    if keyword == "infer_moves":
+        assert agent.inference.moves_only
+
+
 def test_weighted_inference_keeps_every_world_and_weighs_it_by_its_likelihood():
     """``infer_weighting="weights"``: the worlds drawn are all kept (no copies, no extra
     draws), each with its log-likelihood over the inference temperature, and the search's
