@@ -5,7 +5,9 @@ seatings, as the unit) and how many outcomes differ. From the repository root:
 (round 6 against round 5), ``... psro7`` (round 7 against round 6) or ``... search6`` (the
 default search on each against the Expert), ``... partnership6`` or
 ``... three_hand6``, ``... three_hand6_avg``, ``... three_hand_self`` (docs/runs/formats6: a format policy from round 6
-against the shipped one), ``... three_hand7`` (round 7's three-hand warm start against round 6's);
+against the shipped one), ``... three_hand7`` (round 7's three-hand warm start against round 6's),
+``... three_hand8`` (round 6's warm start, shipped later on Dec 6, against the three-hand policy
+before it, a fresh set added) or ``... search_three_hand8`` (the three-hand search on it);
 it reads the committed ``matches.csv`` files. The figures are :mod:`eval.paired`'s (``python -m
 eval.paired OLD NEW`` prints any one set)."""
 
@@ -18,6 +20,7 @@ R6 = "docs/runs/psro4/psro6/eval/"
 R7 = "docs/runs/psro4/psro7/eval/"
 FT54 = "docs/runs/ft54/eval/"
 F6 = "docs/runs/formats6/eval/"
+F6S = "docs/runs/formats6/search/"
 #: The figures every policy plays again when it ships (docs/results.md's table, seeds 1,650,000+,
 #: and the held-out 1,000 of seeds 7,600,000+): (set, folder in either policy's eval/, opponent's label)
 RESHIPPED = (("expert 7.6M", "heldout_7600000", "expert"), ("expert 1.65M", "vs_table", "expert"),
@@ -71,6 +74,16 @@ SETS = {
     "three_hand7": (("round 6's warm start", "round 7's warm start"), {
         "expert 6.0M": (F6 + "t_warm6_6000000", R7 + "t_warm7_vs_expert_6000000", "expert"),
         "expert 11.3M": (F6 + "t_warm6_vs_expert_11300000", R7 + "t_warm7_vs_expert_11300000", "expert"),
+    }),
+    "three_hand8": (("three-hand policy shipped before", "round 6's warm start"), {
+        **against_shipped_format("t_shipped_vs_expert_", "t_warm6_6000000", "t_warm6_vs_expert_11300000"),
+        "expert 11.8M": (F6 + "t_shipped_vs_expert_11800000", F6 + "t_warm6_vs_expert_11800000", "expert"),
+        "simple 6.0M": (F6 + "t_shipped_vs_simple_6000000", F6 + "t_warm6_6000000", "simple"),
+        "simple 11.8M": (F6 + "t_shipped_vs_simple_11800000", F6 + "t_warm6_vs_simple_11800000", "simple"),
+    }),
+    "search_three_hand8": (("the policy alone", "search on it"), {
+        "expert 8.3M": (F6S + "ppo_three_hand_8300000", F6S + "three_hand_8300000", "expert"),
+        "expert 11.7M": (F6S + "ppo_three_hand_11700000", F6S + "three_hand_11700000", "expert"),
     }),
 }
 NAMES, CHOSEN = SETS[sys.argv[1] if len(sys.argv) > 1 else "psro5"]
