@@ -204,7 +204,7 @@ def test_the_pinned_demo_trains_the_same_network_whatever_the_kernels_and_thread
 def test_demo_states_its_expectation_next_to_what_it_got():
     """The demo compares each pair with the recorded run: the same figure, or a difference
     (in capitals) inside or outside the recorded CI, and names a pair it has no record of."""
-    from train.demo import EXPECTED, EXPECTED_TORCH, expectation
+    from train.demo import EXPECTED, EXPECTED_CPU, EXPECTED_TORCH, expectation
 
     rate, low, high = EXPECTED[("demo agent", "simple")]
     rows = [{"agent_a": "demo agent", "agent_b": "simple", "a_win_rate": rate, "ci_low": low, "ci_high": high},
@@ -215,8 +215,8 @@ def test_demo_states_its_expectation_next_to_what_it_got():
     text = expectation(rows, seconds=158.4, torch_version=EXPECTED_TORCH)
     assert "this run 2 min 38 s" in text
     lines = text.splitlines()
-    assert f"kernels pinned: the same on any x86-64 CPU with torch {EXPECTED_TORCH}" in lines[1]
-    assert "every figure must repeat" in lines[1]
+    assert f"kernels pinned: the same on the {EXPECTED_CPU} CPUs checked, with torch {EXPECTED_TORCH}" in lines[1]
+    assert "on such a CPU every figure must repeat" in lines[1]
     assert lines[2].endswith("as recorded") and f"expected {rate:.1%}" in lines[2]
     assert lines[3].endswith("DIFFERS from the record, inside its CI")
     assert lines[4].endswith("DIFFERS from the record, OUTSIDE its CI")
