@@ -53,15 +53,16 @@ EXPECTED_TORCH = "2.13.0+cpu"
 #: generic target, numpy without its AVX-512 dispatch, oneDNN capped at AVX2 nor MKL's AVX2 path
 #: (NUMBA_CPU_NAME, NPY_DISABLE_CPU_FEATURES, ONEDNN_MAX_CPU_ISA, MKL_ENABLE_INSTRUCTIONS) changed it.
 EXPECTED_CPU = "AMD EPYC"
-#: The settings that make the demo's training the same floats whatever the x86-64 CPU and its
-#: core count, set before torch is imported: float sums come out differently with another
-#: thread count, another SIMD width of torch's own kernels (AVX-512 here, AVX2 or none
-#: elsewhere) or another code path of MKL's matrix products, and PPO then amplifies one
-#: rounding difference into another policy (a user's run on another CPU beat Simple 67.5% where
-#: the record says 50.0%). ``ATEN_CPU_CAPABILITY=default`` runs torch's portable kernels,
-#: ``MKL_CBWR=COMPATIBLE`` MKL's conditional numerical reproducibility mode, and one thread
-#: each for OpenMP and MKL keeps every reduction in one order. The cost is measured in
-#: docs/getting_started.md; ``--no-pin`` trains with the machine's fastest kernels instead.
+#: The settings that make the demo's training the same floats whatever the core count and SIMD
+#: width of a CPU of the recorded family (:data:`EXPECTED_CPU`), set before torch is imported:
+#: float sums come out differently with another thread count, another SIMD width of torch's own
+#: kernels (AVX-512 here, AVX2 or none elsewhere) or another code path of MKL's matrix
+#: products, and PPO then amplifies one rounding difference into another policy (a user's run
+#: on another CPU beat Simple 67.5% where the record says 50.0%).
+#: ``ATEN_CPU_CAPABILITY=default`` runs torch's portable kernels, ``MKL_CBWR=COMPATIBLE`` MKL's
+#: conditional numerical reproducibility mode, and one thread each for OpenMP and MKL keeps
+#: every reduction in one order. The cost is measured in docs/getting_started.md; ``--no-pin``
+#: trains with the machine's fastest kernels instead.
 PINNED_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "OMP_NUM_THREADS": "1",
                   "MKL_NUM_THREADS": "1"}
 #: The SHA-256 of the shipped policy file (``agents.ppo.SHIPPED_POLICY``) the "shipped policy"
@@ -74,10 +75,10 @@ EXPECTED_ARGS = {"timesteps": 50_000, "imitation_matches": 800, "matches": 40, "
 
 def expectation(rows: list[dict], seconds: float, torch_version: str | None = None) -> str:
     """Expected against measured, one line per evaluated pair: the recorded win rate and 95%
-    CI, this run's, and whether this run repeats the record. With the kernels pinned and the
-    recorded torch build, every figure must repeat exactly: a difference is said in capitals,
-    with whether it still lies inside the recorded interval (the evaluation's interval, not
-    a spread over trainings)."""
+    CI, this run's, and whether this run repeats the record. With the kernels pinned, the
+    recorded torch build and a CPU of the recorded family, every figure must repeat exactly:
+    a difference is said in capitals, with whether it still lies inside the recorded
+    interval (the evaluation's interval, not a spread over trainings)."""
     if torch_version is None:
         import torch
 
