@@ -84,3 +84,45 @@ def test_train_format_from_a_duel_checkpoint(tmp_path):
     with pytest.raises(ValueError, match="three_hand layout") as err:
         train(Args(run_name="back", total_timesteps=32, init_from=str(tmp_path / "three" / "model.zip"), **common))
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("pipeline", ["off", "on"])
+def test_frozen_policy_trains_the_critic_alone(tmp_path, pipeline):
+    """``--frozen-policy``: a duel network widened into three-hand keeps its moves bit for bit
+    (every actor weight as widened) while its critic learns, on the synchronous and the
+    pipelined learner; the split update (whose helper's copy would learn) is refused."""
+    from agents.nets.policy import CRITIC_PARAMETERS, load_model
+
+    small = {"hidden": 32, "summary": 16, "card_hidden": 8, "relations": True, "knock_bound": 2.2,
+             "privileged_critic": True, "shared_trunk": True}
+    common = {"out_dir": str(tmp_path), "eval_every": 0, "checkpoint_every": 0, "progress_bar": False,
+              "n_envs": 4, "n_steps": 8, "batch_size": 32, "rules": "hollywood_three_hand", **small}
+    train(Args(run_name="duel", total_timesteps=32, **{**common, "rules": "hollywood"}))
+    duel = str(tmp_path / "duel" / "model.zip")
+    train(Args(run_name="widened", total_timesteps=0, init_from=duel, **common))
+    train(Args(run_name="fit", total_timesteps=96, init_from=duel, frozen_policy=True, pipeline=pipeline, **common))
+    widened = load_model(tmp_path / "widened" / "model.zip", device="cpu").policy.state_dict()
+    fit = load_model(tmp_path / "fit" / "model.zip", device="cpu").policy.state_dict()
+    critic = [k for k in fit if k.startswith(CRITIC_PARAMETERS)]
+    assert critic and len(critic) < len(fit)
+    for key, value in fit.items():
+        if key in critic:
+            continue
+        assert th.equal(value, widened[key]), key
+    assert any(not th.equal(fit[k], widened[k]) for k in critic)
+    assert read_meta(tmp_path / "fit" / "model.zip")["args"]["frozen_policy"] is True
+    # Without the start's --shared-trunk the critic is a fresh trunk of its own; the actor is still the start's.
+    train(Args(run_name="own", total_timesteps=64, init_from=duel, frozen_policy=True, pipeline=pipeline,
+               **{**common, "shared_trunk": False}))
+    own = load_model(tmp_path / "own" / "model.zip", device="cpu").policy.state_dict()
+    assert own["mlp_extractor.critic_trunk.0.weight"].shape[1] > widened["mlp_extractor.critic_trunk.0.weight"].shape[1]
+    for key, value in widened.items():
+        if not key.startswith(CRITIC_PARAMETERS):
+            assert th.equal(own[key], value), key
+    with pytest.raises(ValueError, match="networks differ"):  # without --frozen-policy it stays refused
+        train(Args(run_name="mixed", total_timesteps=64, init_from=duel, **{**common, "shared_trunk": False}))
+    with pytest.raises(ValueError, match="--update-processes 1"):
+        train(Args(run_name="split", total_timesteps=96, init_from=duel, frozen_policy=True, update_processes=2,
+                   **common))
+    with pytest.raises(ValueError, match="--init-from"):
+        train(Args(run_name="bare", total_timesteps=96, frozen_policy=True, **common))

@@ -158,6 +158,11 @@ class Args(Recipe):
     init_from: str = field(default="", metadata={
         "help": "checkpoint .zip whose network weights start a new run (e.g. an imitation-only run)"})
     target_kl: float = field(default=0.0, metadata={"help": "stop an update's epochs past this KL (0 = off)"})
+    frozen_policy: bool = field(default=False, metadata={
+        "help": "train the critic alone: the started policy's moves stay as they are, bit for bit, while its "
+                "critic learns this run's game (a duel network widened into a format; needs --init-from or "
+                "--resume; agents.nets.policy.freeze_actor); without the start's --shared-trunk the critic is a "
+                "fresh trunk of its own that reads the whole observation"})
     distill: str = field(default="", metadata={
         "help": "folder of recorded search games (train.search_games): add the distillation loss "
                 "(train/distill.py) to PPO's"})
@@ -224,6 +229,14 @@ class Args(Recipe):
             raise ValueError("--privileged-critic is for the card policy trained by PPO alone "
                              "(no --imitation-matches: recorded demonstrations hold no privileged facts)")
         self.validate_league()
+        if self.frozen_policy and not (self.init_from or self.resume):
+            raise ValueError("--frozen-policy trains the critic of a policy that already plays: give --init-from "
+                             "(or --resume)")
+        if self.frozen_policy and self.policy != "card":
+            raise ValueError("--frozen-policy trains the card policy's critic (--policy card)")
+        if self.frozen_policy and self.update_processes == 2:
+            raise ValueError("--frozen-policy updates in one process (its helper's copy would learn the actor): "
+                             "give --update-processes 1 or 0")
         if self.distill and not (Path(self.distill) / "chunks").is_dir():
             raise ValueError(f"--distill {self.distill}: no recorded search games there (run train.search_games)")
         if self.distill_target not in ("chosen", "soft") or self.distill_c < 0:
@@ -280,7 +293,7 @@ class Args(Recipe):
         """Whether each minibatch's gradient is computed in two halves at once, here and in a
         helper process (``--update-processes``, train/split_update.py): on ``auto``, for a CPU
         learner with two cores or more, when the run is not pipelined."""
-        if self.total_timesteps <= 0 or self.pipelined or self.update_processes == 1:
+        if self.total_timesteps <= 0 or self.pipelined or self.update_processes == 1 or self.frozen_policy:
             return False
         return self.update_processes == 2 or (run.available_cores() >= 2 and run.torch_device(self.device) == "cpu")
 
@@ -504,7 +517,10 @@ def new_model(args: Args, envs: VecEnv, rules: Rules, start: Start) -> MaskableP
                         policy_kwargs=policy_kwargs, seed=args.seed, device=run.torch_device(args.device),
                         verbose=0, target_kl=args.target_kl or None)
     if start.weights is not None:  # --init-from
-        load_start_weights(model.policy, start.weights.policy, args.knock_start_gap or None)
+        # --frozen-policy with another critic (a trunk of its own): the actor alone, the critic fresh.
+        same_critic = getattr(start.weights.policy, "shared_trunk", False) == args.shared_trunk
+        load_start_weights(model.policy, start.weights.policy, args.knock_start_gap or None,
+                           critic=same_critic or not args.frozen_policy)
     return model
 
 
@@ -641,6 +657,10 @@ def train(args: Args) -> Path:
         model, start_step, resume_state = resumed_model(args, envs)
     else:
         model = new_model(args, envs, rules, start)
+    if args.frozen_policy:  # after the weights are in, new or resumed: only the critic learns
+        from agents.nets.policy import freeze_actor
+
+        freeze_actor(model.policy)
     if distillation is not None:
         distillation.install(model)
     if hasattr(envs, "set_live_model"):

@@ -163,8 +163,13 @@ class CardAwarePolicy(MaskableActorCriticPolicy):
         return data
 
 
+#: The critic's own parameters: its trunk (after the shared one, if any) and its value head.
+CRITIC_PARAMETERS = ("mlp_extractor.critic_trunk.", "value_net.")
+
+
 def load_start_weights(policy: CardAwarePolicy | MaskableActorCriticPolicy,
-                       start: MaskableActorCriticPolicy, knock_start_gap: float | None = None) -> None:
+                       start: MaskableActorCriticPolicy, knock_start_gap: float | None = None,
+                       critic: bool = True) -> None:
     """Copy ``start``'s weights into ``policy`` (``train.ppo --init-from``).
 
     The same network loads as is. A card network without relation features loads into one
@@ -187,9 +192,14 @@ def load_start_weights(policy: CardAwarePolicy | MaskableActorCriticPolicy,
     network plays a format seat exactly as the duel network plays the seat's own table, and
     learns the format's context (the sitting-out seat, the partner, the team sheet) from
     there (``format_input_columns``).
-    Any other difference is refused, naming the first mismatch.
+    Any other difference is refused, naming the first mismatch. ``critic=False`` copies
+    the actor alone and leaves ``policy``'s critic (:data:`CRITIC_PARAMETERS`) as built, of
+    whatever shape (``train.ppo --frozen-policy`` with a critic trunk of its own).
     """
     own, given = policy.state_dict(), start.state_dict()
+    if not critic:
+        own = {k: v for k, v in own.items() if not k.startswith(CRITIC_PARAMETERS)}
+        given = {k: v for k, v in given.items() if not k.startswith(CRITIC_PARAMETERS)}
     if own.keys() != given.keys():
         raise ValueError(f"--init-from: the networks differ (parameters {sorted(own.keys() ^ given.keys())[:3]})")
     inputs = format_input_columns(policy, start)
@@ -224,7 +234,25 @@ def load_start_weights(policy: CardAwarePolicy | MaskableActorCriticPolicy,
             widened[key][1] = widened[key][0]
             if name == "bias" and knock_start_gap:
                 widened[key][1] += knock_start_gap
-    policy.load_state_dict(widened)
+    policy.load_state_dict(widened, strict=critic)
+
+
+def freeze_actor(policy: CardAwarePolicy | MaskableActorCriticPolicy) -> int:
+    """``train.ppo --frozen-policy``: only the critic learns. Every parameter outside the
+    critic's own (:data:`CRITIC_PARAMETERS`; with ``shared_trunk`` the trunk it reads is the
+    actor's, frozen too) stops taking gradients, so the optimizer never moves it and the
+    policy's moves stay those it started with, bit for bit, while the value head learns
+    the run's game (a duel network widened into a format values that format's states as
+    duel states until then). Returns the number of weights left to learn."""
+    learning = 0
+    for name, parameter in policy.named_parameters():
+        own = name.startswith(CRITIC_PARAMETERS)
+        parameter.requires_grad_(own)
+        learning += parameter.numel() if own else 0
+    if not learning:
+        raise ValueError("--frozen-policy: this network has no critic parameters of its own "
+                         f"(none named {CRITIC_PARAMETERS})")
+    return learning
 
 
 def format_input_columns(policy: CardAwarePolicy | MaskableActorCriticPolicy,
