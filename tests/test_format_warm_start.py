@@ -126,3 +126,5 @@ def test_frozen_policy_trains_the_critic_alone(tmp_path, pipeline):
                    **common))
     with pytest.raises(ValueError, match="--init-from"):
         train(Args(run_name="bare", total_timesteps=96, frozen_policy=True, **common))
+    with pytest.raises(ValueError, match="--distill and --imitation-matches"):
+        Args(init_from=duel, frozen_policy=True, imitation_matches=4).validate()

@@ -234,6 +234,9 @@ class Args(Recipe):
                              "(or --resume)")
         if self.frozen_policy and self.policy != "card":
             raise ValueError("--frozen-policy trains the card policy's critic (--policy card)")
+        if self.frozen_policy and (self.distill or self.imitation_matches):
+            raise ValueError("--frozen-policy keeps the policy's moves: --distill and --imitation-matches train them "
+                             "(give one or the other)")
         if self.frozen_policy and self.update_processes == 2:
             raise ValueError("--frozen-policy updates in one process (its helper's copy would learn the actor): "
                              "give --update-processes 1 or 0")
