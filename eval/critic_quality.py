@@ -40,10 +40,11 @@ class CriticQuality:
 
     @classmethod
     def of(cls, values: np.ndarray, returns: np.ndarray, matches: int) -> CriticQuality:
+        from stable_baselines3.common.utils import explained_variance  # the figure PPO's logs give
+
         error = values - returns
-        variance = float(np.var(returns))
         return cls(decisions=int(values.size), matches=int(matches),
-                   explained_variance=float(1.0 - np.var(error) / variance) if variance > 0 else float("nan"),
+                   explained_variance=float(explained_variance(values, returns)),
                    mean_error=float(error.mean()), rmse=float(np.sqrt(np.mean(error ** 2))),
                    mean_return=float(returns.mean()))
 
@@ -75,8 +76,9 @@ def measure(checkpoint: str, rules: str, opponents: str, steps: int, n_envs: int
     from train.envs import BatchedVecEnv
 
     specs, weights = parse_mixture(opponents)
-    stock = ObservationLayout.for_rules(get_rules(rules)).slice("stock_size")
-    envs = BatchedVecEnv(n_envs, specs, weights, rules=get_rules(rules), reward="points",
+    game = get_rules(rules)
+    stock = ObservationLayout.for_rules(game).slice("stock_size")
+    envs = BatchedVecEnv(n_envs, specs, weights, rules=game, reward="points",
                          match_bonus=match_bonus, seed=seed, privileged=True)
     model = load_model(checkpoint, env=envs, device="cpu")
     th.manual_seed(seed)
