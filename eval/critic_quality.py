@@ -80,7 +80,13 @@ def measure(checkpoint: str, rules: str, opponents: str, steps: int, n_envs: int
     stock = ObservationLayout.for_rules(game).slice("stock_size")
     envs = BatchedVecEnv(n_envs, specs, weights, rules=game, reward="points",
                          match_bonus=match_bonus, seed=seed, privileged=True)
-    model = load_model(checkpoint, env=envs, device="cpu")
+    model = load_model(checkpoint, device="cpu")
+    wanted, saved = envs.observation_space.shape, model.observation_space.shape
+    if saved != wanted:
+        envs.close()
+        raise ValueError(f"{checkpoint} reads observations of shape {saved}, but {rules} with a privileged "
+                         f"critic gives {wanted}: critic_quality measures checkpoints trained for these rules "
+                         f"with --privileged-critic")
     th.manual_seed(seed)
     obs = envs.reset()
     values = np.zeros((steps, n_envs))

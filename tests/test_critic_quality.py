@@ -37,3 +37,9 @@ def test_toy_run_prints_every_checkpoint(tmp_path, capsys):
     assert overall["matches"] >= 1 and 0 < starts["decisions"] < overall["decisions"]
     with pytest.raises(ValueError, match="no match ended"):
         main(["agents/policies/hgin_ppo_three_hand.zip", "--steps", "5", "--n-envs", "2"])
+
+
+def test_a_checkpoint_for_other_observations_is_refused_by_name():
+    # The duel's policy reads the duel's observation, not three-hand's with the privileged columns.
+    with pytest.raises(ValueError, match="hgin_ppo.zip reads observations of shape .*--privileged-critic"):
+        main(["agents/policies/hgin_ppo.zip", "--steps", "5", "--n-envs", "2"])
