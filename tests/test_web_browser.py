@@ -75,9 +75,9 @@ def browser() -> Iterator[webdriver.Chrome]:
 def _settled(driver: webdriver.Chrome, version: int, timeout: float = 20) -> int:
     """Wait until the page has drawn a view newer than ``version`` and is idle."""
     def ready(d: webdriver.Chrome) -> int | bool:
-        body = d.find_element(By.TAG_NAME, "body")
-        v = int(body.get_attribute("data-version"))
-        return v if v > max(version, 0) and body.get_attribute("data-busy") == "0" else False
+        # One round trip per poll (Selenium's get_attribute injects a script of its own each time).
+        v, busy = d.execute_script("const b = document.body; return [b.dataset.version, b.dataset.busy];")
+        return int(v) if int(v) > max(version, 0) and busy == "0" else False
     return WebDriverWait(driver, timeout, poll_frequency=0.02).until(
         ready, f"the page did not settle; status {driver.find_element(By.ID, 'status').text!r}")
 
@@ -110,14 +110,14 @@ def _click_a_move(driver: webdriver.Chrome) -> str | None:
     """Knock when a knock button is offered, pass or draw, else discard the card that
     leaves the least deadwood (the page shows it under each card); the kind clicked."""
     offered = driver.find_elements(By.CSS_SELECTOR, "#controls button.action[data-kind]")
-    buttons = {b.get_attribute("data-kind"): b for b in offered}
+    buttons = {b.get_dom_attribute("data-kind"): b for b in offered}
     for kind in ("big_gin", "knock", "pass", "draw"):
         if kind in buttons:
             buttons[kind].click()
             return kind
     cards = driver.find_elements(By.CSS_SELECTOR, "#tables .card[data-action]")
     assert cards, f"no move offered: {driver.find_element(By.ID, 'status').text}"
-    min(cards, key=lambda c: int(c.get_attribute("data-dw"))).click()
+    min(cards, key=lambda c: int(c.get_dom_attribute("data-dw"))).click()
     return "discard"
 
 
@@ -163,8 +163,9 @@ def _start_from_the_lobby(browser: webdriver.Chrome, server: str) -> int:
 
 
 def _reload_keeps_the_seat(browser: webdriver.Chrome) -> int:
-    """A reload mid-game keeps the seat (the token is in localStorage) and the settings bar
-    shows this game, not the form's defaults; the page's version."""
+    """A reload mid-game keeps the seat (the token is in localStorage), the settings bar
+    shows this game, not the form's defaults, and the viewer's speed stays as chosen
+    (instant, not the form's normal); the page's version."""
     title = browser.find_element(By.ID, "table-title").text
     browser.refresh()
     version = _settled(browser, -1)
@@ -176,6 +177,7 @@ def _reload_keeps_the_seat(browser: webdriver.Chrome) -> int:
         == "hollywood_short"
     assert browser.find_element(By.ID, "agent-1").get_attribute("value") == "random"
     assert browser.find_element(By.ID, "seed").get_attribute("value") == "23"
+    assert Select(browser.find_element(By.ID, "speed")).first_selected_option.get_attribute("value") == "0"
     return version
 
 
@@ -240,7 +242,7 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
     hand_ends: list[str] = []
     for moves in range(2000):
         assert not _error(browser), _error(browser)
-        if browser.find_element(By.TAG_NAME, "body").get_attribute("data-over") == "1":
+        if browser.find_element(By.TAG_NAME, "body").get_dom_attribute("data-over") == "1":
             break
         if browser.find_elements(By.ID, "next-hand"):
             hand_ends.append(_check_hand_end(browser))
@@ -275,8 +277,11 @@ def test_play_a_duel_by_clicking_then_replay_it(server: str, browser: webdriver.
         if kind == "draw" and not browser.find_elements(By.ID, "hand-end"):
             # The card drawn from the stock: highlighted in the hand, named in your log line.
             assert len(drawn) == 1, "the drawn card is not highlighted"
-            card = drawn[0].get_attribute("title").split(" ")[0]
-            mine = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#log li") if li.text.startswith("You ")]
+            card = drawn[0].get_dom_attribute("title").split(" ")[0]
+            # The log's lines as shown, in one round trip (not one per line: the log grows all match).
+            lines = browser.execute_script(
+                "return [...document.querySelectorAll('#log li')].map(li => li.innerText.trim());")
+            mine = [line for line in lines if line.startswith("You ")]
             assert mine[-1] == f"You draw {card} from the stock", (mine[-3:], card)
             drawn_seen = True
         elif kind == "discard":

@@ -56,20 +56,33 @@ function showError(text) {
   box.hidden = !text;
 }
 
-// ------------------------------------------------------------------ seat tokens
-function tokenStore() {
+// ------------------------------------------------------------------ seat tokens and the viewer's settings
+function pageStore() {
   try { localStorage.setItem("hgin_probe", "1"); localStorage.removeItem("hgin_probe"); return localStorage; } catch (e) { /* refused */ }
   try { return sessionStorage; } catch (e) { return null; }
 }
 
 function seatToken(id) {
-  const store = tokenStore();
+  const store = pageStore();
   return store ? store.getItem(`hgin_seat_${id}`) : null;
 }
 
 function keepToken(id, token) {
-  const store = tokenStore();
+  const store = pageStore();
   if (store && token) store.setItem(`hgin_seat_${id}`, token);
+}
+
+// The viewer's own settings (the agents' speed, what a hand's end does) outlive a reload, as
+// the seat does: they belong to this browser, not to the game.
+const VIEWER_SETTINGS = ["speed", "hand-end-setting"];
+
+function keepViewerSettings() {
+  const store = pageStore();
+  for (const id of VIEWER_SETTINGS) {
+    const saved = store ? store.getItem(`hgin_${id}`) : null;
+    if (saved !== null && [...$(id).options].some((o) => o.value === saved)) $(id).value = saved;
+    $(id).addEventListener("change", () => { if (store) store.setItem(`hgin_${id}`, $(id).value); });
+  }
 }
 
 // A request to the server; ``token`` (a game's seat token) goes as Authorization: Bearer.
@@ -868,6 +881,7 @@ async function init() {
   $("rules").addEventListener("change", () => fillSeats());
   $("seat").addEventListener("change", () => fillSeats());
   $("new-game").addEventListener("submit", startGame);
+  keepViewerSettings();
   $("hand-end-setting").addEventListener("change", () => {  // a hand's end on screen follows the new setting
     clearTimeout(state.handEndTimer);
     state.handEndTimer = null;
