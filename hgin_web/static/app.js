@@ -1,7 +1,8 @@
 // The web table's page. It draws what the server sends and sends back action ids taken
 // from the server's legal_actions: no game logic lives here. The seat token a new game
 // answers is kept in localStorage (sessionStorage where that is refused), under the game's
-// id, so a reload keeps the seat; without it the page shows the game's public view.
+// id, so a reload keeps the seat; without it the page shows the game's public view. The
+// viewer's speed and hand-end setting are kept there too.
 "use strict";
 
 const SUITS = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
