@@ -70,6 +70,7 @@ def measure(checkpoint: str, rules: str, opponents: str, steps: int, n_envs: int
     import torch as th
 
     from agents.nets.policy import load_model
+    from agents.ppo import check_layout, read_meta
     from agents.spec import parse_mixture
     from hgin_env.observation import ObservationLayout
     from hgin_env.rules import get_rules
@@ -77,16 +78,18 @@ def measure(checkpoint: str, rules: str, opponents: str, steps: int, n_envs: int
 
     specs, weights = parse_mixture(opponents)
     game = get_rules(rules)
-    stock = ObservationLayout.for_rules(game).slice("stock_size")
+    layout = ObservationLayout.for_rules(game)
+    # Refused in one line before any env starts: another layout (the checkpoints' own check),
+    # or no privileged critic (the envs below serve the privileged columns).
+    meta = read_meta(checkpoint)
+    check_layout(meta, checkpoint, layout=layout)
+    if not meta.get("privileged_size"):
+        raise ValueError(f"{checkpoint} has no privileged critic: critic_quality measures checkpoints "
+                         f"trained with --privileged-critic")
+    stock = layout.slice("stock_size")
     envs = BatchedVecEnv(n_envs, specs, weights, rules=game, reward="points",
                          match_bonus=match_bonus, seed=seed, privileged=True)
     model = load_model(checkpoint, device="cpu")
-    wanted, saved = envs.observation_space.shape, model.observation_space.shape
-    if saved != wanted:
-        envs.close()
-        raise ValueError(f"{checkpoint} reads observations of shape {saved}, but {rules} with a privileged "
-                         f"critic gives {wanted}: critic_quality measures checkpoints trained for these rules "
-                         f"with --privileged-critic")
     th.manual_seed(seed)
     obs = envs.reset()
     values = np.zeros((steps, n_envs))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 
 import numpy as np
 import pytest
@@ -39,7 +40,18 @@ def test_toy_run_prints_every_checkpoint(tmp_path, capsys):
         main(["agents/policies/hgin_ppo_three_hand.zip", "--steps", "5", "--n-envs", "2"])
 
 
-def test_a_checkpoint_for_other_observations_is_refused_by_name():
-    # The duel's policy reads the duel's observation, not three-hand's with the privileged columns.
-    with pytest.raises(ValueError, match="hgin_ppo.zip reads observations of shape .*--privileged-critic"):
+def test_a_checkpoint_for_other_observations_is_refused_by_name(tmp_path):
+    # The duel's policy reads the duel's observation, not three-hand's.
+    with pytest.raises(ValueError, match="hgin_ppo.zip was trained for the duel layout .* three_hand layout"):
         main(["agents/policies/hgin_ppo.zip", "--steps", "5", "--n-envs", "2"])
+    # The right layout without a privileged critic: the metadata says so.
+    from agents.ppo import META_NAME
+    shipped, plain = "agents/policies/hgin_ppo_three_hand.zip", tmp_path / "plain.zip"
+    with zipfile.ZipFile(shipped) as source, zipfile.ZipFile(plain, "w") as target:
+        for name in source.namelist():
+            data = source.read(name)
+            if name == META_NAME:
+                data = json.dumps({**json.loads(data), "privileged_size": 0}).encode()
+            target.writestr(name, data)
+    with pytest.raises(ValueError, match="plain.zip has no privileged critic: .*--privileged-critic"):
+        main([str(plain), "--steps", "5", "--n-envs", "2"])
