@@ -188,30 +188,44 @@ class RowByRow:
 
 #: Kind boundaries of the action ids (:data:`hgin_env.actions.KIND_STARTS`).
 _KIND_STARTS = np.array(A.KIND_STARTS)
+_KIND_OF: dict[int, np.ndarray] = {}
 
 
 def most_likely_moves(probs: np.ndarray) -> np.ndarray:
     """Vectorised :func:`agents.ppo.most_likely_move`: the kind of move with the most
     probability, then its most likely action (first one on ties, as the scalar version)."""
     kind = np.add.reduceat(probs, _KIND_STARTS, axis=1).argmax(axis=1)
-    ids = np.arange(probs.shape[1])
-    kind_of = np.searchsorted(_KIND_STARTS, ids, side="right") - 1
-    inside = kind_of[None, :] == kind[:, None]
+    inside = _kind_of(probs.shape[1])[None, :] == kind[:, None]
     return np.where(inside, probs, -1.0).argmax(axis=1)
+
+
+def _kind_of(width: int) -> np.ndarray:
+    """Each action id's kind of move (made once per width: a search asks every ply)."""
+    if width not in _KIND_OF:
+        _KIND_OF[width] = np.searchsorted(_KIND_STARTS, np.arange(width), side="right") - 1
+    return _KIND_OF[width]
 
 
 def policy_probabilities(policy: Any, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """A MaskablePPO policy's masked move probabilities, float32 [N, actions], as
     ``policy.get_distribution(obs, action_masks=masks).distribution.probs`` gives them (the
     same floats): the actor's forward pass, then :func:`masked_probabilities`. Every PPO
-    agent reads its probabilities here, one observation or a batch."""
+    agent reads its probabilities here, one observation or a batch; a policy asked often
+    with the same weights runs both from one frozen graph (:mod:`agents.frozen_forward`:
+    the same operations, the same floats, about half the time per call)."""
     import torch
+
+    from .frozen_forward import FROZEN, masked_softmax
 
     with torch.no_grad():
         # Straight to a tensor (not policy.obs_to_tensor, which checks the shape against the
         # model's space: wider than the observation for a privileged critic's policy).
         obs_t = torch.as_tensor(np.asarray(observations, dtype=np.float32), device=policy.device)
-        return masked_probabilities(actor_logits(policy, obs_t), masks).cpu().numpy()
+        legal = torch.as_tensor(np.asarray(masks, dtype=bool), device=obs_t.device).reshape(obs_t.shape[0], -1)
+        probs = FROZEN.probabilities(policy, obs_t, legal)
+        if probs is None:
+            probs = masked_softmax(actor_logits(policy, obs_t), legal)
+        return probs.cpu().numpy()
 
 
 def actor_logits(policy: Any, observations: Any) -> Any:
@@ -225,17 +239,16 @@ def actor_logits(policy: Any, observations: Any) -> Any:
 
 
 def masked_probabilities(logits: Any, masks: np.ndarray) -> Any:
-    """Softmax of the actor's ``logits`` over the legal moves, computed as sb3_contrib's
-    ``MaskableCategorical`` computes its ``probs`` (normalise, set the illegal moves'
-    logits to -1e8, normalise again, softmax): the same operations in the same order give
-    the same floats (``tests/test_batched_agents.py`` compares them bit for bit)."""
+    """Softmax of the actor's ``logits`` over the legal moves (``masks``, bool, reshaped to
+    the logits' shape), computed as sb3_contrib's ``MaskableCategorical`` computes its
+    ``probs``: :func:`agents.frozen_forward.masked_softmax` (``tests/test_batched_agents.py``
+    compares them bit for bit)."""
     import torch
 
-    logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+    from .frozen_forward import masked_softmax
+
     legal = torch.as_tensor(np.asarray(masks, dtype=bool), device=logits.device).reshape(logits.shape)
-    logits = torch.where(legal, logits, torch.tensor(-1e8, dtype=logits.dtype, device=logits.device))
-    logits = logits - logits.logsumexp(dim=-1, keepdim=True)
-    return torch.softmax(logits, dim=-1)
+    return masked_softmax(logits, legal)
 
 
 class BatchedPolicy:

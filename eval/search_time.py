@@ -10,6 +10,9 @@ decisions that are not counted (the first ones load the policy and compile the e
 Run it on a quiet machine: a shared one inflates CPU time too (caches, frequency).
 
     python -m eval.search_time --rules hollywood_three_hand --decisions 200 --seed 990000
+
+``--forward eager frozen --rounds 3`` times the policy's eager forward beside its frozen
+graph (:mod:`agents.frozen_forward`; the same moves, so the same decisions), in turns.
 """
 
 from __future__ import annotations
@@ -26,19 +29,45 @@ from hgin_env.loop import run_match
 from hgin_env.match import Match
 from hgin_env.rules import get_rules
 
+#: The policy's forward: its frozen graph (the default) or the eager one it was traced from.
+FORWARDS = ("frozen", "eager")
+
 
 class _Enough(Exception):
     """Raised by the move hook once enough decisions were searched: it ends the match."""
 
 
 def measure(spec: str = "search", rules: str = "hollywood", decisions: int = 200, seed: int = 990000,
-            warmup: int = 5) -> dict[str, Any]:
+            warmup: int = 5, forward: str = "frozen") -> dict[str, Any]:
     """Summary of ``decisions`` searched decisions of ``spec`` (seat 0) against the Expert,
-    after ``warmup`` searched decisions not counted."""
+    after ``warmup`` searched decisions not counted. ``forward="eager"`` runs the policy's
+    eager forward instead of its frozen graph (:mod:`agents.frozen_forward`; the same moves)."""
     if decisions < 1 or warmup < 0:
         raise ValueError(f"decisions must be >= 1 and warmup >= 0, got {decisions} and {warmup}")
+    if forward not in FORWARDS:
+        raise ValueError(f"forward must be one of {FORWARDS}, got {forward!r}")
+    from agents.frozen_forward import FROZEN
+
     wanted = warmup + decisions
     rules_ = get_rules(rules)
+    graphs_were = FROZEN.enabled
+    FROZEN.enabled = forward == "frozen"
+    try:
+        agent, matches = _play(spec, rules_, wanted, seed)
+    finally:
+        FROZEN.enabled = graphs_were
+    cpu = np.asarray(agent.decision_cpu_ms[warmup:wanted])
+    wall = np.asarray(agent.decision_ms[warmup:wanted])
+    worlds = np.asarray(agent.worlds[warmup:wanted])
+    return {"spec": spec, "rules": rules_.name, "seed": seed, "matches": matches, "decisions": int(cpu.size),
+            "cpu_ms_mean": float(cpu.mean()), "cpu_ms_median": float(np.median(cpu)),
+            "cpu_ms_p95": float(np.percentile(cpu, 95)), "wall_ms_mean": float(wall.mean()),
+            "worlds_mean": float(worlds.mean()), "forward": forward}
+
+
+def _play(spec: str, rules_: Any, wanted: int, seed: int) -> tuple[Any, int]:
+    """The search agent after ``wanted`` searched decisions (seat 0, the Expert elsewhere),
+    and the matches it took."""
     agent = as_spec(spec).build(rules_)
     if not hasattr(agent, "decision_cpu_ms"):
         raise ValueError(f"{spec!r} is not a search agent (it keeps no decision_cpu_ms)")
@@ -58,13 +87,25 @@ def measure(spec: str = "search", rules: str = "hollywood", decisions: int = 200
         except _Enough:
             pass
         matches += 1
-    cpu = np.asarray(agent.decision_cpu_ms[warmup:wanted])
-    wall = np.asarray(agent.decision_ms[warmup:wanted])
-    worlds = np.asarray(agent.worlds[warmup:wanted])
-    return {"spec": spec, "rules": rules_.name, "seed": seed, "matches": matches, "decisions": int(cpu.size),
-            "cpu_ms_mean": float(cpu.mean()), "cpu_ms_median": float(np.median(cpu)),
-            "cpu_ms_p95": float(np.percentile(cpu, 95)), "wall_ms_mean": float(wall.mean()),
-            "worlds_mean": float(worlds.mean())}
+    return agent, matches
+
+
+def side_by_side(spec: str, rules: str, decisions: int, seed: int, warmup: int, forwards: Sequence[str],
+                 rounds: int = 1) -> dict[str, Any]:
+    """:func:`measure` of each of ``forwards`` in turn, ``rounds`` times over (the same
+    decisions each time: the same moves), in one process: each forward's mean over its
+    rounds, and each one's ratio to the first's (a noisy machine moves all of them alike)."""
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    runs: dict[str, list[dict[str, Any]]] = {f: [] for f in forwards}
+    for _ in range(rounds):
+        for forward in forwards:
+            runs[forward].append(measure(spec, rules, decisions, seed, warmup, forward))
+    means = {f: float(np.mean([r["cpu_ms_mean"] for r in rs])) for f, rs in runs.items()}
+    first = means[forwards[0]]
+    return {"spec": spec, "rules": runs[forwards[0]][0]["rules"], "decisions": decisions, "rounds": rounds,
+            "cpu_ms_mean": means, "cpu_ratio_to_first": {f: m / first for f, m in means.items()},
+            "rounds_cpu_ms_mean": {f: [r["cpu_ms_mean"] for r in rs] for f, rs in runs.items()}}
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -74,9 +115,17 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--decisions", type=int, default=200, help="searched decisions to time (default 200)")
     p.add_argument("--seed", type=int, default=990000, help="the first match's seed")
     p.add_argument("--warmup", type=int, default=5, help="searched decisions not counted first (default 5)")
+    p.add_argument("--forward", choices=FORWARDS, nargs="+", default=["frozen"],
+                   help="the policy's frozen graph (default) or its eager forward (same moves); both: "
+                        "timed side by side, with their ratio")
+    p.add_argument("--rounds", type=int, default=1, help="with several --forward: rounds of each in turn")
     args = p.parse_args(argv)
     try:
-        out = measure(args.agent, args.rules, args.decisions, args.seed, args.warmup)
+        if len(args.forward) == 1:
+            out = measure(args.agent, args.rules, args.decisions, args.seed, args.warmup, args.forward[0])
+        else:
+            out = side_by_side(args.agent, args.rules, args.decisions, args.seed, args.warmup, args.forward,
+                               args.rounds)
     except ValueError as exc:
         p.error(str(exc))
     print(json.dumps(out, indent=1))
