@@ -6,8 +6,9 @@ one-row decisions, the card network's forward is a few hundred small tensor oper
 whose Python and dispatch cost, not their arithmetic, sets the pace. Traced once and
 frozen (``torch.jit.trace``, ``torch.jit.freeze``), the same operations run from a graph:
 the same floats (``tests/test_frozen_forward.py`` compares them bit for bit with the
-eager forward, every shipped policy, batches of 1 to 300 rows), in about half the time
-per call (docs/search.md, "Cost").
+eager forward, every shipped policy, batches of 1 to 300 rows), in about a third less
+time per call, a fifth less per searched decision (docs/runs/search_time, "The policy's
+frozen graph").
 
 A frozen graph holds a copy of the weights. So it is kept per policy together with the
 weights' identity (each tensor's storage and torch's in-place version counter: an

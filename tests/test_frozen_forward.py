@@ -62,6 +62,15 @@ def test_the_graph_gives_the_eager_floats_bit_for_bit_for_every_shipped_policy()
             assert np.array_equal(got, want.numpy()), (name, n)
 
 
+def test_no_rows_give_no_probabilities_with_a_graph_or_without():
+    policy = PPOAgent.load(SHIPPED_POLICY).model.policy
+    rows, masks = _rows(policy.observation_space.shape[0], n=4, steps=2)
+    for _ in range(FREEZE_AFTER + 1):
+        policy_probabilities(policy, rows, masks)
+    assert _graph(policy) is not None
+    assert policy_probabilities(policy, rows[:0], masks[:0]).shape == (0, masks.shape[1])
+
+
 def test_a_policy_asked_few_times_or_with_graphs_off_has_no_graph():
     policy = PPOAgent.load(SHIPPED_POLICY).model.policy
     rows, masks = _rows(policy.observation_space.shape[0], n=4, steps=2)
