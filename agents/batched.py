@@ -211,18 +211,18 @@ def policy_probabilities(policy: Any, observations: np.ndarray, masks: np.ndarra
     ``policy.get_distribution(obs, action_masks=masks).distribution.probs`` gives them (the
     same floats): the actor's forward pass, then :func:`masked_probabilities`. Every PPO
     agent reads its probabilities here, one observation or a batch; a policy asked often
-    with the same weights runs both from one frozen graph (:mod:`agents.frozen_forward`:
+    with the same weights runs both from one traced graph (:mod:`agents.traced_forward`:
     the same operations, the same floats, about a third less time per call)."""
     import torch
 
-    from .frozen_forward import FROZEN, masked_softmax
+    from .traced_forward import TRACED, masked_softmax
 
     with torch.no_grad():
         # Straight to a tensor (not policy.obs_to_tensor, which checks the shape against the
         # model's space: wider than the observation for a privileged critic's policy).
         obs_t = torch.as_tensor(np.asarray(observations, dtype=np.float32), device=policy.device)
         legal = torch.as_tensor(np.asarray(masks, dtype=bool), device=obs_t.device)
-        probs = FROZEN.probabilities(policy, obs_t, legal) if legal.dim() == 2 else None
+        probs = TRACED.probabilities(policy, obs_t, legal) if legal.dim() == 2 else None
         if probs is None:
             logits = actor_logits(policy, obs_t)
             probs = masked_softmax(logits, legal.reshape(logits.shape))
@@ -242,11 +242,11 @@ def actor_logits(policy: Any, observations: Any) -> Any:
 def masked_probabilities(logits: Any, masks: np.ndarray) -> Any:
     """Softmax of the actor's ``logits`` over the legal moves (``masks``, bool, reshaped to
     the logits' shape), computed as sb3_contrib's ``MaskableCategorical`` computes its
-    ``probs``: :func:`agents.frozen_forward.masked_softmax` (``tests/test_batched_agents.py``
+    ``probs``: :func:`agents.traced_forward.masked_softmax` (``tests/test_batched_agents.py``
     compares them bit for bit)."""
     import torch
 
-    from .frozen_forward import masked_softmax
+    from .traced_forward import masked_softmax
 
     legal = torch.as_tensor(np.asarray(masks, dtype=bool), device=logits.device).reshape(logits.shape)
     return masked_softmax(logits, legal)

@@ -11,8 +11,8 @@ Run it on a quiet machine: a shared one inflates CPU time too (caches, frequency
 
     python -m eval.search_time --rules hollywood_three_hand --decisions 200 --seed 990000
 
-``--forward eager frozen --rounds 3`` times the policy's eager forward beside its frozen
-graph (:mod:`agents.frozen_forward`; the same moves, so the same decisions), in turns.
+``--forward eager traced --rounds 3`` times the policy's eager forward beside its traced
+graph (:mod:`agents.traced_forward`; the same moves, so the same decisions), in turns.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from hgin_env.loop import run_match
 from hgin_env.match import Match
 from hgin_env.rules import get_rules
 
-#: The policy's forward: its frozen graph (the default) or the eager one it was traced from.
-FORWARDS = ("frozen", "eager")
+#: The policy's forward: its traced graph (the default) or the eager one it was traced from.
+FORWARDS = ("traced", "eager")
 
 
 class _Enough(Exception):
@@ -38,24 +38,24 @@ class _Enough(Exception):
 
 
 def measure(spec: str = "search", rules: str = "hollywood", decisions: int = 200, seed: int = 990000,
-            warmup: int = 5, forward: str = "frozen") -> dict[str, Any]:
+            warmup: int = 5, forward: str = "traced") -> dict[str, Any]:
     """Summary of ``decisions`` searched decisions of ``spec`` (seat 0) against the Expert,
     after ``warmup`` searched decisions not counted. ``forward="eager"`` runs the policy's
-    eager forward instead of its frozen graph (:mod:`agents.frozen_forward`; the same moves)."""
+    eager forward instead of its traced graph (:mod:`agents.traced_forward`; the same moves)."""
     if decisions < 1 or warmup < 0:
         raise ValueError(f"decisions must be >= 1 and warmup >= 0, got {decisions} and {warmup}")
     if forward not in FORWARDS:
         raise ValueError(f"forward must be one of {FORWARDS}, got {forward!r}")
-    from agents.frozen_forward import FROZEN
+    from agents.traced_forward import TRACED
 
     wanted = warmup + decisions
     rules_ = get_rules(rules)
-    graphs_were = FROZEN.enabled
-    FROZEN.enabled = forward == "frozen"
+    graphs_were = TRACED.enabled
+    TRACED.enabled = forward == "traced"
     try:
         agent, matches = _play(spec, rules_, wanted, seed)
     finally:
-        FROZEN.enabled = graphs_were
+        TRACED.enabled = graphs_were
     cpu = np.asarray(agent.decision_cpu_ms[warmup:wanted])
     wall = np.asarray(agent.decision_ms[warmup:wanted])
     worlds = np.asarray(agent.worlds[warmup:wanted])
@@ -115,8 +115,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--decisions", type=int, default=200, help="searched decisions to time (default 200)")
     p.add_argument("--seed", type=int, default=990000, help="the first match's seed")
     p.add_argument("--warmup", type=int, default=5, help="searched decisions not counted first (default 5)")
-    p.add_argument("--forward", choices=FORWARDS, nargs="+", default=["frozen"],
-                   help="the policy's frozen graph (default) or its eager forward (same moves); both: "
+    p.add_argument("--forward", choices=FORWARDS, nargs="+", default=["traced"],
+                   help="the policy's traced graph (default) or its eager forward (same moves); both: "
                         "timed side by side, with their ratio")
     p.add_argument("--rounds", type=int, default=1, help="with several --forward: rounds of each in turn")
     args = p.parse_args(argv)

@@ -24,13 +24,13 @@ def test_a_format_search_is_timed_and_bad_arguments_are_refused(capsys):
         measure(decisions=0)
 
 
-def test_the_eager_and_frozen_forwards_are_timed_side_by_side_on_the_same_decisions():
-    from agents.frozen_forward import FROZEN
+def test_the_eager_and_traced_forwards_are_timed_side_by_side_on_the_same_decisions():
+    from agents.traced_forward import TRACED
 
     out = main(["--agent", "search:rollouts=2,policy_plies=2", "--rules", "hollywood", "--decisions", "2",
-                "--warmup", "0", "--seed", "3", "--forward", "eager", "frozen", "--rounds", "2"])
-    assert FROZEN.enabled  # the eager turns leave the process's graphs on
-    assert set(out["cpu_ms_mean"]) == {"eager", "frozen"} and out["cpu_ratio_to_first"]["eager"] == 1.0
+                "--warmup", "0", "--seed", "3", "--forward", "eager", "traced", "--rounds", "2"])
+    assert TRACED.enabled  # the eager turns leave the process's graphs on
+    assert set(out["cpu_ms_mean"]) == {"eager", "traced"} and out["cpu_ratio_to_first"]["eager"] == 1.0
     assert [len(v) for v in out["rounds_cpu_ms_mean"].values()] == [2, 2]
     with pytest.raises(ValueError, match="forward"):
         measure(decisions=1, forward="jit")
