@@ -211,11 +211,11 @@ def policy_probabilities(policy: Any, observations: np.ndarray, masks: np.ndarra
     ``policy.get_distribution(obs, action_masks=masks).distribution.probs`` gives them (the
     same floats): the actor's forward pass, then :func:`masked_probabilities`. Every PPO
     agent reads its probabilities here, one observation or a batch; a policy asked often
-    with the same weights runs both from one traced graph (:mod:`agents.traced_forward`:
-    the same operations, the same floats, about a third less time per call)."""
+    runs both from one traced graph (:mod:`agents.traced_forward`: the same operations,
+    the same floats, about a third less time per call)."""
     import torch
 
-    from .traced_forward import TRACED, masked_softmax
+    from .traced_forward import TRACED
 
     with torch.no_grad():
         # Straight to a tensor (not policy.obs_to_tensor, which checks the shape against the
@@ -224,8 +224,7 @@ def policy_probabilities(policy: Any, observations: np.ndarray, masks: np.ndarra
         legal = torch.as_tensor(np.asarray(masks, dtype=bool), device=obs_t.device)
         probs = TRACED.probabilities(policy, obs_t, legal) if legal.dim() == 2 else None
         if probs is None:
-            logits = actor_logits(policy, obs_t)
-            probs = masked_softmax(logits, legal.reshape(logits.shape))
+            probs = masked_probabilities(actor_logits(policy, obs_t), masks)
         return probs.cpu().numpy()
 
 

@@ -13,7 +13,9 @@ Why traced and not frozen (``torch.jit.freeze``, a little faster): a frozen grap
 copy of the weights, and a copy cannot tell when the weights change: Adam's fused step
 (the training's lean update) leaves torch's in-place version counters as they were. A
 traced graph reads the policy's own parameters, so every change shows in its next
-answer: an optimizer step, ``load_state_dict``, ``p.data = ...`` (tested). A graph is made
+answer: an optimizer step, ``load_state_dict``, ``p.data = ...`` (tested); only a parameter
+replaced by a new object (``module.weight = nn.Parameter(...)``, which nothing here does)
+would go unseen. A graph is made
 once a policy has answered :data:`TRACE_AFTER` calls (tracing costs about 30 ms), and
 kept as long as the policy lives. GPU policies keep the eager forward (a GPU graph may
 fuse operations, which would change the floats).
