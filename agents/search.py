@@ -174,6 +174,23 @@ INFER_KEYWORD_DEFAULTS: dict[str, object] = {"infer_worlds": 2, "infer_points": 
 #: and 16 worlds keep a searched decision under 100 ms of CPU: 94 ms in three-hand, 78 ms in
 #: a partnership, against 55 ms for the duel's 32 (docs/runs/search_time).
 FORMAT_WORLDS = 16
+#: How the three-hand critic search values a row whose seat sits the next hand out
+#: (:mod:`agents.search_batched`): played on to the seat's next decision ("play"), or its
+#: critic value calibrated ("critic", where the policy file has a measured calibration).
+SITTER_DEFAULT = "play"
+
+
+def _read_knots(path: str) -> tuple[list[float], list[float]]:
+    """The calibration knots of ``eval.sitter_value``'s JSON at ``path``."""
+    import json
+    from pathlib import Path
+
+    try:
+        data = json.loads(Path(path).read_text())
+        return data["knots_x"], data["knots_y"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"sitter_calibration={path!r} is not a readable JSON with knots_x and knots_y "
+                         f"(python -m eval.sitter_value --out writes one): {exc}") from exc
 
 
 class SearchAgent(SeededAgent):
@@ -205,7 +222,8 @@ class SearchAgent(SeededAgent):
                  until: str | None = None, infer: bool | None = None, opponent: str | None = None,
                  infer_worlds: int | None = None, infer_points: int | None = None,
                  infer_temperature: float | None = None, opponent_rollouts: float = 0.0,
-                 gumbel_k: int = 0, infer_weighting: str | None = None, infer_moves: bool | None = None):
+                 gumbel_k: int = 0, infer_weighting: str | None = None, infer_moves: bool | None = None,
+                 sitter: str | None = None, sitter_calibration: str | None = None):
         if rules is None:
             rules = _FORMAT_PROFILES.get((layout.format, layout.columns), "hollywood") \
                 if layout is not None else "hollywood"
@@ -269,7 +287,11 @@ class SearchAgent(SeededAgent):
             from .search_batched import CriticValues
 
             self.critic_values = CriticValues(self.policy, self.rules, plies=policy_plies, engine=engine,
-                                              until=until)
+                                              until=until, **self._sitter_setting(policy, sitter,
+                                                                                  sitter_calibration))
+        elif sitter is not None or sitter_calibration is not None:
+            raise ValueError("sitter and sitter_calibration set how the critic values a three-hand seat "
+                             f"sitting out; this search values with value={value!r}")
         self._set_opponent_model(infer, opponent, infer_worlds, infer_points, infer_temperature,
                                  opponent_rollouts, seed, infer_weighting, infer_moves)
         self.expert = ExpertAgent(seed=seed, layout=self.layout)
@@ -283,6 +305,35 @@ class SearchAgent(SeededAgent):
         self.total_ms = 0.0
         self.total_cpu_ms = 0.0
         self._forget()
+
+    def _sitter_setting(self, policy: str, sitter: str | None, calibration: str | None) -> dict[str, object]:
+        """:class:`~agents.search_batched.CriticValues`' keywords for a seat sitting out
+        (:data:`SITTER_DEFAULT`): its value played on, or its critic value calibrated, by the
+        knots of the ``sitter_calibration`` file given (``eval.sitter_value``'s JSON) or the
+        policy file's measured ones (:data:`agents.search_batched.SITTER_CALIBRATIONS`)."""
+        from .ppo import file_digest, shipped_policy
+        from .search_batched import SITTER_CALIBRATIONS, SITTER_VALUES, check_knots
+
+        if self.format != "three_hand":
+            if sitter is not None or calibration is not None:
+                raise ValueError(f"sitter and sitter_calibration are three-hand settings (a seat sits out only "
+                                 f"there), got them for format={self.format!r}")
+            return {}
+        if sitter is not None and sitter not in SITTER_VALUES:
+            raise ValueError(f"sitter must be one of {SITTER_VALUES}, got {sitter!r}")
+        path = policy[len("ppo:"):] or shipped_policy(self.layout)
+        knots = SITTER_CALIBRATIONS.get(file_digest(path)) if calibration is None else _read_knots(calibration)
+        if sitter is None:  # the default where the policy has a calibration, else the play-on
+            sitter = SITTER_DEFAULT if knots is not None else "play"
+        if sitter == "critic" and knots is None:
+            raise ValueError(f"sitter=critic needs a calibration of the policy's critic for a seat sitting out, "
+                             f"and {path} has none measured: fit one with python -m eval.sitter_value --agent "
+                             f"'search:policy=ppo:{path},sitter=play' --out FILE.json and give "
+                             f"sitter_calibration=FILE.json")
+        if sitter == "play":
+            return {"sitter": "play"}
+        check_knots(knots)
+        return {"sitter": "critic", "sitter_knots": knots}
 
     def _set_opponent_model(self, infer: bool | None, opponent: str | None, infer_worlds: int | None,
                             infer_points: int | None, infer_temperature: float | None,

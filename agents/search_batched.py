@@ -26,11 +26,22 @@ policies played to a hand's (round's) end, that value agrees with the one read a
 seat's next decision after the policy plays on (rewards on the way plus the critic):
 mean difference 0.00 (sd 0.09, correlation 0.96 in three-hand; 0.98 in partnership). A
 three-hand seat **sitting out** the next hand is another matter: its view (no cards, no
-phase) read 0.17 lower (in hand points / 100; correlation 0.85) than its value at its next
-decision, a bias against losing a hand. So a row whose seat sits out when play stops
-plays on, by the same policy, until the seat acts again (the other two play the hand;
-at most ``SITTER_PLIES`` more plies), and is valued there; the sitter gets no reward in
-that hand but a match end on the way counts.
+phase) is one the critic never saw in training, and it reads about 0.6 lower (in hand
+points / 100) than the seat's value at its next decision, a bias against losing a hand
+(``python -m eval.sitter_value``, docs/runs/sitter54, on the search's own rows; 0.17 on
+states of plain play). ``sitter`` picks what the search does with such a row:
+
+- ``"play"``: it plays on, by the same policy, until the seat acts again (the other two
+  play the hand; at most ``SITTER_PLIES`` more plies), and is valued there; the sitter gets
+  no reward in that hand but a match end on the way counts. Those plies are more than half
+  of a three-hand row's.
+- ``"critic"``: it is valued at once, by the sitting view's critic value through a
+  calibration measured for the policy file (``sitter_knots``: the played-on values' mean
+  per quantile bin of the critic's, :data:`SITTER_CALIBRATIONS`).
+
+A row whose **match ends** is worth the rewards it received, the match's end included,
+and nothing more: the batch deals a finished match's row a new match, which is not the
+searched match's future (in training, too, the episode ends there).
 
 Horizons (``until``): ``"turn"`` stops at the seat's next decision; ``"hand"`` at the end
 of the hand that scores: in three-hand the table's hand (the sitter's row is in the
@@ -61,6 +72,36 @@ HORIZONS = ("turn", "hand")
 #: At most this many more plies for a three-hand row whose seat sits the next hand out (its
 #: value is read at its next decision): a hand ends by the turn cap (100 turns) or sooner.
 SITTER_PLIES = 400
+#: How a three-hand row whose seat sits the next hand out is valued: played on to the seat's
+#: next decision ("play"), or read from its sitting view, calibrated ("critic").
+SITTER_VALUES = ("play", "critic")
+#: The calibration of a sitting view's critic value per three-hand policy file (the first 16
+#: hex digits of its SHA-256, :func:`agents.ppo.file_digest`): knots (x, y), the critic's
+#: mean value and the played-on values' mean in each of its quantile bins over the search's
+#: own rows, joined by straight lines and flat beyond the ends (``np.interp``); fitted by
+#: ``python -m eval.sitter_value`` (docs/runs/sitter54).
+SITTER_CALIBRATIONS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {
+    # agents/policies/hgin_ppo_three_hand.zip; docs/runs/sitter54/calibration.json (four probes, 31,328 rows)
+    "37e09d6376914142": (
+        (-0.9257, -0.8782, -0.7936, -0.6975, -0.6103, -0.5288, -0.4693,
+         -0.4343, -0.4118, -0.3937, -0.3592, -0.2059, 0.1452, 0.2572),
+        (-0.4937, -0.4435, -0.3640, -0.2710, -0.0879, 0.0727, 0.2003,
+         0.2393, 0.2805, 0.3236, 0.4713, 0.6601, 0.8487, 0.8661),
+    ),
+}
+
+
+def check_knots(knots: Any) -> None:
+    """Refuse a calibration that is not two equally long sequences of at least two
+    numbers, the first strictly increasing."""
+    try:
+        x, y = (np.asarray(k, dtype=np.float64) for k in knots)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"a sitter calibration is knots (x, y), two sequences of numbers, got {knots!r}") from exc
+    if x.ndim != 1 or x.shape != y.shape or x.size < 2 or not (np.diff(x) > 0).all() \
+            or not np.isfinite(x).all() or not np.isfinite(y).all():
+        raise ValueError("a sitter calibration's knots are two equally long sequences of >= 2 finite numbers, "
+                         f"x strictly increasing; got x={x.tolist()}, y={y.tolist()}")
 
 
 class CriticValues:
@@ -69,12 +110,21 @@ class CriticValues:
     states; ``plies`` bounds the policy's moves before the critic is asked."""
 
     def __init__(self, policy: Any, rules: Rules, plies: int = 8, reward: str = "points",
-                 match_bonus: float = 1.0, engine: str | None = None, until: str = "turn"):
+                 match_bonus: float = 1.0, engine: str | None = None, until: str = "turn",
+                 sitter: str = "play", sitter_knots: tuple[Sequence[float], Sequence[float]] | None = None):
         if plies < 0:
             raise ValueError(f"plies must be >= 0, got {plies}")
         if until not in HORIZONS:
             raise ValueError(f"until must be one of {HORIZONS}, got {until!r}")
+        if sitter not in SITTER_VALUES:
+            raise ValueError(f"sitter must be one of {SITTER_VALUES}, got {sitter!r}")
+        if sitter == "critic":
+            check_knots(sitter_knots)
         self.until = until
+        self.sitter = sitter
+        #: The calibration of a sitting view's critic value (``sitter="critic"``): knots (x, y).
+        self.sitter_knots = None if sitter_knots is None else tuple(np.asarray(k, dtype=np.float64)
+                                                                    for k in sitter_knots)
         self.policy = policy
         self.net = policy.model.policy
         self.privileged = int(getattr(self.net, "privileged", 0))
@@ -123,33 +173,50 @@ class CriticValues:
         load_matches(batch, np.arange(rows), [world for world in worlds for _ in range(c)], np.repeat(seeds, c))
         first = batch.step(np.tile(np.asarray(candidates, dtype=np.int64), w))
         total = first.rewards[:, me].astype(np.float64)
+        # A row whose match ended is worth its rewards alone (its episode is over: the batch
+        # deals it a new match, which is not this one's future), so it plays no further.
+        live = ~first.match_over
         plies = np.zeros(rows, dtype=np.int64)
         actions = np.full(rows, -1, dtype=np.int64)
         # What ends the horizon "hand": the hand, or a partnership's round (its score is the reward).
         scored = (lambda step: step.round_over) if self.rules.format == "partnership" else \
             (lambda step: step.hand_over)
-        playing = ~scored(first) if self.until == "hand" else np.ones(rows, dtype=bool)
+        playing = live & ~scored(first) if self.until == "hand" else live.copy()
         for _ in range(self.plies):
             going = np.flatnonzero(playing & (batch.current_seat != me)) if self.until == "turn" \
                 else np.flatnonzero(playing)
             if going.size == 0:
                 break
             step = self._policy_ply(batch, going, actions, total, plies, me)
-            if self.until == "hand":
-                playing &= ~scored(step)
-        if self.rules.format == "three_hand":  # a sitter's value is read at its next decision (docstring)
-            sitting = batch.seat_tables(np.arange(rows), np.full(rows, me))[1] < 0
-            for _ in range(SITTER_PLIES):
-                going = np.flatnonzero(sitting)
-                if going.size == 0:
-                    break
-                self._policy_ply(batch, going, actions, total, plies, me)
-                sitting &= batch.current_seat != me
+            live &= ~step.match_over
+            playing &= live & ~scored(step) if self.until == "hand" else live
+        if self.rules.format == "three_hand":  # a sitter's value (module docstring)
+            sitting = live & (batch.seat_tables(np.arange(rows), np.full(rows, me))[1] < 0)
+            if self.sitter == "critic":
+                later = self.critic_of(batch, me)
+                later[sitting] = np.interp(later[sitting], *self.sitter_knots)
+                self.last_plies = float(plies.mean())
+                return (total + np.where(live, later, 0.0)).reshape(w, c)
+            self._play_sitters(batch, sitting, live, actions, total, plies, me)
         self.last_plies = float(plies.mean())
         if self.rules.format != "duel":  # the seat's own view: its value whoever acts (module docstring)
-            return (total + self.critic_of(batch, me)).reshape(w, c)
+            return (total + np.where(live, self.critic_of(batch, me), 0.0)).reshape(w, c)
         sign = np.where(batch.current_seat == me, 1.0, -1.0)
-        return (total + sign * self.critic(batch)).reshape(w, c)
+        return (total + np.where(live, sign * self.critic(batch), 0.0)).reshape(w, c)
+
+    def _play_sitters(self, batch: BatchGame, sitting: np.ndarray, live: np.ndarray, actions: np.ndarray,
+                      total: np.ndarray, plies: np.ndarray, me: int) -> None:
+        """Plays the ``sitting`` rows on by the policy until seat ``me`` acts again (the other
+        two play the hand it sits out; at most :data:`SITTER_PLIES`), or their match ends
+        (``live`` is cleared there)."""
+        sitting = sitting.copy()
+        for _ in range(SITTER_PLIES):
+            going = np.flatnonzero(sitting)
+            if going.size == 0:
+                break
+            step = self._policy_ply(batch, going, actions, total, plies, me)
+            live &= ~step.match_over
+            sitting &= live & (batch.current_seat != me)
 
     def _policy_ply(self, batch: BatchGame, going: np.ndarray, actions: np.ndarray, total: np.ndarray,
                     plies: np.ndarray, me: int) -> Any:

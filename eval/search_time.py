@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,7 +53,7 @@ def measure(spec: str = "search", rules: str = "hollywood", decisions: int = 200
     graphs_were = TRACED.enabled
     TRACED.enabled = forward == "traced"
     try:
-        agent, matches = _play(spec, rules_, wanted, seed)
+        agent, matches = play_searched(spec, rules_, wanted, seed)
     finally:
         TRACED.enabled = graphs_were
     cpu = np.asarray(agent.decision_cpu_ms[warmup:wanted])
@@ -65,12 +65,16 @@ def measure(spec: str = "search", rules: str = "hollywood", decisions: int = 200
             "worlds_mean": float(worlds.mean()), "forward": forward}
 
 
-def _play(spec: str, rules_: Any, wanted: int, seed: int) -> tuple[Any, int]:
+def play_searched(spec: str, rules_: Any, wanted: int, seed: int,
+          prepare: Callable[[Any], None] | None = None) -> tuple[Any, int]:
     """The search agent after ``wanted`` searched decisions (seat 0, the Expert elsewhere),
-    and the matches it took."""
+    and the matches it took. ``prepare`` is called with the agent before the first match
+    (a probe's way in: :mod:`eval.sitter_value`)."""
     agent = as_spec(spec).build(rules_)
     if not hasattr(agent, "decision_cpu_ms"):
         raise ValueError(f"{spec!r} is not a search agent (it keeps no decision_cpu_ms)")
+    if prepare is not None:
+        prepare(agent)
     experts = [as_spec("expert").build(rules_) for _ in range(rules_.num_players - 1)]
 
     def enough(*_: Any) -> None:

@@ -169,3 +169,108 @@ def test_a_three_hand_seat_sitting_out_is_valued_at_its_next_decision():
     sat_out = batch.hands_played[rows] >= info.hands_played + 2  # a second hand was played: it sat one out
     assert sat_out.any()
     assert (batch.current_seat[sat_out] == seat).all()  # valued at its own decision
+
+
+def test_a_sitter_read_from_its_view_is_calibrated_and_plays_no_further():
+    """``sitter="critic"``: a row whose seat sits the next hand out is worth its rewards plus
+    its sitting view's critic value through the calibration's knots, read at the hand's end
+    (no play-on); every other row is valued as with the play-on."""
+    rules = get_rules("hollywood_three_hand")
+    policy, seat, info, worlds, legal = _worlds_at_a_discard(rules, seed=14, turns=8, n=8)
+    seeds = list(range(8))
+
+    def valued(**sitter):
+        values = CriticValues(policy, rules, plies=200, until="hand", **sitter)
+        return values.values(worlds, seeds, legal, seat).ravel(), values
+
+    played, play = valued()
+    sat_out = play._batches[16].hands_played[np.arange(16)] >= info.hands_played + 2
+    assert sat_out.any() and not sat_out.all()
+    read, critic = valued(sitter="critic", sitter_knots=([-10, 10], [-10, 10]))
+    rewards, _ = valued(sitter="critic", sitter_knots=([-10, 10], [0, 0]))
+    calibrated, _ = valued(sitter="critic", sitter_knots=([-10, 0, 10], [-19.5, 0.5, 20.5]))
+    np.testing.assert_array_equal(read[~sat_out], played[~sat_out])
+    np.testing.assert_array_equal(calibrated[~sat_out], played[~sat_out])
+    np.testing.assert_allclose(calibrated[sat_out], rewards[sat_out] + 0.5 + 2.0 * (read - rewards)[sat_out])
+    assert (read[sat_out] != played[sat_out]).any()
+    assert critic.last_plies < play.last_plies
+
+
+@pytest.mark.parametrize("profile", ["hollywood", "hollywood_three_hand", "hollywood_partnership"])
+def test_a_row_whose_match_ended_is_worth_its_rewards_alone(profile, monkeypatch):
+    """The batch deals a finished match's row a new match; that match is not the searched
+    one's future, so the critic is not asked about it (nor does a sitter play it): in
+    one-hand (one-round) matches every row ends its match at the horizon, and a critic
+    answering 100 everywhere changes no value."""
+    rules = dataclasses.replace(get_rules(profile), max_hands=1)
+    layout = ObservationLayout.for_rules(rules)
+    policy = make_batched_agent("ppo:", seed=0, layout=layout)
+    match = Match(rules, seed=3)
+    expert = make_agent("expert", seed=1, layout=layout)
+    while match.current_game.phase.name != "DISCARD" or match.current_game.turns < 2:
+        match.apply(int(expert(observe(match, match.current_seat))))
+    assert not match.is_over
+    seat = match.current_seat
+    legal = match.legal_actions()[:2]
+    if rules.format == "duel":
+        from hgin_env.determinize import determinize
+
+        game, seat = match.seat_view(seat)
+        worlds = determinize(game, seat, np.random.default_rng(0), n=4)
+    else:
+        info = FormatInfoSet.from_match(match, seat)
+        worlds = [info.sample(np.random.default_rng(k)) for k in range(4)]
+    values = CriticValues(policy, rules, plies=400, until="hand")
+    v = values.values(worlds, [1, 2, 3, 4], legal, seat)
+    monkeypatch.setattr(values, "_predict", lambda x: np.full(len(x), 100.0))
+    np.testing.assert_array_equal(values.values(worlds, [1, 2, 3, 4], legal, seat), v)
+    assert np.abs(v).max() < 10
+
+
+def test_the_sitter_keywords_are_checked(tmp_path):
+    """``sitter`` is a three-hand setting of the critic search; ``critic`` needs a
+    calibration (the shipped policy's measured one, or a ``sitter_calibration`` file)."""
+    import json
+
+    from agents.search_batched import SITTER_CALIBRATIONS
+
+    three = get_rules("hollywood_three_hand")
+    shipped = SearchAgent(seed=0, rules=three, sitter="critic").critic_values
+    assert shipped.sitter == "critic"
+    np.testing.assert_array_equal(shipped.sitter_knots, next(iter(SITTER_CALIBRATIONS.values())))
+    own = tmp_path / "calibration.json"
+    own.write_text(json.dumps({"knots_x": [-1, 1], "knots_y": [0, 2]}))
+    given = SearchAgent(seed=0, rules=three, sitter="critic", sitter_calibration=str(own)).critic_values
+    np.testing.assert_array_equal(given.sitter_knots, ([-1, 1], [0, 2]))
+    assert SearchAgent(seed=0, rules=three, sitter="play").critic_values.sitter == "play"
+    with pytest.raises(ValueError, match="sitter must be one of"):
+        SearchAgent(seed=0, rules=three, sitter="nap")
+    with pytest.raises(ValueError, match="not a readable JSON"):
+        SearchAgent(seed=0, rules=three, sitter="critic", sitter_calibration=str(tmp_path / "none.json"))
+    own.write_text(json.dumps({"knots_x": [1, -1], "knots_y": [0, 2]}))
+    with pytest.raises(ValueError, match="strictly increasing"):
+        SearchAgent(seed=0, rules=three, sitter="critic", sitter_calibration=str(own))
+    with pytest.raises(ValueError, match="three-hand settings"):
+        SearchAgent(seed=0, rules=get_rules("hollywood_partnership"), sitter="critic")
+    with pytest.raises(ValueError, match="three-hand settings"):
+        SearchAgent(seed=0, sitter="play")
+    with pytest.raises(ValueError, match="value='rollout'"):
+        SearchAgent(seed=0, value="rollout", sitter="play")
+    with pytest.raises(ValueError, match="knots"):
+        CriticValues(None, three, sitter="critic")
+
+
+def test_a_policy_without_a_sitter_calibration(tmp_path):
+    """Another three-hand policy file has no measured calibration: ``sitter=critic`` is
+    refused naming the script that fits one, and the default plays the sitter on."""
+    import shutil
+
+    from agents.ppo import read_meta, shipped_policy, write_meta
+
+    layout = ObservationLayout.for_rules(get_rules("hollywood_three_hand"))
+    own = tmp_path / "own.zip"
+    shutil.copy(shipped_policy(layout), own)
+    write_meta(own, {**read_meta(own), "note": "another file"})
+    with pytest.raises(ValueError, match="eval.sitter_value"):
+        SearchAgent(seed=0, layout=layout, policy=f"ppo:{own}", sitter="critic")
+    assert SearchAgent(seed=0, layout=layout, policy=f"ppo:{own}").critic_values.sitter == "play"
