@@ -112,12 +112,18 @@ def side_by_side(spec: str, rules: str, decisions: int, seed: int, warmup: int, 
             "rounds_cpu_ms_mean": {f: [r["cpu_ms_mean"] for r in rs] for f, rs in runs.items()}}
 
 
+def add_play_arguments(p: argparse.ArgumentParser, rules: str, decisions: int, seed: int) -> None:
+    """The arguments of :func:`play_searched`'s matches (``--agent``, ``--rules``,
+    ``--decisions``, ``--seed``), with these defaults; :mod:`eval.sitter_value` shares them."""
+    p.add_argument("--agent", default="search", help="the search agent's spec (default search)")
+    p.add_argument("--rules", default=rules, help=f"the rules profile (default {rules})")
+    p.add_argument("--decisions", type=int, default=decisions, help=f"searched decisions (default {decisions})")
+    p.add_argument("--seed", type=int, default=seed, help=f"the first match's seed (default {seed})")
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog="python -m eval.search_time", description=__doc__.split("\n\n")[0])
-    p.add_argument("--agent", default="search", help="the search agent's spec (default search)")
-    p.add_argument("--rules", default="hollywood")
-    p.add_argument("--decisions", type=int, default=200, help="searched decisions to time (default 200)")
-    p.add_argument("--seed", type=int, default=990000, help="the first match's seed")
+    add_play_arguments(p, "hollywood", 200, 990000)
     p.add_argument("--warmup", type=int, default=5, help="searched decisions not counted first (default 5)")
     p.add_argument("--forward", choices=FORWARDS, nargs="+", default=["traced"],
                    help="the policy's traced graph (default) or its eager forward (same moves); both: "

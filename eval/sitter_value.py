@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from agents.search_batched import CriticValues
-from eval.search_time import play_searched
+from eval.search_time import add_play_arguments, play_searched
 from hgin_env.rules import get_rules
 
 #: The next deals of replay k come from the world's seed plus k times this (any odd constant:
@@ -177,11 +177,8 @@ def pool(sets: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog="python -m eval.sitter_value", description=__doc__.split("\n\n")[0])
-    p.add_argument("--agent", default="search", help="the search agent's spec (default search)")
-    p.add_argument("--rules", default="hollywood_three_hand")
-    p.add_argument("--decisions", type=int, default=400, help="searched decisions probed (default 400)")
+    add_play_arguments(p, "hollywood_three_hand", 400, 12090000)
     p.add_argument("--replays", type=int, default=4, help="next deals per sitting row (default 4, >= 2)")
-    p.add_argument("--seed", type=int, default=12090000, help="the first match's seed")
     p.add_argument("--calibration", help="also score this calibration (a JSON with knots_x, knots_y) on every row")
     p.add_argument("--samples", help="write the rows here (.npz: x and y [rows, replays], call [rows])")
     p.add_argument("--pool", nargs="+", metavar="NPZ", help="no probe: pool these --samples files (module docstring)")
