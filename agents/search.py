@@ -312,15 +312,13 @@ class SearchAgent(SeededAgent):
         knots of the ``sitter_calibration`` file given (``eval.sitter_value``'s JSON) or the
         policy file's measured ones (:data:`agents.search_batched.SITTER_CALIBRATIONS`)."""
         from .ppo import file_digest, shipped_policy
-        from .search_batched import SITTER_CALIBRATIONS, SITTER_VALUES, check_knots
+        from .search_batched import SITTER_CALIBRATIONS
 
         if self.format != "three_hand":
             if sitter is not None or calibration is not None:
                 raise ValueError(f"sitter and sitter_calibration are three-hand settings (a seat sits out only "
                                  f"there), got them for format={self.format!r}")
             return {}
-        if sitter is not None and sitter not in SITTER_VALUES:
-            raise ValueError(f"sitter must be one of {SITTER_VALUES}, got {sitter!r}")
         path = policy[len("ppo:"):] or shipped_policy(self.layout)
         knots = SITTER_CALIBRATIONS.get(file_digest(path)) if calibration is None else _read_knots(calibration)
         if sitter is None:  # the default where the policy has a calibration, else the play-on
@@ -330,10 +328,8 @@ class SearchAgent(SeededAgent):
                              f"and {path} has none measured: fit one with python -m eval.sitter_value --agent "
                              f"'search:policy=ppo:{path},sitter=play' --out FILE.json and give "
                              f"sitter_calibration=FILE.json")
-        if sitter == "play":
-            return {"sitter": "play"}
-        check_knots(knots)
-        return {"sitter": "critic", "sitter_knots": knots}
+        # CriticValues checks the setting and the knots (its own keywords).
+        return {"sitter": sitter, "sitter_knots": knots if sitter == "critic" else None}
 
     def _set_opponent_model(self, infer: bool | None, opponent: str | None, infer_worlds: int | None,
                             infer_points: int | None, infer_temperature: float | None,

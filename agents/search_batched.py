@@ -192,15 +192,14 @@ class CriticValues:
             playing &= live & ~scored(step) if self.until == "hand" else live
         if self.rules.format == "three_hand":  # a sitter's value (module docstring)
             sitting = live & (batch.seat_tables(np.arange(rows), np.full(rows, me))[1] < 0)
-            if self.sitter == "critic":
-                later = self.critic_of(batch, me)
-                later[sitting] = np.interp(later[sitting], *self.sitter_knots)
-                self.last_plies = float(plies.mean())
-                return (total + np.where(live, later, 0.0)).reshape(w, c)
-            self._play_sitters(batch, sitting, live, actions, total, plies, me)
+            if self.sitter == "play":
+                self._play_sitters(batch, sitting, live, actions, total, plies, me)
         self.last_plies = float(plies.mean())
         if self.rules.format != "duel":  # the seat's own view: its value whoever acts (module docstring)
-            return (total + np.where(live, self.critic_of(batch, me), 0.0)).reshape(w, c)
+            later = self.critic_of(batch, me)
+            if self.rules.format == "three_hand" and self.sitter == "critic":
+                later[sitting] = np.interp(later[sitting], *self.sitter_knots)
+            return (total + np.where(live, later, 0.0)).reshape(w, c)
         sign = np.where(batch.current_seat == me, 1.0, -1.0)
         return (total + np.where(live, sign * self.critic(batch), 0.0)).reshape(w, c)
 
