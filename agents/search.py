@@ -169,15 +169,21 @@ INFER_WEIGHTINGS = ("resample", "weights")
 #: The ``infer_*`` keywords' values when ``infer=true`` leaves them unset (refused without it).
 INFER_KEYWORD_DEFAULTS: dict[str, object] = {"infer_worlds": 2, "infer_points": 16, "infer_temperature": 2.0,
                                              "infer_weighting": "resample", "infer_moves": False}
-#: The critic's default worlds in three-hand and partnership: a row plays longer there (a
-#: three-hand sitter plays on to its next decision, a partnership row to the round's end),
-#: and 16 worlds keep a searched decision under 100 ms of CPU: 94 ms in three-hand, 78 ms in
-#: a partnership, against 55 ms for the duel's 32 (docs/runs/search_time).
+#: The critic's default worlds in a partnership, and in three-hand where a sitter is played
+#: on: a row plays longer there (a partnership row to the round's end, a three-hand sitter to
+#: its next decision), and 16 worlds keep a searched decision under 100 ms of CPU: 94 ms in
+#: three-hand, 78 ms in a partnership, against 55 ms for the duel's 32 (docs/runs/search_time).
 FORMAT_WORLDS = 16
 #: How the three-hand critic search values a row whose seat sits the next hand out
 #: (:mod:`agents.search_batched`): played on to the seat's next decision ("play"), or its
-#: critic value calibrated ("critic", where the policy file has a measured calibration).
-SITTER_DEFAULT = "play"
+#: critic value calibrated ("critic", where the policy file has a measured calibration; a
+#: file without one plays on). "critic" at :data:`SITTER_WORLDS` won the rule of
+#: docs/runs/sitter54 (section 6) against 16 worlds played on.
+SITTER_DEFAULT = "critic"
+#: The three-hand default worlds when the sitter is read from its calibrated critic: its rows
+#: are about half as long, and 48 worlds cost 74 ms of CPU per searched decision where 16
+#: played on cost 80 (docs/runs/sitter54).
+SITTER_WORLDS = 48
 
 
 def _read_knots(path: str) -> tuple[list[float], list[float]]:
@@ -234,8 +240,6 @@ class SearchAgent(SeededAgent):
         if value not in VALUES:
             raise ValueError(f"value must be one of {VALUES}, got {value!r}")
         unset = VALUE_DEFAULTS[value]
-        if rollouts is None:
-            rollouts = unset["rollouts"] if self.format == "duel" else FORMAT_WORLDS  # type: ignore[assignment]
         width = unset["width"] if width is None else width  # type: ignore[assignment]
         confidence = unset["confidence"] if confidence is None else confidence  # type: ignore[assignment]
         prior_k = unset["prior_k"] if prior_k is None else prior_k  # type: ignore[assignment]
@@ -254,6 +258,9 @@ class SearchAgent(SeededAgent):
             raise ValueError(f"columns={columns} disagrees with the rules ({self.rules.columns})")
         if rollout not in ROLLOUT_POLICIES:
             raise ValueError(f"rollout must be one of {ROLLOUT_POLICIES}, got {rollout!r}")
+        sitter_setting = self._sitter_setting(policy, sitter, sitter_calibration) if value == "critic" else {}
+        if rollouts is None:
+            rollouts = self._default_worlds(unset, sitter_setting)
         if rollouts < 1 or min_worlds < 1 or width < 0:
             raise ValueError("rollouts and min_worlds must be >= 1, width >= 0")
         if temperature is not None:
@@ -287,8 +294,7 @@ class SearchAgent(SeededAgent):
             from .search_batched import CriticValues
 
             self.critic_values = CriticValues(self.policy, self.rules, plies=policy_plies, engine=engine,
-                                              until=until, **self._sitter_setting(policy, sitter,
-                                                                                  sitter_calibration))
+                                              until=until, **sitter_setting)
         elif sitter is not None or sitter_calibration is not None:
             raise ValueError("sitter and sitter_calibration set how the critic values a three-hand seat "
                              f"sitting out; this search values with value={value!r}")
@@ -306,6 +312,14 @@ class SearchAgent(SeededAgent):
         self.total_cpu_ms = 0.0
         self._forget()
 
+    def _default_worlds(self, unset: dict[str, object], sitter_setting: dict[str, object]) -> int:
+        """The worlds per decision when ``rollouts`` is left unset: the value's default in the
+        duel; in a format :data:`FORMAT_WORLDS`, or :data:`SITTER_WORLDS` where a three-hand
+        sitter is read from its calibrated critic (its rows are shorter)."""
+        if self.format == "duel":
+            return int(unset["rollouts"])  # type: ignore[call-overload]
+        return SITTER_WORLDS if sitter_setting.get("sitter") == "critic" else FORMAT_WORLDS
+
     def _sitter_setting(self, policy: str, sitter: str | None, calibration: str | None) -> dict[str, object]:
         """:class:`~agents.search_batched.CriticValues`' keywords for a seat sitting out
         (:data:`SITTER_DEFAULT`): its value played on, or its critic value calibrated, by the
@@ -319,7 +333,7 @@ class SearchAgent(SeededAgent):
                 raise ValueError(f"sitter and sitter_calibration are three-hand settings (a seat sits out only "
                                  f"there), got them for format={self.format!r}")
             return {}
-        path = policy[len("ppo:"):] or shipped_policy(self.layout)
+        path = policy[len("ppo:"):] or shipped_policy(ObservationLayout.for_rules(self.rules))
         knots = SITTER_CALIBRATIONS.get(file_digest(path)) if calibration is None else _read_knots(calibration)
         if sitter is None:  # the default where the policy has a calibration, else the play-on
             sitter = SITTER_DEFAULT if knots is not None else "play"

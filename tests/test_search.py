@@ -242,7 +242,8 @@ def test_critic_search_plays_legal_reproducible_moves_and_values_on_the_batched_
 
 def test_each_value_has_its_defaults_and_every_format_defaults_to_the_critic():
     """Plain ``search`` is the critic search at its held-out setting, in the duel (32 worlds)
-    and in the formats (16); ``value=rollout`` is the heuristic search that was the default
+    and in the formats (48 in three-hand, its sitter read from the calibrated critic; 16 in a
+    partnership); ``value=rollout`` is the heuristic search that was the default
     before, with its own defaults."""
     from hgin_env.observation import ObservationLayout
 
@@ -254,11 +255,11 @@ def test_each_value_has_its_defaults_and_every_format_defaults_to_the_critic():
     assert critic.value == "critic" and critic.format == "duel"
     assert (critic.rollouts, critic.width, critic.confidence, critic.prior_k, critic.policy_plies,
             critic.critic_values.until) == tuned
-    for fmt in ("three_hand", "partnership"):
+    for fmt, worlds in (("three_hand", 48), ("partnership", 16)):
         agent = make_agent("search", seed=0, layout=ObservationLayout(3, fmt))
         assert agent.value == "critic" and agent.format == fmt
         assert (agent.rollouts, agent.width, agent.confidence, agent.prior_k, agent.policy_plies,
-                agent.critic_values.until) == (16, *tuned[1:])  # fewer worlds: longer rows
+                agent.critic_values.until) == (worlds, *tuned[1:])  # other worlds: other rows
     assert make_agent("search:value=critic,until=turn,rollouts=5", seed=0).rollouts == 5
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from helpers import swap_hidden_match
 
-from agents.search import SearchAgent
+from agents.search import FORMAT_WORLDS, SearchAgent
 from agents.search_batched import CriticValues
 from agents.spec import make_agent, make_batched_agent
 from arena.matches import play_match
@@ -273,4 +273,22 @@ def test_a_policy_without_a_sitter_calibration(tmp_path):
     write_meta(own, {**read_meta(own), "note": "another file"})
     with pytest.raises(ValueError, match="eval.sitter_value"):
         SearchAgent(seed=0, layout=layout, policy=f"ppo:{own}", sitter="critic")
-    assert SearchAgent(seed=0, layout=layout, policy=f"ppo:{own}").critic_values.sitter == "play"
+    default = SearchAgent(seed=0, layout=layout, policy=f"ppo:{own}")
+    assert default.critic_values.sitter == "play" and default.rollouts == FORMAT_WORLDS
+
+
+def test_the_default_worlds_follow_the_sitter():
+    """Three-hand's default reads a sitter from its calibrated critic at ``SITTER_WORLDS``
+    worlds (docs/runs/sitter54, section 6); played on, and in a partnership, it searches
+    ``FORMAT_WORLDS``; the duel the critic's default; ``rollouts`` given is kept."""
+    from agents.search import SITTER_WORLDS, VALUE_DEFAULTS
+
+    three = get_rules("hollywood_three_hand")
+    default = SearchAgent(seed=0, rules=three)
+    assert (default.critic_values.sitter, default.rollouts) == ("critic", SITTER_WORLDS)
+    played = SearchAgent(seed=0, rules=three, sitter="play")
+    assert (played.critic_values.sitter, played.rollouts) == ("play", FORMAT_WORLDS)
+    assert SearchAgent(seed=0, rules=three, rollouts=20).rollouts == 20
+    assert SearchAgent(seed=0, rules=get_rules("hollywood_partnership")).rollouts == FORMAT_WORLDS
+    assert SearchAgent(seed=0).rollouts == VALUE_DEFAULTS["critic"]["rollouts"]
+    assert SearchAgent(seed=0, value="rollout").rollouts == VALUE_DEFAULTS["rollout"]["rollouts"]
